@@ -1,0 +1,251 @@
+/*
+ * ctx.c - the handler context: what a running tool handler can ask of the
+ * library (its cancellation state, token-aware waits, progress, logging and
+ * server-to-client requests).
+ *
+ * Every blocking call here wakes when the request's token fires, when the
+ * connection closes, or at its timeout.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+const char *mcp_log_level_name(int level); /* protocol.c */
+
+MCP_EXTERN mcp_cancel_reason mcp_ctx_cancelled(const mcp_ctx *ctx)
+{
+	return (mcp_cancel_reason)eng_token_reason(&ctx->req->token);
+}
+
+MCP_EXTERN const char *mcp_ctx_request_id(const mcp_ctx *ctx)
+{
+	return ctx->req->id_key;
+}
+
+MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
+{
+	return mcp_revision_names[ctx->sess->rev];
+}
+
+MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
+{
+	return ctx->sess->client_caps;
+}
+
+MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int64_t ms)
+{
+	return eng_token_sleep(&ctx->req->token, ms);
+}
+
+MCP_EXTERN int mcp_ctx_wait(mcp_ctx *ctx, pthread_cond_t *cond, pthread_mutex_t *mutex,
+			    int64_t timeout_ms)
+{
+	if (!ctx || !cond || !mutex)
+		return MCP_EINVAL;
+	return eng_token_wait_external(&ctx->req->token, cond, mutex, timeout_ms);
+}
+
+MCP_EXTERN int mcp_ctx_cancel_fd(mcp_ctx *ctx)
+{
+	return eng_token_fd(&ctx->req->token);
+}
+
+MCP_EXTERN int mcp_ctx_on_cancel(mcp_ctx *ctx, mcp_cancel_fn fn, void *arg, int *handle)
+{
+	if (!ctx)
+		return MCP_EINVAL;
+	return eng_token_on_cancel(&ctx->req->token, fn, arg, handle);
+}
+
+MCP_EXTERN int mcp_ctx_off_cancel(mcp_ctx *ctx, int handle)
+{
+	if (!ctx)
+		return MCP_EINVAL;
+	return eng_token_off_cancel(&ctx->req->token, handle);
+}
+
+static json_object *notification(const char *method, json_object *params)
+{
+	json_object *n = json_object_new_object();
+	if (!n) {
+		json_object_put(params);
+		return NULL;
+	}
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string(method));
+	json_object_object_add(n, "params", params);
+	return n;
+}
+
+/* Whether the request may still emit.  After a peer cancel nothing more is
+ * written for it (P2); after EOF the output stays open for what handlers
+ * still produce (P1), and the writer refuses once it is closed. */
+static int emit_gate(mcp_ctx *ctx)
+{
+	return eng_token_reason(&ctx->req->token) == MCP_CANCEL_PEER ? MCP_ECANCELED : MCP_OK;
+}
+
+MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total,
+				const char *message)
+{
+	if (!ctx)
+		return MCP_EINVAL;
+	if (ctx->sent_progress && !(progress > ctx->last_progress))
+		return MCP_EINVAL; /* P10: progress only increases */
+	int rc = emit_gate(ctx);
+	if (rc != MCP_OK)
+		return rc;
+	if (!ctx->progress_token)
+		return MCP_OK;
+	json_object *p = json_object_new_object();
+	if (!p)
+		return MCP_ENOMEM;
+	json_object_object_add(p, "progressToken", json_object_get(ctx->progress_token));
+	json_object_object_add(p, "progress", json_object_new_double(progress));
+	if (total > 0)
+		json_object_object_add(p, "total", json_object_new_double(total));
+	if (message)
+		json_object_object_add(p, "message", json_object_new_string(message));
+	json_object *n = notification("notifications/progress", p);
+	if (!n)
+		return MCP_ENOMEM;
+	rc = eng_req_emit(ctx->req, n);
+	if (rc == MCP_OK) {
+		ctx->sent_progress = 1;
+		ctx->last_progress = progress;
+	}
+	return rc;
+}
+
+MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger,
+			   json_object *data)
+{
+	if (!ctx || (int)level < MCP_LOG_DEBUG || level > MCP_LOG_EMERGENCY) {
+		json_object_put(data);
+		return MCP_EINVAL;
+	}
+	int rc = emit_gate(ctx);
+	if (rc != MCP_OK || (int)level < atomic_load(&ctx->sess->log_level)) {
+		json_object_put(data);
+		return rc;
+	}
+	json_object *p = json_object_new_object();
+	if (!p) {
+		json_object_put(data);
+		return MCP_ENOMEM;
+	}
+	json_object_object_add(p, "level", json_object_new_string(mcp_log_level_name(level)));
+	if (logger)
+		json_object_object_add(p, "logger", json_object_new_string(logger));
+	json_object_object_add(p, "data", data);
+	json_object *n = notification("notifications/message", p);
+	if (!n)
+		return MCP_ENOMEM;
+	return eng_req_emit(ctx->req, n);
+}
+
+MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level, const char *logger,
+				const char *text)
+{
+	if (!text)
+		return MCP_EINVAL;
+	json_object *d = json_object_new_string(text);
+	if (!d)
+		return MCP_ENOMEM;
+	return mcp_ctx_log(ctx, level, logger, d);
+}
+
+/* Sends a server-to-client request and waits for its answer. */
+static int call_client(mcp_ctx *ctx, const char *capability, const char *method,
+		       json_object *params, int64_t timeout_ms, json_object **result)
+{
+	if (!result) {
+		json_object_put(params);
+		return MCP_EINVAL;
+	}
+	*result = NULL;
+	if (!ctx) {
+		json_object_put(params);
+		return MCP_EINVAL;
+	}
+	mcp_sess *ms = ctx->sess;
+	if (atomic_load(&ctx->req->sess->closed)) {
+		json_object_put(params);
+		return MCP_ECLOSED;
+	}
+	/* MCP lifecycle: no requests to the client before it said
+	 * notifications/initialized. */
+	if (atomic_load(&ms->state) != MCP_SESS_READY) {
+		json_object_put(params);
+		return MCP_ESTATE;
+	}
+	if (!json_object_object_get_ex(ms->client_caps, capability, NULL)) {
+		json_object_put(params);
+		return MCP_ENOTSUP;
+	}
+	json_object *msg = json_object_new_object();
+	if (!msg) {
+		json_object_put(params);
+		return MCP_ENOMEM;
+	}
+	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(msg, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(msg, "params", params);
+	json_object *answer = NULL;
+	int rc = eng_req_call(ctx->req, msg, timeout_ms, &answer);
+	if (rc != MCP_OK)
+		return rc;
+	json_object *v = NULL;
+	if (json_object_object_get_ex(answer, "result", &v) &&
+	    json_object_is_type(v, json_type_object)) {
+		*result = json_object_get(v);
+		rc = MCP_OK;
+	} else if (json_object_object_get_ex(answer, "error", &v) &&
+		   json_object_is_type(v, json_type_object)) {
+		*result = json_object_get(v);
+		rc = MCP_EREMOTE;
+	} else {
+		rc = MCP_EPROTO;
+	}
+	json_object_put(answer);
+	return rc;
+}
+
+static json_object *copy_params(json_object *params)
+{
+	json_object *c = NULL;
+	if (!params)
+		return json_object_new_object();
+	if (json_object_deep_copy(params, &c, NULL) != 0)
+		return NULL;
+	return c;
+}
+
+MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int64_t timeout_ms, json_object **result)
+{
+	return call_client(ctx, "roots", "roots/list", NULL, timeout_ms, result);
+}
+
+MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+			      json_object **result)
+{
+	if (!json_object_is_type(params, json_type_object))
+		return MCP_EINVAL;
+	json_object *p = copy_params(params);
+	if (!p)
+		return MCP_ENOMEM;
+	return call_client(ctx, "sampling", "sampling/createMessage", p, timeout_ms, result);
+}
+
+MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+			      json_object **result)
+{
+	if (!json_object_is_type(params, json_type_object))
+		return MCP_EINVAL;
+	json_object *p = copy_params(params);
+	if (!p)
+		return MCP_ENOMEM;
+	return call_client(ctx, "elicitation", "elicitation/create", p, timeout_ms, result);
+}

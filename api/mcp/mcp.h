@@ -1,0 +1,405 @@
+/*
+ * mcp.h - the public interface of libmcp, a library for writing Model
+ * Context Protocol (MCP) servers in C.
+ *
+ * A server links libmcp, registers tools, and calls one run function.  The
+ * library owns everything between the bytes on the wire and the handler:
+ * framing, JSON-RPC 2.0, the MCP lifecycle, a worker pool, cancellation,
+ * server-to-client requests and an orderly shutdown that never loses or
+ * duplicates an answer.
+ *
+ * Conventions used throughout this header:
+ *
+ *  - Errors are negative MCP_E* codes; mcp_strerror() names them.  No
+ *    function sets errno as its way of reporting, none calls exit() or
+ *    abort(), none prints to stdout.
+ *  - Strings handed to the library are copied; the caller keeps ownership.
+ *  - json-c objects are either *borrowed* (the library neither keeps nor
+ *    frees them past the call, like json_object_object_get_ex) or *taken*
+ *    (the library now owns the reference, like json_object_object_add).
+ *    Each function says which.  Objects the library returns are owned by the
+ *    caller, who releases them with json_object_put(), unless stated
+ *    otherwise.  json-c objects are not thread-safe: a tree belongs to one
+ *    thread at a time.
+ *  - Thread-safety is stated per function.  "Any thread" means the function
+ *    may be called concurrently with anything else, including a running
+ *    server.
+ */
+#ifndef MCP_MCP_H
+#define MCP_MCP_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(MCP_BUILDING_LIBRARY) && defined(__GNUC__)
+#define MCP_EXTERN __attribute__((visibility("default")))
+#else
+#define MCP_EXTERN
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                  */
+/* ---------------------------------------------------------------------- */
+
+typedef enum mcp_error {
+	MCP_OK = 0,
+	MCP_ENOMEM = -1,    /* an allocation failed */
+	MCP_EINVAL = -2,    /* an argument is invalid */
+	MCP_ECANCELED = -3, /* the request's cancellation token fired */
+	MCP_ETIMEDOUT = -4, /* a wait reached its timeout */
+	MCP_ECLOSED = -5,   /* the connection is closed or closing */
+	MCP_ENOTSUP = -6,   /* the client did not declare the capability */
+	MCP_EREMOTE = -7,   /* the client answered with a JSON-RPC error */
+	MCP_EBUSY = -8,     /* a configured limit was reached */
+	MCP_ESTATE = -9,    /* not allowed in the current state */
+	MCP_EEXIST = -10,   /* a name is already registered */
+	MCP_ENOENT = -11,   /* no such name */
+	MCP_ESYS = -12,     /* a system call failed */
+	MCP_EPROTO = -13    /* the client's answer violates the protocol */
+} mcp_error;
+
+/* Returns a static, human-readable description of an MCP_E* code (or of an
+ * unknown one).  Never NULL.  Any thread. */
+MCP_EXTERN const char *mcp_strerror(int err);
+
+/* JSON-RPC and MCP error codes the library writes on the wire. */
+#define MCP_JSONRPC_PARSE_ERROR (-32700)
+#define MCP_JSONRPC_INVALID_REQUEST (-32600)
+#define MCP_JSONRPC_METHOD_NOT_FOUND (-32601)
+#define MCP_JSONRPC_INVALID_PARAMS (-32602)
+#define MCP_JSONRPC_INTERNAL_ERROR (-32603)
+/* A server-to-client request failed because the connection closed. */
+#define MCP_JSONRPC_CONNECTION_CLOSED (-32000)
+/* A server-to-client request timed out. */
+#define MCP_JSONRPC_REQUEST_TIMEOUT (-32001)
+/* The server refused a request because a configured limit was reached (the
+ * work queue is full).  Retrying later may succeed. */
+#define MCP_JSONRPC_SERVER_BUSY (-32050)
+
+/* ---------------------------------------------------------------------- */
+/* Protocol revisions                                                      */
+/* ---------------------------------------------------------------------- */
+
+/* The newest revision this library negotiates, and the others it accepts. */
+#define MCP_PROTOCOL_LATEST "2025-11-25"
+
+/* Returns 1 when the library can serve revision `version`, else 0. */
+MCP_EXTERN int mcp_protocol_supported(const char *version);
+
+/* ---------------------------------------------------------------------- */
+/* Cancellation reasons                                                    */
+/* ---------------------------------------------------------------------- */
+
+/* Why a request's cancellation token fired.  A token fires at most once and
+ * keeps its first reason. */
+typedef enum mcp_cancel_reason {
+	MCP_CANCEL_NONE = 0,        /* not cancelled */
+	MCP_CANCEL_PEER,            /* the client sent notifications/cancelled */
+	MCP_CANCEL_TRANSPORT_CLOSED,/* the connection closed (EOF, write error) */
+	MCP_CANCEL_SHUTDOWN,        /* mcp_server_shutdown() or a signal */
+	MCP_CANCEL_TIMEOUT          /* a deadline for the request passed */
+} mcp_cancel_reason;
+
+/* Returns "none", "peer_cancelled", "transport_closed", "shutdown" or
+ * "timeout".  Static storage; any thread. */
+MCP_EXTERN const char *mcp_cancel_reason_name(mcp_cancel_reason reason);
+
+/* ---------------------------------------------------------------------- */
+/* Opaque types                                                            */
+/* ---------------------------------------------------------------------- */
+
+typedef struct mcp_server mcp_server; /* registries, pool, configuration */
+typedef struct mcp_ctx mcp_ctx;       /* one running request, for a handler */
+typedef struct mcp_result mcp_result; /* a tool result being built */
+
+/* ---------------------------------------------------------------------- */
+/* Server object                                                           */
+/* ---------------------------------------------------------------------- */
+
+/* Creates a server that reports `name` and `version` in serverInfo (both
+ * copied; neither may be NULL).  Returns NULL when out of memory or when an
+ * argument is NULL.  The caller owns the server and releases it with
+ * mcp_server_free(). */
+MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version);
+
+/* Releases a server that is not running.  Calling it while a run function
+ * is still executing on another thread is undefined.  Handlers abandoned at
+ * a shutdown deadline keep the memory they can reach alive on purpose (it is
+ * not freed while they may still run); everything else is freed.  NULL is
+ * ignored. */
+MCP_EXTERN void mcp_server_free(mcp_server *srv);
+
+/* Configuration.  Each setter copies its argument, returns MCP_OK, or
+ * MCP_EINVAL for an out-of-range value, or MCP_ESTATE when called while the
+ * server is running.  Call them from the thread that owns the server before
+ * a run function. */
+
+/* Instructions sent in the initialize result (copied; NULL clears). */
+MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *text);
+/* Worker threads in the pool (1..1024; default 4). */
+MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int n);
+/* Shutdown grace period in milliseconds (0..600000; default 1500): how long
+ * the shutdown waits for running handlers before abandoning them. */
+MCP_EXTERN int mcp_server_set_grace_ms(mcp_server *srv, int ms);
+/* Maximum size of one inbound message in bytes (1024..1 GiB; default
+ * 16 MiB).  A longer line gets -32600 and the reader resumes after it. */
+MCP_EXTERN int mcp_server_set_max_message(mcp_server *srv, size_t bytes);
+/* Maximum JSON nesting depth of an inbound message (2..10000; default 128). */
+MCP_EXTERN int mcp_server_set_max_depth(mcp_server *srv, int depth);
+/* Maximum number of requests queued for a worker, over all connections
+ * (1..10000000; default 100000).  A request beyond it is answered at once
+ * with MCP_JSONRPC_SERVER_BUSY. */
+MCP_EXTERN int mcp_server_set_max_queue(mcp_server *srv, int n);
+/* Maximum number of outstanding server-to-client requests per connection
+ * (1..1000000; default 1024).  Beyond it mcp_ctx_* requests fail with
+ * MCP_EBUSY. */
+MCP_EXTERN int mcp_server_set_max_pending(mcp_server *srv, int n);
+
+/* Observation hook: called on the worker thread when a tool handler starts
+ * (`event` "started", reason NULL) and once when it has ended (`event`
+ * "cleanup", reason one of "completed", "peer_cancelled",
+ * "transport_closed", "shutdown", "timeout").  `id_json` is the request id
+ * as compact JSON.  All strings are borrowed for the call only.  The hook
+ * must be thread-safe and must not block. */
+typedef void (*mcp_trace_fn)(const char *event, const char *id_json,
+			     const char *reason, void *user);
+MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user);
+
+/* Runs the server on standard input and output until the orderly shutdown
+ * completes: end of input, a write error on standard output, or
+ * mcp_server_shutdown().  Standard output carries only JSON-RPC messages;
+ * the library never writes to it otherwise.  SIGPIPE is ignored for the
+ * process (a write error is reported as EPIPE instead).  Returns MCP_OK
+ * after an orderly shutdown (whatever triggered it), MCP_ESTATE when the
+ * server is already running or has run, or another MCP_E* code when it
+ * could not start.  Blocks the calling thread, which becomes the reader. */
+MCP_EXTERN int mcp_server_run_stdio(mcp_server *srv);
+
+/* Like mcp_server_run_stdio() on arbitrary descriptors (a pipe pair, a
+ * socket twice).  The descriptors stay open and owned by the caller. */
+MCP_EXTERN int mcp_server_run_fds(mcp_server *srv, int in_fd, int out_fd);
+
+/* Starts the orderly shutdown of a running server: cancels every request
+ * with MCP_CANCEL_SHUTDOWN, fails pending server-to-client requests, waits
+ * for handlers up to the grace period, flushes and returns from the run
+ * function.  Any thread; a no-op when not running or already shutting down.
+ * Does not wait for the shutdown to complete. */
+MCP_EXTERN void mcp_server_shutdown(mcp_server *srv);
+
+/* The same, safe to call from a signal handler (it only writes to an
+ * eventfd).  Any thread, any context. */
+MCP_EXTERN void mcp_server_shutdown_from_signal(mcp_server *srv);
+
+/* Returns a newly allocated JSON object text of the engine counters:
+ * started, completed, cancelled_peer, cancelled_transport, responses_written,
+ * responses_dropped, dropped_queued, pending_failed, abandoned,
+ * inflight_left, pending_left.  The caller frees it with free().  NULL when
+ * out of memory.  Any thread. */
+MCP_EXTERN char *mcp_server_stats_json(mcp_server *srv);
+
+/* ---------------------------------------------------------------------- */
+/* Tools                                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* A tool handler runs on a worker thread.
+ *
+ *  ctx   the request context, valid until the handler returns.
+ *  args  the call's arguments object (an empty object when the client sent
+ *        none); borrowed, valid until the handler returns.
+ *  out   the result to fill with mcp_result_* (owned by the library).
+ *  user  the pointer given at registration.
+ *
+ * Return MCP_OK to answer with `out`.  Return MCP_ECANCELED when the handler
+ * stopped because its token fired: nothing is written.  Any other MCP_E*
+ * code answers with a JSON-RPC error (MCP_EINVAL: -32602, otherwise -32603)
+ * unless the handler set its own with mcp_result_set_error().  A tool that
+ * failed at its task but wants the model to see why should instead return
+ * MCP_OK with mcp_result_set_is_error().
+ *
+ * If the client cancelled the request (MCP_CANCEL_PEER), nothing is written
+ * whatever the handler returns. */
+typedef int (*mcp_tool_fn)(mcp_ctx *ctx, json_object *args, mcp_result *out,
+			   void *user);
+
+/* A tool description.  Every string is copied at registration. */
+typedef struct mcp_tool {
+	const char *name;          /* required; unique in the server */
+	const char *title;         /* optional display name (2025-06-18+) */
+	const char *description;   /* optional */
+	const char *input_schema;  /* JSON Schema text of the arguments;
+				      NULL means {"type":"object"} */
+	const char *output_schema; /* optional JSON Schema text of
+				      structuredContent (2025-06-18+) */
+	mcp_tool_fn fn;            /* required */
+	void *user;                /* passed to fn */
+} mcp_tool;
+
+/* Registers a tool.  Returns MCP_OK, MCP_EINVAL (missing name or fn, or a
+ * schema that is not a JSON object), MCP_EEXIST (name taken) or
+ * MCP_ENOMEM.  Any thread, also while the server runs. */
+MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool);
+
+/* Removes a tool by name; calls already running finish normally.  Returns
+ * MCP_OK or MCP_ENOENT.  Any thread. */
+MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name);
+
+/* ---------------------------------------------------------------------- */
+/* Tool results (filled by a handler on its own thread)                    */
+/* ---------------------------------------------------------------------- */
+
+/* Appends a text content block (text copied).  MCP_OK or MCP_ENOMEM. */
+MCP_EXTERN int mcp_result_add_text(mcp_result *out, const char *text);
+/* Appends text of explicit length (may contain NUL-free UTF-8 only). */
+MCP_EXTERN int mcp_result_add_text_len(mcp_result *out, const char *text, size_t len);
+/* Appends an image or audio block: `data` is raw bytes, base64-encoded by
+ * the library; `mime_type` copied. */
+MCP_EXTERN int mcp_result_add_image(mcp_result *out, const void *data, size_t len,
+				    const char *mime_type);
+MCP_EXTERN int mcp_result_add_audio(mcp_result *out, const void *data, size_t len,
+				    const char *mime_type);
+/* Appends a resource_link block (2025-06-18+; older sessions receive it as a
+ * text block naming the URI).  name and uri required; others may be NULL. */
+MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
+					    const char *name, const char *description,
+					    const char *mime_type);
+/* Appends an embedded text resource. */
+MCP_EXTERN int mcp_result_add_resource_text(mcp_result *out, const char *uri,
+					    const char *mime_type, const char *text);
+/* Appends an embedded binary resource (`data` raw, base64-encoded here). */
+MCP_EXTERN int mcp_result_add_resource_blob(mcp_result *out, const char *uri,
+					    const char *mime_type, const void *data,
+					    size_t len);
+/* Appends any content block given as a JSON object (taken, even on error). */
+MCP_EXTERN int mcp_result_add_content(mcp_result *out, json_object *block);
+/* Sets structuredContent (taken, even on error; must be an object).  For
+ * sessions older than 2025-06-18 it is not sent. */
+MCP_EXTERN int mcp_result_set_structured(mcp_result *out, json_object *value);
+/* Marks the result as a tool-level error (isError: true). */
+MCP_EXTERN void mcp_result_set_is_error(mcp_result *out, int is_error);
+/* Makes the answer a JSON-RPC error instead of a result; `message` copied,
+ * `data` taken (may be NULL).  The handler must still return non-zero. */
+MCP_EXTERN int mcp_result_set_error(mcp_result *out, int code, const char *message,
+				    json_object *data);
+
+/* ---------------------------------------------------------------------- */
+/* The handler context                                                     */
+/* ---------------------------------------------------------------------- */
+
+/* The reason the request's token fired, or MCP_CANCEL_NONE.  Never blocks. */
+MCP_EXTERN mcp_cancel_reason mcp_ctx_cancelled(const mcp_ctx *ctx);
+
+/* The request id as compact JSON text (borrowed, valid for the handler). */
+MCP_EXTERN const char *mcp_ctx_request_id(const mcp_ctx *ctx);
+
+/* The negotiated protocol revision of the connection (static storage). */
+MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx);
+
+/* The client's declared capabilities object (borrowed, valid for the
+ * handler; never NULL, possibly empty).  Read-only. */
+MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx);
+
+/* Sleeps `ms` milliseconds or until the token fires.  Returns MCP_OK after
+ * the full sleep, MCP_ECANCELED when the token fired (at once if it already
+ * had). */
+MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int64_t ms);
+
+/* Waits on `cond` with `mutex` held (like pthread_cond_timedwait) and also
+ * wakes when the token fires.  `mutex` must be locked by the caller and is
+ * locked again on return; `cond` must use the default (CLOCK_REALTIME)
+ * clock.  timeout_ms < 0 waits without a timeout.  Returns
+ * MCP_OK when woken (possibly spuriously: re-check your predicate),
+ * MCP_ETIMEDOUT, or MCP_ECANCELED.  While the wait lasts the library may lock
+ * `mutex` from the thread that fires the token, only to broadcast `cond`. */
+MCP_EXTERN int mcp_ctx_wait(mcp_ctx *ctx, pthread_cond_t *cond,
+			    pthread_mutex_t *mutex, int64_t timeout_ms);
+
+/* A descriptor that becomes readable (POLLIN) when the token fires, for
+ * handlers that block in poll().  Owned by the library: do not read from
+ * or close it.  Returns -1 (and MCP_ESYS semantics) when no descriptor
+ * could be created. */
+MCP_EXTERN int mcp_ctx_cancel_fd(mcp_ctx *ctx);
+
+/* Registers `fn(reason, arg)` to run once when the token fires.  If it has
+ * already fired, fn runs at once on the calling thread.  Otherwise it runs on
+ * the thread that fires the token (the connection's reader, or the shutdown),
+ * so it must be short and must not block.  On success *handle receives a
+ * positive registration number for mcp_ctx_off_cancel().  Registrations end
+ * automatically when the handler returns.  Returns MCP_OK, MCP_ENOMEM or
+ * MCP_EINVAL. */
+typedef void (*mcp_cancel_fn)(mcp_cancel_reason reason, void *arg);
+MCP_EXTERN int mcp_ctx_on_cancel(mcp_ctx *ctx, mcp_cancel_fn fn, void *arg,
+				 int *handle);
+
+/* Removes a registration.  On return the callback is neither running nor
+ * will it run.  Returns MCP_OK, or MCP_ENOENT when it already ran or the
+ * handle is unknown. */
+MCP_EXTERN int mcp_ctx_off_cancel(mcp_ctx *ctx, int handle);
+
+/* Reports progress when the client asked for it (a progressToken in the
+ * request's _meta); otherwise a successful no-op.  `progress` must increase
+ * from call to call; `total` <= 0 means unknown; `message` may be NULL.
+ * Returns MCP_OK, MCP_EINVAL (progress not increasing), MCP_ECANCELED (the
+ * token fired; nothing is sent) or MCP_ECLOSED.  Progress is written before
+ * the request's response. */
+MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total,
+				const char *message);
+
+/* Log levels of notifications/message (RFC 5424 severities). */
+typedef enum mcp_log_level {
+	MCP_LOG_DEBUG = 0,
+	MCP_LOG_INFO,
+	MCP_LOG_NOTICE,
+	MCP_LOG_WARNING,
+	MCP_LOG_ERROR,
+	MCP_LOG_CRITICAL,
+	MCP_LOG_ALERT,
+	MCP_LOG_EMERGENCY
+} mcp_log_level;
+
+/* Sends notifications/message at `level` when it reaches the level the
+ * client set with logging/setLevel (all levels before it set one).
+ * `logger` may be NULL; `data` is taken (any JSON value; NULL sends null).
+ * Returns MCP_OK (also when filtered out), MCP_ECANCELED or MCP_ECLOSED. */
+MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger,
+			   json_object *data);
+/* Convenience: logs a string message. */
+MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level,
+				const char *logger, const char *text);
+
+/* Server-to-client requests.  Each blocks the handler until the client
+ * answers, `timeout_ms` passes (< 0: no timeout), the token fires, or the
+ * connection closes.  Returns:
+ *   MCP_OK        *result holds the client's result object (caller owns it);
+ *   MCP_EREMOTE   the client answered an error: *result holds the error
+ *                 object {code, message, data?} (caller owns it);
+ *   MCP_ENOTSUP   the client did not declare the capability (nothing sent);
+ *   MCP_ESTATE    the client has not finished initialization;
+ *   MCP_ETIMEDOUT the timeout passed (the request is cancelled on the wire);
+ *   MCP_ECANCELED the handler's token fired (the request is cancelled on the
+ *                 wire);
+ *   MCP_ECLOSED   the connection closed before an answer;
+ *   MCP_EBUSY     too many outstanding requests on this connection;
+ *   MCP_ENOMEM.
+ * On any code but MCP_OK and MCP_EREMOTE, *result is NULL. */
+
+/* roots/list (requires the client capability "roots"). */
+MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int64_t timeout_ms,
+				  json_object **result);
+/* sampling/createMessage (requires "sampling").  `params` borrowed. */
+MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+			      json_object **result);
+/* elicitation/create (requires "elicitation").  `params` borrowed. */
+MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+			      json_object **result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCP_MCP_H */

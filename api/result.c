@@ -1,0 +1,263 @@
+/*
+ * result.c - building a tool's CallToolResult: content blocks of every kind,
+ * structured content, isError, or a JSON-RPC error instead.
+ *
+ * A result belongs to the handler's thread until it returns; what the
+ * negotiated revision does not know is downgraded or left out here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+char *mcp_base64(const void *data, size_t len)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = data;
+	size_t out_len = 4 * ((len + 2) / 3);
+	char *out = malloc(out_len + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0, i = 0;
+	for (; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		out[o++] = tab[v >> 18 & 63];
+		out[o++] = tab[v >> 12 & 63];
+		out[o++] = tab[v >> 6 & 63];
+		out[o++] = tab[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)p[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)p[i + 1] << 8;
+		out[o++] = tab[v >> 18 & 63];
+		out[o++] = tab[v >> 12 & 63];
+		out[o++] = i + 1 < len ? tab[v >> 6 & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = 0;
+	return out;
+}
+
+void mcp_result_init(mcp_result *r, int rev)
+{
+	memset(r, 0, sizeof *r);
+	r->rev = rev;
+}
+
+void mcp_result_clear(mcp_result *r)
+{
+	json_object_put(r->content);
+	json_object_put(r->structured);
+	json_object_put(r->err_data);
+	free(r->err_message);
+	memset(r, 0, sizeof *r);
+}
+
+static int add_block(mcp_result *out, json_object *block)
+{
+	if (!block)
+		return MCP_ENOMEM;
+	if (!out->content) {
+		out->content = json_object_new_array();
+		if (!out->content) {
+			json_object_put(block);
+			return MCP_ENOMEM;
+		}
+	}
+	if (json_object_array_add(out->content, block)) {
+		json_object_put(block);
+		return MCP_ENOMEM;
+	}
+	return MCP_OK;
+}
+
+static json_object *typed(const char *type)
+{
+	json_object *b = json_object_new_object();
+	if (b)
+		json_object_object_add(b, "type", json_object_new_string(type));
+	return b;
+}
+
+MCP_EXTERN int mcp_result_add_text_len(mcp_result *out, const char *text, size_t len)
+{
+	if (!out || (!text && len))
+		return MCP_EINVAL;
+	json_object *b = typed("text");
+	if (!b)
+		return MCP_ENOMEM;
+	json_object_object_add(b, "text", json_object_new_string_len(text ? text : "", (int)len));
+	return add_block(out, b);
+}
+
+MCP_EXTERN int mcp_result_add_text(mcp_result *out, const char *text)
+{
+	if (!text)
+		return MCP_EINVAL;
+	return mcp_result_add_text_len(out, text, strlen(text));
+}
+
+static int add_media(mcp_result *out, const char *type, const void *data, size_t len,
+		     const char *mime_type)
+{
+	if (!out || !mime_type || (!data && len))
+		return MCP_EINVAL;
+	char *b64 = mcp_base64(data, len);
+	json_object *b = typed(type);
+	if (!b64 || !b) {
+		free(b64);
+		json_object_put(b);
+		return MCP_ENOMEM;
+	}
+	json_object_object_add(b, "data", json_object_new_string(b64));
+	json_object_object_add(b, "mimeType", json_object_new_string(mime_type));
+	free(b64);
+	return add_block(out, b);
+}
+
+MCP_EXTERN int mcp_result_add_image(mcp_result *out, const void *data, size_t len,
+				    const char *mime_type)
+{
+	return add_media(out, "image", data, len, mime_type);
+}
+
+MCP_EXTERN int mcp_result_add_audio(mcp_result *out, const void *data, size_t len,
+				    const char *mime_type)
+{
+	return add_media(out, "audio", data, len, mime_type);
+}
+
+MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
+					    const char *name, const char *description,
+					    const char *mime_type)
+{
+	if (!out || !uri || !name)
+		return MCP_EINVAL;
+	if (out->rev < MCP_REV_2025_06_18) {
+		/* resource_link does not exist before 2025-06-18. */
+		size_t n = strlen(name) + strlen(uri) + 4;
+		char *t = malloc(n);
+		if (!t)
+			return MCP_ENOMEM;
+		snprintf(t, n, "%s <%s>", name, uri);
+		int rc = mcp_result_add_text(out, t);
+		free(t);
+		return rc;
+	}
+	json_object *b = typed("resource_link");
+	if (!b)
+		return MCP_ENOMEM;
+	json_object_object_add(b, "uri", json_object_new_string(uri));
+	json_object_object_add(b, "name", json_object_new_string(name));
+	if (description)
+		json_object_object_add(b, "description", json_object_new_string(description));
+	if (mime_type)
+		json_object_object_add(b, "mimeType", json_object_new_string(mime_type));
+	return add_block(out, b);
+}
+
+static int add_resource(mcp_result *out, const char *uri, const char *mime_type,
+			const char *key, json_object *value)
+{
+	json_object *res = json_object_new_object();
+	json_object *b = typed("resource");
+	if (!res || !b || !value) {
+		json_object_put(res);
+		json_object_put(b);
+		json_object_put(value);
+		return MCP_ENOMEM;
+	}
+	json_object_object_add(res, "uri", json_object_new_string(uri));
+	if (mime_type)
+		json_object_object_add(res, "mimeType", json_object_new_string(mime_type));
+	json_object_object_add(res, key, value);
+	json_object_object_add(b, "resource", res);
+	return add_block(out, b);
+}
+
+MCP_EXTERN int mcp_result_add_resource_text(mcp_result *out, const char *uri,
+					    const char *mime_type, const char *text)
+{
+	if (!out || !uri || !text)
+		return MCP_EINVAL;
+	return add_resource(out, uri, mime_type, "text", json_object_new_string(text));
+}
+
+MCP_EXTERN int mcp_result_add_resource_blob(mcp_result *out, const char *uri,
+					    const char *mime_type, const void *data,
+					    size_t len)
+{
+	if (!out || !uri || (!data && len))
+		return MCP_EINVAL;
+	char *b64 = mcp_base64(data, len);
+	if (!b64)
+		return MCP_ENOMEM;
+	json_object *v = json_object_new_string(b64);
+	free(b64);
+	return add_resource(out, uri, mime_type, "blob", v);
+}
+
+MCP_EXTERN int mcp_result_add_content(mcp_result *out, json_object *block)
+{
+	if (!out || !json_object_is_type(block, json_type_object)) {
+		json_object_put(block);
+		return MCP_EINVAL;
+	}
+	return add_block(out, block);
+}
+
+MCP_EXTERN int mcp_result_set_structured(mcp_result *out, json_object *value)
+{
+	if (!out || !json_object_is_type(value, json_type_object)) {
+		json_object_put(value);
+		return MCP_EINVAL;
+	}
+	json_object_put(out->structured);
+	out->structured = value;
+	return MCP_OK;
+}
+
+MCP_EXTERN void mcp_result_set_is_error(mcp_result *out, int is_error)
+{
+	if (out)
+		out->is_error = is_error != 0;
+}
+
+MCP_EXTERN int mcp_result_set_error(mcp_result *out, int code, const char *message,
+				    json_object *data)
+{
+	if (!out || !message || code == 0) {
+		json_object_put(data);
+		return MCP_EINVAL;
+	}
+	char *m = strdup(message);
+	if (!m) {
+		json_object_put(data);
+		return MCP_ENOMEM;
+	}
+	free(out->err_message);
+	json_object_put(out->err_data);
+	out->err_code = code;
+	out->err_message = m;
+	out->err_data = data;
+	return MCP_OK;
+}
+
+json_object *mcp_result_to_json(mcp_result *r)
+{
+	json_object *o = json_object_new_object();
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "content", r->content ? r->content : json_object_new_array());
+	r->content = NULL;
+	if (r->structured && r->rev >= MCP_REV_2025_06_18) {
+		json_object_object_add(o, "structuredContent", r->structured);
+		r->structured = NULL;
+	}
+	if (r->is_error)
+		json_object_object_add(o, "isError", json_object_new_boolean(1));
+	return o;
+}

@@ -1,0 +1,231 @@
+/*
+ * server.c - the server object: configuration, the worker pool it owns,
+ * running a connection over descriptors, the shutdown entry points and the
+ * engine counters.
+ *
+ * The server starts its pool when a run begins and joins it (bounded by the
+ * grace period) when the run ends.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "api/internal.h"
+
+MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
+{
+	if (!name || !version)
+		return NULL;
+	mcp_server *srv = calloc(1, sizeof *srv);
+	if (!srv)
+		return NULL;
+	srv->name = strdup(name);
+	srv->version = strdup(version);
+	srv->workers = 4;
+	srv->grace_ms = 1500;
+	srv->max_message = 16u << 20;
+	srv->max_depth = 128;
+	srv->max_queue = 100000;
+	srv->max_pending = 1024;
+	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!srv->name || !srv->version || srv->wake_fd < 0 ||
+	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0) {
+		if (srv->wake_fd >= 0)
+			close(srv->wake_fd);
+		free(srv->name);
+		free(srv->version);
+		free(srv);
+		return NULL;
+	}
+	pthread_mutex_init(&srv->sess_mu, NULL);
+	return srv;
+}
+
+MCP_EXTERN void mcp_server_free(mcp_server *srv)
+{
+	if (!srv)
+		return;
+	if (atomic_load(&srv->stats.abandoned) > 0) {
+		/* Handlers abandoned at a shutdown deadline may still be running
+		 * and reach the registries, the pool and the counters: keep all
+		 * of it alive rather than free memory under them. */
+		return;
+	}
+	mcp_tools_free_all(srv);
+	pthread_rwlock_destroy(&srv->reg_lock);
+	pthread_mutex_destroy(&srv->sess_mu);
+	close(srv->wake_fd);
+	free(srv->name);
+	free(srv->version);
+	free(srv->instructions);
+	free(srv);
+}
+
+static int settable(mcp_server *srv)
+{
+	if (!srv)
+		return MCP_EINVAL;
+	return atomic_load(&srv->running) ? MCP_ESTATE : MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *text)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	char *t = NULL;
+	if (text && !(t = strdup(text)))
+		return MCP_ENOMEM;
+	free(srv->instructions);
+	srv->instructions = t;
+	return MCP_OK;
+}
+
+#define RANGE_SETTER(fn, field, type, lo, hi)                        \
+	MCP_EXTERN int fn(mcp_server *srv, type v)                   \
+	{                                                            \
+		int rc = settable(srv);                              \
+		if (rc)                                              \
+			return rc;                                   \
+		if (v < (lo) || v > (hi))                            \
+			return MCP_EINVAL;                           \
+		srv->field = v;                                      \
+		return MCP_OK;                                       \
+	}
+
+RANGE_SETTER(mcp_server_set_workers, workers, int, 1, 1024)
+RANGE_SETTER(mcp_server_set_grace_ms, grace_ms, int, 0, 600000)
+RANGE_SETTER(mcp_server_set_max_message, max_message, size_t, 1024, (size_t)1 << 30)
+RANGE_SETTER(mcp_server_set_max_depth, max_depth, int, 2, 10000)
+RANGE_SETTER(mcp_server_set_max_queue, max_queue, int, 1, 10000000)
+RANGE_SETTER(mcp_server_set_max_pending, max_pending, int, 1, 1000000)
+
+MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	srv->trace = fn;
+	srv->trace_user = user;
+	return MCP_OK;
+}
+
+static int run_transport(mcp_server *srv, tp_conn *tp)
+{
+	mcp_sess *ms = mcp_sess_new(srv);
+	if (!ms) {
+		tp->ops->free(tp);
+		return MCP_ENOMEM;
+	}
+	eng_limits lim = {
+		.max_message = srv->max_message,
+		.max_depth = srv->max_depth,
+		.max_pending = (size_t)srv->max_pending,
+		.grace_ms = srv->grace_ms,
+	};
+	eng_session *s = eng_session_new(tp, &srv->pool, &srv->stats, &lim, &mcp_protocol, ms);
+	if (!s) {
+		free(ms);
+		tp->ops->free(tp);
+		return MCP_ENOMEM;
+	}
+	pthread_mutex_lock(&srv->sess_mu);
+	srv->session = s;
+	pthread_mutex_unlock(&srv->sess_mu);
+
+	int rc = eng_session_run(s);
+
+	pthread_mutex_lock(&srv->sess_mu);
+	srv->session = NULL;
+	pthread_mutex_unlock(&srv->sess_mu);
+	eng_session_unref(s);
+	return rc;
+}
+
+MCP_EXTERN int mcp_server_run_fds(mcp_server *srv, int in_fd, int out_fd)
+{
+	if (!srv || in_fd < 0 || out_fd < 0)
+		return MCP_EINVAL;
+	int expect = 0;
+	if (!atomic_compare_exchange_strong(&srv->has_run, &expect, 1))
+		return MCP_ESTATE;
+	atomic_store(&srv->running, 1);
+
+	/* A vanished reader must show up as EPIPE on write, never kill the
+	 * process. */
+	signal(SIGPIPE, SIG_IGN);
+
+	int rc = eng_pool_start(&srv->pool, srv->workers, (size_t)srv->max_queue);
+	if (rc != MCP_OK) {
+		atomic_store(&srv->running, 0);
+		return rc;
+	}
+	tp_conn *tp = tp_fd_new(in_fd, out_fd, srv->wake_fd, srv->max_message);
+	if (!tp)
+		rc = MCP_ENOMEM;
+	else
+		rc = run_transport(srv, tp);
+	/* The session already waited for its handlers up to the grace
+	 * period; what still runs now is abandoned. */
+	eng_pool_stop(&srv->pool, eng_now_ns() + 50 * ENG_NS_PER_MS);
+	atomic_store(&srv->running, 0);
+	return rc;
+}
+
+MCP_EXTERN int mcp_server_run_stdio(mcp_server *srv)
+{
+	return mcp_server_run_fds(srv, STDIN_FILENO, STDOUT_FILENO);
+}
+
+MCP_EXTERN void mcp_server_shutdown_from_signal(mcp_server *srv)
+{
+	if (!srv)
+		return;
+	int saved = errno;
+	uint64_t one = 1;
+	ssize_t r = write(srv->wake_fd, &one, sizeof one);
+	(void)r;
+	errno = saved;
+}
+
+MCP_EXTERN void mcp_server_shutdown(mcp_server *srv)
+{
+	if (!srv)
+		return;
+	pthread_mutex_lock(&srv->sess_mu);
+	if (srv->session)
+		eng_session_trigger(srv->session, MCP_CANCEL_SHUTDOWN);
+	pthread_mutex_unlock(&srv->sess_mu);
+	mcp_server_shutdown_from_signal(srv);
+}
+
+MCP_EXTERN char *mcp_server_stats_json(mcp_server *srv)
+{
+	if (!srv)
+		return NULL;
+	eng_stats *st = &srv->stats;
+	char *out = NULL;
+	int n = asprintf(&out,
+			 "{\"started\":%llu,\"completed\":%llu,\"cancelled_peer\":%llu,"
+			 "\"cancelled_transport\":%llu,\"responses_written\":%llu,"
+			 "\"responses_dropped\":%llu,\"dropped_queued\":%llu,"
+			 "\"pending_failed\":%llu,\"abandoned\":%llu,\"inflight_left\":%llu,"
+			 "\"pending_left\":%llu,\"rejected\":%llu}",
+			 (unsigned long long)atomic_load(&st->started),
+			 (unsigned long long)atomic_load(&st->completed),
+			 (unsigned long long)atomic_load(&st->cancelled_peer),
+			 (unsigned long long)atomic_load(&st->cancelled_transport),
+			 (unsigned long long)atomic_load(&st->responses_written),
+			 (unsigned long long)atomic_load(&st->responses_dropped),
+			 (unsigned long long)atomic_load(&st->dropped_queued),
+			 (unsigned long long)atomic_load(&st->pending_failed),
+			 (unsigned long long)atomic_load(&st->abandoned),
+			 (unsigned long long)atomic_load(&st->inflight_left),
+			 (unsigned long long)atomic_load(&st->pending_left),
+			 (unsigned long long)atomic_load(&st->rejected));
+	return n < 0 ? NULL : out;
+}

@@ -1,0 +1,360 @@
+/*
+ * eng.h - the protocol-agnostic JSON-RPC 2.0 engine: cancellation tokens,
+ * the in-flight and pending tables, the work queue and worker pool, the
+ * outbound writer, sessions and their shutdown sequence.
+ *
+ * The engine knows JSON-RPC, never MCP: method names and their semantics
+ * live in the protocol layer (api/), which plugs in through eng_proto.
+ *
+ * Lock order (take left before right, never the reverse):
+ *   session->mu  ->  token->mu  ->  writer->mu
+ *   pending->mu  ->  token->mu
+ *   pool->mu is never held while taking another engine lock.
+ * Callbacks registered on a token run with no engine lock held.
+ */
+#ifndef MCP_ENGINE_ENG_H
+#define MCP_ENGINE_ENG_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <json-c/json.h>
+
+#include "transport/tp.h"
+
+/* Internal error codes are the public MCP_E* values. */
+#include <mcp/mcp.h>
+
+/* ---- time ------------------------------------------------------------ */
+
+/* Monotonic clock in nanoseconds. */
+int64_t eng_now_ns(void);
+/* A timespec for pthread_cond_timedwait on a CLOCK_MONOTONIC condvar. */
+void eng_abstime(int64_t deadline_ns, struct timespec *ts);
+/* Initialises a condition variable that waits on CLOCK_MONOTONIC. */
+int eng_cond_init(pthread_cond_t *cv);
+
+#define ENG_NS_PER_MS INT64_C(1000000)
+#define ENG_NO_DEADLINE INT64_MAX
+
+/* ---- cancellation token (engine/token.c) ------------------------------ */
+
+typedef struct eng_cancel_cb eng_cancel_cb;
+
+/* One token per inbound request.  `mu` and `cv` are also the wait point for
+ * everything the request's handler blocks on (sleep, server-to-client
+ * answers), so a single broadcast wakes every wait of that request. */
+typedef struct eng_token {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	_Atomic int reason;        /* mcp_cancel_reason; set once */
+	int efd;                   /* eventfd, created on demand; -1 */
+	eng_cancel_cb *cbs;        /* registered callbacks (under mu) */
+	int next_handle;
+	int running_handle;        /* callback being run by the firer, or 0 */
+	pthread_t firer;           /* thread running callbacks */
+} eng_token;
+
+int eng_token_init(eng_token *t);
+void eng_token_destroy(eng_token *t);
+/* Fires with `reason`; returns 1 when this call fired it, 0 if it had
+ * already fired (the first reason stays). */
+int eng_token_fire(eng_token *t, int reason);
+static inline int eng_token_reason(eng_token *t)
+{
+	return atomic_load_explicit(&t->reason, memory_order_acquire);
+}
+int eng_token_sleep(eng_token *t, int64_t ms);
+int eng_token_fd(eng_token *t);
+int eng_token_on_cancel(eng_token *t, mcp_cancel_fn fn, void *arg, int *handle);
+int eng_token_off_cancel(eng_token *t, int handle);
+/* Drops every registration (the handler has returned). */
+void eng_token_clear_callbacks(eng_token *t);
+/* Waits on an external condition variable, also woken by the token. */
+int eng_token_wait_external(eng_token *t, pthread_cond_t *cond,
+			    pthread_mutex_t *mutex, int64_t timeout_ms);
+
+/* ---- string-keyed hash table (engine/idtable.c) ----------------------- */
+
+typedef struct eng_idnode {
+	struct eng_idnode *next;
+	const char *key;   /* owned by whoever owns the node */
+	uint64_t hash;
+} eng_idnode;
+
+typedef struct eng_idtable {
+	eng_idnode **slots;
+	size_t nslots;
+	size_t count;
+} eng_idtable;
+
+int eng_idtable_init(eng_idtable *t);
+void eng_idtable_destroy(eng_idtable *t);
+uint64_t eng_idhash(const char *key);
+eng_idnode *eng_idtable_get(eng_idtable *t, const char *key);
+/* Inserts a node whose key/hash are set; returns MCP_EEXIST when taken. */
+int eng_idtable_put(eng_idtable *t, eng_idnode *n);
+int eng_idtable_del(eng_idtable *t, eng_idnode *n);
+
+/* ---- requests ---------------------------------------------------------- */
+
+/* The terminal outcome of an inbound request (policy P8), decided once by
+ * compare-and-swap from ENG_OUT_NONE. */
+enum {
+	ENG_OUT_NONE = 0,
+	ENG_OUT_RESPONDED,
+	ENG_OUT_SUPPRESSED, /* peer cancel */
+	ENG_OUT_DROPPED,    /* transport closed / shutdown */
+	ENG_OUT_REJECTED
+};
+
+typedef struct eng_session eng_session;
+typedef struct eng_req eng_req;
+typedef struct eng_batch eng_batch;
+
+struct eng_req {
+	eng_idnode node;          /* in-flight table link; key = id_key */
+	_Atomic int refs;
+	_Atomic int outcome;
+	eng_session *sess;        /* counted reference */
+	json_object *msg;         /* the request; owned by the running thread */
+	json_object *id;          /* borrowed from msg */
+	char *id_key;             /* compact JSON text of the id */
+	eng_token token;
+	eng_req *qnext;           /* work queue link */
+	eng_batch *batch;         /* non-NULL inside a JSON-RPC batch */
+	void (*run)(eng_req *r);  /* runs on a worker */
+	void *proto;              /* protocol layer's per-request data */
+	int started;              /* handler began (for counters) */
+	int finished;             /* an eng_req_finish_* ran */
+	void (*free_proto)(void *proto);
+};
+
+eng_req *eng_req_new(eng_session *s, json_object *msg, json_object *id);
+void eng_req_ref(eng_req *r);
+void eng_req_unref(eng_req *r);
+/* Decides the outcome; returns 1 when this call decided it. */
+static inline int eng_req_decide(eng_req *r, int outcome)
+{
+	int expect = ENG_OUT_NONE;
+	return atomic_compare_exchange_strong(&r->outcome, &expect, outcome);
+}
+
+/* ---- outbound writer (engine/writer.c) -------------------------------- */
+
+typedef struct eng_out eng_out;
+
+/* A writer owns one output stream: a queue of complete lines drained by one
+ * thread with coalesced writes.  A write error latches `failed` and calls
+ * the on_error hook once. */
+typedef struct eng_writer {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;        /* work for the writer thread */
+	pthread_cond_t space_cv;  /* queue drained below the high-water mark */
+	eng_out *head, *tail;
+	size_t queued_bytes;
+	size_t high_water;
+	int closing;              /* no more input; drain then exit */
+	_Atomic int64_t flush_deadline; /* give up a blocked write after this */
+	int failed;
+	int done;                 /* thread exited */
+	pthread_t thread;
+	int started;
+	tp_conn *tp;
+	void (*on_error)(void *arg);
+	void *on_error_arg;
+	struct eng_stats *stats;  /* responses_written / responses_dropped */
+} eng_writer;
+
+int eng_writer_start(eng_writer *w, tp_conn *tp, struct eng_stats *stats,
+		     void (*on_error)(void *), void *arg);
+/* Queues one line (`line` taken, '\n' appended by the writer).  `req`, when
+ * given, ties the line to an inbound request: it is discarded instead of
+ * written if that request has been suppressed by a peer cancel by the time
+ * it reaches the head of the queue.  `is_response` counts it in the
+ * responses_* counters.  Never blocks.  Returns MCP_ECLOSED after close. */
+int eng_writer_push(eng_writer *w, char *line, size_t len, eng_req *req, int is_response);
+/* Like push, but first waits while the queue is above its high-water mark,
+ * waking on `tok`.  Used by handlers, never by the reader. */
+int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
+			 eng_token *tok);
+/* Stops accepting lines, drains until `deadline_ns`, joins the thread. */
+void eng_writer_close(eng_writer *w, int64_t deadline_ns);
+void eng_writer_destroy(eng_writer *w);
+
+/* ---- pending server-to-client requests (engine/pending.c) -------------- */
+
+enum { ENG_PEND_WAITING = 0, ENG_PEND_ANSWERED, ENG_PEND_FAILED };
+
+typedef struct eng_pending {
+	struct eng_pending *next;
+	int64_t id;
+	_Atomic int refs;
+	int state;               /* under owner->token.mu */
+	json_object *answer;     /* the whole response message */
+	eng_req *owner;          /* the waiting request (its token is the wait point) */
+} eng_pending;
+
+typedef struct eng_pending_table {
+	pthread_mutex_t mu;
+	eng_pending **slots;
+	size_t nslots;
+	size_t count;
+	int64_t next_id;
+	int closed;
+	size_t max;
+} eng_pending_table;
+
+int eng_pending_init(eng_pending_table *pt, size_t max);
+void eng_pending_destroy(eng_pending_table *pt);
+/* Registers a new outbound request for `owner`; *out gets the entry (two
+ * references: the table's and the caller's). */
+int eng_pending_add(eng_pending_table *pt, eng_req *owner, eng_pending **out);
+/* Routes a response message (taken) to its waiter.  Unknown, late and
+ * duplicate answers are dropped.  Returns 1 if it matched. */
+int eng_pending_answer(eng_pending_table *pt, int64_t id, json_object *msg);
+/* Removes the caller's entry if still present (timeout/cancel paths). */
+void eng_pending_remove(eng_pending_table *pt, eng_pending *p);
+/* Shutdown step 3: swap the table out under the lock, then fail every
+ * entry outside it.  Returns the number failed. */
+size_t eng_pending_fail_all(eng_pending_table *pt);
+void eng_pending_unref(eng_pending *p);
+size_t eng_pending_count(eng_pending_table *pt);
+
+/* ---- worker pool (engine/pool.c) --------------------------------------- */
+
+typedef struct eng_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_cond_t idle_cv;    /* a worker became idle / exited */
+	eng_req *head, *tail;
+	size_t queued;
+	size_t max_queue;
+	int nthreads;
+	int started;
+	int stopping;
+	int busy;                  /* workers running a request */
+	int alive;                 /* worker threads not yet exited */
+	pthread_t *threads;
+} eng_pool;
+
+int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue);
+/* Queues a request (the queue takes a reference).  MCP_EBUSY when full. */
+int eng_pool_submit(eng_pool *p, eng_req *r);
+/* Stops the workers; waits until `deadline_ns` for them to exit; returns the
+ * number still running (abandoned, detached). */
+int eng_pool_stop(eng_pool *p, int64_t deadline_ns);
+
+/* ---- counters ----------------------------------------------------------- */
+
+typedef struct eng_stats {
+	_Atomic uint64_t started, completed, cancelled_peer, cancelled_transport,
+		responses_written, responses_dropped, dropped_queued,
+		pending_failed, abandoned, rejected, inflight_left, pending_left;
+} eng_stats;
+
+/* ---- sessions (engine/session.c) ---------------------------------------- */
+
+/* What the protocol layer provides.  All hooks run on the session's reader
+ * thread unless stated otherwise. */
+typedef struct eng_proto {
+	/* A valid request (`id` non-NULL) or notification.  `msg` is taken.
+	 * The hook answers inline (eng_session_respond*) or submits it with
+	 * eng_session_submit(). */
+	void (*on_request)(eng_session *s, json_object *msg, json_object *id,
+			   const char *method, json_object *params);
+	void (*on_notification)(eng_session *s, json_object *msg, const char *method,
+				json_object *params);
+	/* Whether a top-level array is a batch in this session (else -32600). */
+	int (*batches_allowed)(eng_session *s);
+	/* Builds the notification that cancels our outbound request `id`
+	 * (timeout or the waiting handler's cancellation). */
+	json_object *(*cancel_notification)(int64_t id, const char *reason);
+	/* The session is being destroyed: free `proto` data. */
+	void (*on_free)(eng_session *s);
+} eng_proto;
+
+typedef struct eng_limits {
+	size_t max_message;
+	int max_depth;
+	size_t max_pending;
+	int64_t grace_ms;
+} eng_limits;
+
+struct eng_session {
+	_Atomic int refs;
+	pthread_mutex_t mu;          /* in-flight table, counters below */
+	pthread_cond_t idle_cv;      /* inflight reached zero */
+	eng_idtable inflight;
+	size_t inflight_n;           /* requests not yet finished (queued+running) */
+	size_t running_n;            /* handlers executing now */
+	eng_pending_table pending;
+	eng_writer writer;
+	tp_conn *tp;
+	eng_pool *pool;
+	eng_stats *stats;
+	eng_limits limits;
+	const eng_proto *proto;
+	void *proto_data;
+	_Atomic int closed;          /* shutdown step 1 done */
+	_Atomic int close_reason;    /* first trigger's cancel reason */
+	_Atomic int shutdown_once;
+	json_tokener *tok;           /* reader thread only */
+	/* parse-error rate limit (reader thread only) */
+	double perr_tokens;
+	int64_t perr_last_ns;
+};
+
+eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,
+			     const eng_limits *lim, const eng_proto *proto,
+			     void *proto_data);
+void eng_session_ref(eng_session *s);
+void eng_session_unref(eng_session *s);
+
+/* Runs the reader loop on the calling thread until end of input or a
+ * trigger, then the shutdown sequence.  Returns MCP_OK. */
+int eng_session_run(eng_session *s);
+/* Triggers the shutdown from any thread (`reason` for the tokens). */
+void eng_session_trigger(eng_session *s, int reason);
+
+/* Registers a request in the in-flight table (P5) and queues it.
+ * Takes ownership of `msg`.  On a duplicate id answers -32600; on a full
+ * queue answers MCP_JSONRPC_SERVER_BUSY.  `run` executes on a worker. */
+int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
+		       void (*run)(eng_req *), void *proto_req,
+		       void (*free_proto)(void *));
+/* Whether `id` is in flight (for requests answered inline). */
+int eng_session_id_in_flight(eng_session *s, json_object *id);
+/* Peer cancellation by id (P2); unknown ids are ignored. */
+void eng_session_cancel_peer(eng_session *s, json_object *id);
+
+/* Answers from the reader thread (inline requests, envelope errors):
+ * `result` and `data` taken.  id may be NULL (null id). */
+void eng_session_respond_result(eng_session *s, json_object *id, json_object *result);
+void eng_session_respond_error(eng_session *s, json_object *id, int code,
+			       const char *message, json_object *data);
+/* Sends a notification not tied to a request (taken).  Never blocks. */
+int eng_session_notify(eng_session *s, json_object *msg);
+
+/* From a worker: finish `r` with a result or an error (taken), honouring
+ * the outcome rules.  Also removes r from the in-flight table. */
+void eng_req_finish_result(eng_req *r, json_object *result);
+void eng_req_finish_error(eng_req *r, int code, const char *message, json_object *data);
+/* The handler ended without an answer (it saw cancellation). */
+void eng_req_finish_silent(eng_req *r);
+/* From a worker: a message tied to `r` (progress, log), written before its
+ * response and never after a peer cancel.  `msg` taken. */
+int eng_req_emit(eng_req *r, json_object *msg);
+/* A server-to-client request on behalf of `r`: `msg` taken (its "id" is
+ * filled in here).  Blocks until an answer, timeout, token or close.
+ * On MCP_OK *answer is the whole response message (caller owns). */
+int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms,
+		 json_object **answer);
+
+/* Serialises a JSON value compactly, without escaping '/'. */
+const char *eng_json_text(json_object *o, size_t *len);
+char *eng_json_dup(json_object *o, size_t *len);
+
+#endif /* MCP_ENGINE_ENG_H */

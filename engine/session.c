@@ -1,0 +1,719 @@
+/*
+ * session.c - one connection's life: the reader loop that parses and routes
+ * every inbound message, the in-flight table, the terminal outcome of each
+ * request, and the shutdown sequence of DESIGN.md, run exactly once.
+ *
+ * The reader never blocks on a worker or on the writer: requests go to the
+ * pool, answers to the pending table, and everything outbound to the
+ * writer's queue.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/eng.h"
+
+/* Parse errors answered per second, with a burst of the same size (P3). */
+#define PARSE_ERROR_RATE 20.0
+
+/* ---- requests ----------------------------------------------------------- */
+
+eng_req *eng_req_new(eng_session *s, json_object *msg, json_object *id)
+{
+	eng_req *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	if (eng_token_init(&r->token)) {
+		free(r);
+		return NULL;
+	}
+	r->id_key = eng_json_dup(id, NULL);
+	if (!r->id_key) {
+		eng_token_destroy(&r->token);
+		free(r);
+		return NULL;
+	}
+	atomic_init(&r->refs, 1);
+	atomic_init(&r->outcome, ENG_OUT_NONE);
+	r->node.key = r->id_key;
+	r->msg = msg;
+	r->id = id;
+	r->sess = s;
+	eng_session_ref(s);
+	return r;
+}
+
+void eng_req_ref(eng_req *r)
+{
+	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+}
+
+void eng_req_unref(eng_req *r)
+{
+	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	if (r->free_proto && r->proto)
+		r->free_proto(r->proto);
+	eng_token_destroy(&r->token);
+	if (r->msg)
+		json_object_put(r->msg);
+	free(r->id_key);
+	eng_session *s = r->sess;
+	free(r);
+	eng_session_unref(s);
+}
+
+/* ---- building messages ---------------------------------------------------- */
+
+static json_object *envelope(json_object *id)
+{
+	json_object *m = json_object_new_object();
+	if (!m)
+		return NULL;
+	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(m, "id", id ? json_object_get(id) : NULL);
+	return m;
+}
+
+static json_object *error_message(json_object *id, int code, const char *message,
+				  json_object *data)
+{
+	json_object *m = envelope(id);
+	json_object *e = json_object_new_object();
+	if (!m || !e) {
+		json_object_put(m);
+		json_object_put(e);
+		json_object_put(data);
+		return NULL;
+	}
+	json_object_object_add(e, "code", json_object_new_int(code));
+	json_object_object_add(e, "message", json_object_new_string(message));
+	if (data)
+		json_object_object_add(e, "data", data);
+	json_object_object_add(m, "error", e);
+	return m;
+}
+
+static json_object *result_message(json_object *id, json_object *result)
+{
+	json_object *m = envelope(id);
+	if (!m) {
+		json_object_put(result);
+		return NULL;
+	}
+	json_object_object_add(m, "result", result ? result : json_object_new_object());
+	return m;
+}
+
+/* Serialises `m` (taken) and queues it.  Never blocks. */
+static int push_message(eng_session *s, json_object *m, eng_req *req, int is_response)
+{
+	if (!m) {
+		if (is_response)
+			atomic_fetch_add(&s->stats->responses_dropped, 1);
+		return MCP_ENOMEM;
+	}
+	size_t len;
+	char *line = eng_json_dup(m, &len);
+	json_object_put(m);
+	if (!line) {
+		if (is_response)
+			atomic_fetch_add(&s->stats->responses_dropped, 1);
+		return MCP_ENOMEM;
+	}
+	return eng_writer_push(&s->writer, line, len, req, is_response);
+}
+
+void eng_session_respond_result(eng_session *s, json_object *id, json_object *result)
+{
+	push_message(s, result_message(id, result), NULL, 1);
+}
+
+void eng_session_respond_error(eng_session *s, json_object *id, int code,
+			       const char *message, json_object *data)
+{
+	push_message(s, error_message(id, code, message, data), NULL, 1);
+}
+
+int eng_session_notify(eng_session *s, json_object *msg)
+{
+	return push_message(s, msg, NULL, 0);
+}
+
+/* ---- sessions ----------------------------------------------------------- */
+
+static void on_write_error(void *arg)
+{
+	eng_session_trigger(arg, MCP_CANCEL_TRANSPORT_CLOSED);
+}
+
+eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,
+			     const eng_limits *lim, const eng_proto *proto,
+			     void *proto_data)
+{
+	eng_session *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	atomic_init(&s->refs, 1);
+	s->tp = tp;
+	s->pool = pool;
+	s->stats = stats;
+	s->limits = *lim;
+	s->proto = proto;
+	s->proto_data = proto_data;
+	s->perr_tokens = PARSE_ERROR_RATE;
+	s->perr_last_ns = eng_now_ns();
+	if (pthread_mutex_init(&s->mu, NULL))
+		goto fail_mu;
+	if (eng_cond_init(&s->idle_cv))
+		goto fail_cv;
+	if (eng_idtable_init(&s->inflight))
+		goto fail_table;
+	if (eng_pending_init(&s->pending, lim->max_pending))
+		goto fail_pending;
+	s->tok = json_tokener_new_ex(lim->max_depth);
+	if (!s->tok)
+		goto fail_tok;
+	json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
+	if (eng_writer_start(&s->writer, tp, stats, on_write_error, s))
+		goto fail_writer;
+	return s;
+
+fail_writer:
+	json_tokener_free(s->tok);
+fail_tok:
+	eng_pending_destroy(&s->pending);
+fail_pending:
+	eng_idtable_destroy(&s->inflight);
+fail_table:
+	pthread_cond_destroy(&s->idle_cv);
+fail_cv:
+	pthread_mutex_destroy(&s->mu);
+fail_mu:
+	free(s);
+	return NULL;
+}
+
+void eng_session_ref(eng_session *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void eng_session_unref(eng_session *s)
+{
+	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	eng_writer_close(&s->writer, eng_now_ns());
+	eng_writer_destroy(&s->writer);
+	eng_pending_destroy(&s->pending);
+	eng_idtable_destroy(&s->inflight);
+	json_tokener_free(s->tok);
+	if (s->proto->on_free)
+		s->proto->on_free(s);
+	s->tp->ops->free(s->tp);
+	pthread_cond_destroy(&s->idle_cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+void eng_session_trigger(eng_session *s, int reason)
+{
+	int expect = 0;
+	atomic_compare_exchange_strong(&s->close_reason, &expect, reason);
+	s->tp->ops->wake(s->tp);
+}
+
+/* ---- the in-flight table -------------------------------------------------- */
+
+static eng_req *inflight_find(eng_session *s, json_object *id)
+{
+	size_t len;
+	const char *key = eng_json_text(id, &len);
+	if (!key)
+		return NULL;
+	pthread_mutex_lock(&s->mu);
+	eng_idnode *n = eng_idtable_get(&s->inflight, key);
+	eng_req *r = (eng_req *)n;
+	if (r)
+		eng_req_ref(r);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int eng_session_id_in_flight(eng_session *s, json_object *id)
+{
+	eng_req *r = inflight_find(s, id);
+	if (r)
+		eng_req_unref(r);
+	return r != NULL;
+}
+
+/* The request has left the engine's hands: out of the in-flight table (so
+ * its id may be reused, P5), counted, and the shutdown told when the
+ * session becomes idle. */
+static void req_done(eng_req *r)
+{
+	eng_session *s = r->sess;
+	pthread_mutex_lock(&s->mu);
+	eng_idtable_del(&s->inflight, &r->node);
+	s->inflight_n--;
+	if (r->started)
+		s->running_n--;
+	if (s->inflight_n == 0)
+		pthread_cond_broadcast(&s->idle_cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void count_cancel(eng_req *r)
+{
+	int reason = eng_token_reason(&r->token);
+	if (reason == MCP_CANCEL_PEER)
+		atomic_fetch_add(&r->sess->stats->cancelled_peer, 1);
+	else if (reason != MCP_CANCEL_NONE)
+		atomic_fetch_add(&r->sess->stats->cancelled_transport, 1);
+}
+
+int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
+		       void (*run)(eng_req *), void *proto_req,
+		       void (*free_proto)(void *))
+{
+	eng_req *r = eng_req_new(s, msg, id);
+	if (!r) {
+		if (free_proto && proto_req)
+			free_proto(proto_req);
+		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR,
+					  "out of memory", NULL);
+		json_object_put(msg);
+		return MCP_ENOMEM;
+	}
+	r->run = run;
+	r->proto = proto_req;
+	r->free_proto = free_proto;
+
+	pthread_mutex_lock(&s->mu);
+	int rc = atomic_load(&s->closed) ? MCP_ECLOSED : eng_idtable_put(&s->inflight, &r->node);
+	if (rc == MCP_OK)
+		s->inflight_n++;
+	pthread_mutex_unlock(&s->mu);
+	if (rc == MCP_EEXIST) {
+		/* P5: the first request is untouched.  Answer with a null id so
+		 * the client cannot mistake this for the first request's answer. */
+		json_object *data = json_object_new_object();
+		json_object_object_add(data, "id", json_object_get(id));
+		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+					  "Invalid Request: id is already in flight", data);
+		atomic_fetch_add(&s->stats->rejected, 1);
+		eng_req_decide(r, ENG_OUT_REJECTED);
+		eng_req_unref(r);
+		return rc;
+	}
+	if (rc != MCP_OK) {
+		eng_req_decide(r, ENG_OUT_DROPPED);
+		eng_req_unref(r);
+		return rc;
+	}
+	rc = eng_pool_submit(s->pool, r);
+	if (rc != MCP_OK) {
+		req_done(r);
+		eng_req_decide(r, ENG_OUT_REJECTED);
+		atomic_fetch_add(&s->stats->rejected, 1);
+		eng_session_respond_error(s, id, MCP_JSONRPC_SERVER_BUSY,
+					  "Server busy: the work queue is full", NULL);
+	}
+	eng_req_unref(r);
+	return rc;
+}
+
+/* Runs on a worker (pool.c). */
+void eng_req_dispatch(eng_req *r);
+void eng_req_dispatch(eng_req *r)
+{
+	eng_session *s = r->sess;
+	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
+		/* Decided while queued: a peer cancel, or a shutdown deadline.
+		 * Queued work is dropped without running (uv_cancel style). */
+		atomic_fetch_add(&s->stats->dropped_queued, 1);
+		r->finished = 1;
+		req_done(r);
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	r->started = 1;
+	s->running_n++;
+	pthread_mutex_unlock(&s->mu);
+	atomic_fetch_add(&s->stats->started, 1);
+	r->run(r);
+	if (!r->finished)
+		eng_req_finish_silent(r);
+}
+
+void eng_req_finish_silent(eng_req *r)
+{
+	r->finished = 1;
+	eng_token_clear_callbacks(&r->token);
+	eng_req_decide(r, ENG_OUT_DROPPED);
+	count_cancel(r);
+	req_done(r);
+}
+
+static void finish_with(eng_req *r, json_object *m)
+{
+	r->finished = 1;
+	eng_token_clear_callbacks(&r->token);
+	eng_session *s = r->sess;
+	size_t len = 0;
+	char *line = m ? eng_json_dup(m, &len) : NULL;
+	if (m)
+		json_object_put(m);
+	/* P8: the outcome is decided by one atomic change.  A peer cancel that
+	 * won first suppresses the answer; one that comes later is ignored. */
+	if (line && eng_req_decide(r, ENG_OUT_RESPONDED)) {
+		atomic_fetch_add(&s->stats->completed, 1);
+		/* Out of the in-flight table before the answer can reach the
+		 * client, so a client reusing the id at once is not refused. */
+		req_done(r);
+		eng_writer_push(&s->writer, line, len, r, 1);
+		return;
+	}
+	if (!line)
+		atomic_fetch_add(&s->stats->responses_dropped, 1);
+	free(line);
+	count_cancel(r);
+	req_done(r);
+}
+
+void eng_req_finish_result(eng_req *r, json_object *result)
+{
+	finish_with(r, result_message(r->id, result));
+}
+
+void eng_req_finish_error(eng_req *r, int code, const char *message, json_object *data)
+{
+	finish_with(r, error_message(r->id, code, message, data));
+}
+
+int eng_req_emit(eng_req *r, json_object *msg)
+{
+	int outcome = atomic_load(&r->outcome);
+	if (outcome != ENG_OUT_NONE) {
+		json_object_put(msg);
+		return outcome == ENG_OUT_SUPPRESSED ? MCP_ECANCELED : MCP_ECLOSED;
+	}
+	size_t len;
+	char *line = eng_json_dup(msg, &len);
+	json_object_put(msg);
+	if (!line)
+		return MCP_ENOMEM;
+	return eng_writer_push_wait(&r->sess->writer, line, len, r, &r->token);
+}
+
+int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object **answer)
+{
+	eng_session *s = r->sess;
+	*answer = NULL;
+	if (eng_token_reason(&r->token) != MCP_CANCEL_NONE) {
+		json_object_put(msg);
+		return MCP_ECANCELED;
+	}
+	eng_pending *p;
+	int rc = eng_pending_add(&s->pending, r, &p);
+	if (rc != MCP_OK) {
+		json_object_put(msg);
+		return rc;
+	}
+	json_object_object_add(msg, "id", json_object_new_int64(p->id));
+	size_t len;
+	char *line = eng_json_dup(msg, &len);
+	json_object_put(msg);
+	rc = line ? eng_writer_push_wait(&s->writer, line, len, r, &r->token) : MCP_ENOMEM;
+	if (rc != MCP_OK) {
+		eng_pending_remove(&s->pending, p);
+		eng_pending_unref(p);
+		return rc;
+	}
+
+	int64_t deadline = timeout_ms < 0 ? ENG_NO_DEADLINE
+					  : eng_now_ns() + timeout_ms * ENG_NS_PER_MS;
+	struct timespec ts;
+	eng_abstime(deadline, &ts);
+	int timed_out = 0;
+	eng_token *t = &r->token;
+	pthread_mutex_lock(&t->mu);
+	while (p->state == ENG_PEND_WAITING && atomic_load(&t->reason) == MCP_CANCEL_NONE) {
+		if (deadline == ENG_NO_DEADLINE) {
+			pthread_cond_wait(&t->cv, &t->mu);
+		} else if (pthread_cond_timedwait(&t->cv, &t->mu, &ts) == ETIMEDOUT &&
+			   p->state == ENG_PEND_WAITING) {
+			timed_out = 1;
+			break;
+		}
+	}
+	int state = p->state;
+	json_object *ans = p->answer;
+	p->answer = NULL;
+	int reason = atomic_load(&t->reason);
+	pthread_mutex_unlock(&t->mu);
+
+	if (state == ENG_PEND_ANSWERED) {
+		eng_pending_unref(p);
+		*answer = ans;
+		return MCP_OK;
+	}
+	/* The entry may be gone already (failed by the shutdown's swap);
+	 * removal copes with that. */
+	eng_pending_remove(&s->pending, p);
+	int64_t id = p->id;
+	eng_pending_unref(p);
+	if (state == ENG_PEND_FAILED)
+		return MCP_ECLOSED;
+	if (timed_out || reason == MCP_CANCEL_PEER || reason == MCP_CANCEL_TIMEOUT) {
+		/* Tell the client to stop working on it.  Not tied to r: after a
+		 * peer cancel of r this is the one message still owed. */
+		json_object *n = s->proto->cancel_notification(
+			id, timed_out ? "timeout" : "the request that needed it was cancelled");
+		if (n)
+			push_message(s, n, NULL, 0);
+	}
+	return timed_out ? MCP_ETIMEDOUT : MCP_ECANCELED;
+}
+
+void eng_session_cancel_peer(eng_session *s, json_object *id)
+{
+	if (!id)
+		return;
+	enum json_type ty = json_object_get_type(id);
+	if (ty != json_type_string && ty != json_type_int)
+		return; /* malformed: ignored, not remembered (P2) */
+	eng_req *r = inflight_find(s, id);
+	if (!r)
+		return;
+	if (eng_req_decide(r, ENG_OUT_SUPPRESSED))
+		eng_token_fire(&r->token, MCP_CANCEL_PEER);
+	eng_req_unref(r);
+}
+
+/* ---- the reader ------------------------------------------------------------ */
+
+static void parse_error(eng_session *s, const char *message)
+{
+	/* Token bucket: a flood of garbage must not turn into a flood of
+	 * answers (P3). */
+	int64_t now = eng_now_ns();
+	s->perr_tokens += (double)(now - s->perr_last_ns) / 1e9 * PARSE_ERROR_RATE;
+	if (s->perr_tokens > PARSE_ERROR_RATE)
+		s->perr_tokens = PARSE_ERROR_RATE;
+	s->perr_last_ns = now;
+	if (s->perr_tokens < 1.0)
+		return;
+	s->perr_tokens -= 1.0;
+	eng_session_respond_error(s, NULL, MCP_JSONRPC_PARSE_ERROR, message, NULL);
+}
+
+static int valid_request_id(json_object *id)
+{
+	enum json_type ty = json_object_get_type(id);
+	return ty == json_type_string || ty == json_type_int;
+}
+
+static void dispatch_object(eng_session *s, json_object *msg)
+{
+	json_object *jmethod = NULL, *jid = NULL, *jv = NULL, *params = NULL;
+	int has_method = json_object_object_get_ex(msg, "method", &jmethod);
+	int has_id = json_object_object_get_ex(msg, "id", &jid);
+
+	if (!has_method && (json_object_object_get_ex(msg, "result", NULL) ||
+			    json_object_object_get_ex(msg, "error", NULL))) {
+		/* A response: route it to the pending table, never answer it
+		 * (P3).  Our outbound ids are integers (P7: a separate
+		 * namespace from the client's request ids). */
+		if (has_id && json_object_get_type(jid) == json_type_int)
+			eng_pending_answer(&s->pending, json_object_get_int64(jid), msg);
+		else
+			json_object_put(msg);
+		return;
+	}
+	const char *why = NULL;
+	if (!json_object_object_get_ex(msg, "jsonrpc", &jv) ||
+	    json_object_get_type(jv) != json_type_string ||
+	    strcmp(json_object_get_string(jv), "2.0") != 0)
+		why = "Invalid Request: \"jsonrpc\" must be \"2.0\"";
+	else if (!has_method || json_object_get_type(jmethod) != json_type_string)
+		why = "Invalid Request: \"method\" must be a string";
+	else if (has_id && !valid_request_id(jid))
+		why = "Invalid Request: \"id\" must be a string or an integer";
+	else if (json_object_object_get_ex(msg, "params", &params) &&
+		 !json_object_is_type(params, json_type_object) &&
+		 !json_object_is_type(params, json_type_array))
+		why = "Invalid Request: \"params\" must be an object or an array";
+	if (why) {
+		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST, why, NULL);
+		json_object_put(msg);
+		return;
+	}
+	const char *method = json_object_get_string(jmethod);
+	if (has_id)
+		s->proto->on_request(s, msg, jid, method, params);
+	else
+		s->proto->on_notification(s, msg, method, params);
+}
+
+static void dispatch_line(eng_session *s, const char *line, size_t len)
+{
+	json_tokener *tok = s->tok;
+	json_tokener_reset(tok);
+	json_object *v = json_tokener_parse_ex(tok, line, (int)len);
+	enum json_tokener_error err = json_tokener_get_error(tok);
+	if (err == json_tokener_continue) {
+		/* The line ended inside a value: it is truncated JSON. */
+		json_object_put(v);
+		parse_error(s, "Parse error: unexpected end of message");
+		return;
+	}
+	if (err != json_tokener_success) {
+		json_object_put(v);
+		if (err == json_tokener_error_depth)
+			eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+						  "Invalid Request: nesting too deep", NULL);
+		else
+			parse_error(s, "Parse error: invalid JSON");
+		return;
+	}
+	size_t used = tok->char_offset;
+	for (size_t i = used; i < len; i++) {
+		char c = line[i];
+		if (c != ' ' && c != '\t' && c != '\r') {
+			json_object_put(v);
+			parse_error(s, "Parse error: unexpected data after the JSON value");
+			return;
+		}
+	}
+	if (json_object_is_type(v, json_type_object)) {
+		dispatch_object(s, v);
+		return;
+	}
+	if (json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0 &&
+	    s->proto->batches_allowed && s->proto->batches_allowed(s)) {
+		/* 2025-03-26 batches: each element is routed on its own.  The
+		 * answers are written as they complete (not yet gathered into
+		 * one array). */
+		size_t n = json_object_array_length(v);
+		for (size_t i = 0; i < n; i++) {
+			json_object *e = json_object_get(json_object_array_get_idx(v, i));
+			if (json_object_is_type(e, json_type_object))
+				dispatch_object(s, e);
+			else {
+				json_object_put(e);
+				eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+							  "Invalid Request: batch element is not an object",
+							  NULL);
+			}
+		}
+		json_object_put(v);
+		return;
+	}
+	int is_array = json_object_is_type(v, json_type_array);
+	json_object_put(v);
+	eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+				  is_array ? "Invalid Request: batches are not supported"
+					   : "Invalid Request: a message must be a JSON object",
+				  NULL);
+}
+
+/* ---- shutdown ------------------------------------------------------------- */
+
+static void fire_all(eng_session *s, int reason)
+{
+	/* Snapshot under the lock, fire outside it: callbacks may run. */
+	pthread_mutex_lock(&s->mu);
+	size_t n = s->inflight.count, k = 0;
+	eng_req **snap = n ? malloc(n * sizeof *snap) : NULL;
+	for (size_t i = 0; snap && i < s->inflight.nslots; i++)
+		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next) {
+			eng_req *r = (eng_req *)nd;
+			eng_req_ref(r);
+			snap[k++] = r;
+		}
+	pthread_mutex_unlock(&s->mu);
+	for (size_t i = 0; i < k; i++) {
+		eng_token_fire(&snap[i]->token, reason);
+		eng_req_unref(snap[i]);
+	}
+	free(snap);
+}
+
+static void drop_stragglers(eng_session *s)
+{
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->inflight.nslots; i++)
+		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next)
+			eng_req_decide((eng_req *)nd, ENG_OUT_DROPPED);
+	atomic_fetch_add(&s->stats->abandoned, s->running_n);
+	atomic_fetch_add(&s->stats->inflight_left, s->inflight_n);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void session_shutdown(eng_session *s, int reason)
+{
+	if (atomic_exchange(&s->shutdown_once, 1))
+		return;
+	int64_t start = eng_now_ns();
+	int64_t deadline = start + s->limits.grace_ms * ENG_NS_PER_MS;
+
+	/* 1. Closed: no new in-flight or pending entry from here on. */
+	pthread_mutex_lock(&s->mu);
+	atomic_store(&s->closed, 1);
+	pthread_mutex_unlock(&s->mu);
+	/* 2. Broadcast the reason to every request, queued or running. */
+	fire_all(s, reason);
+	/* 3. Fail the pending server-to-client requests from a swapped-out
+	 *    snapshot of their table. */
+	atomic_fetch_add(&s->stats->pending_failed, eng_pending_fail_all(&s->pending));
+	/* 4. Wait for this session's handlers, bounded by the grace period. */
+	struct timespec ts;
+	eng_abstime(deadline, &ts);
+	pthread_mutex_lock(&s->mu);
+	while (s->inflight_n > 0)
+		if (pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts) == ETIMEDOUT)
+			break;
+	int stragglers = s->inflight_n > 0;
+	pthread_mutex_unlock(&s->mu);
+	if (stragglers)
+		drop_stragglers(s);
+	/* 5. Flush what was answered, bounded, then close the output.  The
+	 *    flush gets at least a short window even when handlers used the
+	 *    whole grace period. */
+	int64_t flush_deadline = eng_now_ns() + 250 * ENG_NS_PER_MS;
+	if (flush_deadline < deadline)
+		flush_deadline = deadline;
+	eng_writer_close(&s->writer, flush_deadline);
+	atomic_fetch_add(&s->stats->pending_left, eng_pending_count(&s->pending));
+}
+
+int eng_session_run(eng_session *s)
+{
+	int reason = MCP_CANCEL_TRANSPORT_CLOSED;
+	for (;;) {
+		const char *line;
+		size_t len;
+		int rc = s->tp->ops->recv(s->tp, &line, &len);
+		if (rc == TP_LINE) {
+			dispatch_line(s, line, len);
+		} else if (rc == TP_BADUTF8) {
+			parse_error(s, "Parse error: invalid UTF-8");
+		} else if (rc == TP_TOOLONG) {
+			eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+						  "Invalid Request: message exceeds the size limit",
+						  NULL);
+		} else if (rc == TP_WOKEN) {
+			int r = atomic_load(&s->close_reason);
+			reason = r ? r : MCP_CANCEL_SHUTDOWN;
+			break;
+		} else {
+			int r = atomic_load(&s->close_reason);
+			reason = r ? r : MCP_CANCEL_TRANSPORT_CLOSED;
+			break;
+		}
+	}
+	session_shutdown(s, reason);
+	return MCP_OK;
+}

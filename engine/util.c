@@ -1,0 +1,60 @@
+/*
+ * util.c - the engine's small shared helpers: the monotonic clock, condition
+ * variables on that clock, and compact JSON serialisation.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/eng.h"
+
+int64_t eng_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void eng_abstime(int64_t deadline_ns, struct timespec *ts)
+{
+	ts->tv_sec = (time_t)(deadline_ns / 1000000000);
+	ts->tv_nsec = (long)(deadline_ns % 1000000000);
+}
+
+int eng_cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+	int rc = pthread_condattr_init(&ca);
+	if (rc)
+		return MCP_ESYS;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return rc ? MCP_ESYS : MCP_OK;
+}
+
+#define ENG_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+const char *eng_json_text(json_object *o, size_t *len)
+{
+	size_t n = 0;
+	const char *s = json_object_to_json_string_length(o, ENG_JSON_FLAGS, &n);
+	if (len)
+		*len = s ? n : 0;
+	return s;
+}
+
+char *eng_json_dup(json_object *o, size_t *len)
+{
+	size_t n;
+	const char *s = eng_json_text(o, &n);
+	if (!s)
+		return NULL;
+	char *d = malloc(n + 1);
+	if (!d)
+		return NULL;
+	memcpy(d, s, n + 1);
+	if (len)
+		*len = n;
+	return d;
+}

@@ -1,0 +1,240 @@
+/*
+ * writer.c - the outbound writer: one thread owns one output stream and is
+ * the only one to write to it, draining a queue of complete lines with
+ * coalesced writes (writev).
+ *
+ * Nobody else ever blocks on the stream: producers append and return.  A
+ * write error latches the writer failed, reports once, and everything after
+ * is discarded, so nothing is written after close (and SIGPIPE is never the
+ * way we learn the peer left).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/eng.h"
+
+struct eng_out {
+	eng_out *next;
+	char *line;        /* len bytes + 1 spare byte, which becomes '\n' */
+	size_t len;
+	eng_req *req;      /* tie to an inbound request, or NULL */
+	int is_response;
+};
+
+#define MAX_IOV 512
+
+static void out_free(eng_out *o)
+{
+	if (o->req)
+		eng_req_unref(o->req);
+	free(o->line);
+	free(o);
+}
+
+/* Whether a queued line must be discarded instead of written (P2: nothing
+ * for a request after its peer cancel; responses were decided earlier). */
+static int out_suppressed(const eng_out *o)
+{
+	return o->req && !o->is_response &&
+	       atomic_load(&o->req->outcome) == ENG_OUT_SUPPRESSED;
+}
+
+static _Atomic int64_t *deadline_of(eng_writer *w)
+{
+	return &w->flush_deadline;
+}
+
+static void *writer_main(void *arg)
+{
+	eng_writer *w = arg;
+	struct iovec iov[MAX_IOV];
+	eng_out *batch[MAX_IOV];
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->head && !w->closing)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->head)
+			break;
+		/* Take up to MAX_IOV lines in one go. */
+		int n = 0;
+		size_t bytes = 0;
+		while (w->head && n < MAX_IOV) {
+			eng_out *o = w->head;
+			w->head = o->next;
+			bytes += o->len;
+			batch[n++] = o;
+		}
+		if (!w->head)
+			w->tail = NULL;
+		w->queued_bytes -= bytes;
+		pthread_cond_broadcast(&w->space_cv);
+		int failed = w->failed;
+		pthread_mutex_unlock(&w->mu);
+
+		int k = 0;
+		uint64_t responses = 0;
+		for (int i = 0; i < n; i++) {
+			eng_out *o = batch[i];
+			if (failed || out_suppressed(o))
+				continue;
+			o->line[o->len] = '\n';
+			iov[k].iov_base = o->line;
+			iov[k].iov_len = o->len + 1;
+			k++;
+			responses += (uint64_t)o->is_response;
+		}
+		int rc = 0;
+		if (k > 0)
+			rc = w->tp->ops->send(w->tp, iov, k, deadline_of(w));
+		uint64_t dropped = 0;
+		for (int i = 0; i < n; i++) {
+			if (batch[i]->is_response && (failed || rc != 0))
+				dropped++;
+			out_free(batch[i]);
+		}
+		if (rc == 0)
+			atomic_fetch_add(&w->stats->responses_written, responses);
+		atomic_fetch_add(&w->stats->responses_dropped, dropped);
+
+		pthread_mutex_lock(&w->mu);
+		if (rc != 0 && !w->failed) {
+			w->failed = 1;
+			pthread_mutex_unlock(&w->mu);
+			if (w->on_error)
+				w->on_error(w->on_error_arg);
+			pthread_mutex_lock(&w->mu);
+		}
+	}
+	w->done = 1;
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+int eng_writer_start(eng_writer *w, tp_conn *tp, struct eng_stats *stats,
+		     void (*on_error)(void *), void *arg)
+{
+	memset(w, 0, sizeof *w);
+	w->stats = stats;
+	if (pthread_mutex_init(&w->mu, NULL))
+		return MCP_ESYS;
+	pthread_cond_init(&w->cv, NULL);
+	eng_cond_init(&w->space_cv);
+	w->tp = tp;
+	w->on_error = on_error;
+	w->on_error_arg = arg;
+	w->high_water = 64u << 20;
+	atomic_store(deadline_of(w), INT64_MAX);
+	if (pthread_create(&w->thread, NULL, writer_main, w)) {
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+		pthread_cond_destroy(&w->space_cv);
+		return MCP_ESYS;
+	}
+	w->started = 1;
+	return MCP_OK;
+}
+
+static eng_out *out_new(char *line, size_t len, eng_req *req, int is_response)
+{
+	eng_out *o = malloc(sizeof *o);
+	if (!o)
+		return NULL;
+	o->next = NULL;
+	o->line = line;
+	o->len = len;
+	o->req = req;
+	if (req)
+		eng_req_ref(req);
+	o->is_response = is_response;
+	return o;
+}
+
+/* Appends under w->mu.  Consumes `line` in every case. */
+static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req, int is_response)
+{
+	if (w->closing || w->failed) {
+		free(line);
+		if (is_response)
+			atomic_fetch_add(&w->stats->responses_dropped, 1);
+		return MCP_ECLOSED;
+	}
+	eng_out *o = out_new(line, len, req, is_response);
+	if (!o) {
+		free(line);
+		if (is_response)
+			atomic_fetch_add(&w->stats->responses_dropped, 1);
+		return MCP_ENOMEM;
+	}
+	int was_empty = w->head == NULL;
+	if (w->tail)
+		w->tail->next = o;
+	else
+		w->head = o;
+	w->tail = o;
+	w->queued_bytes += len;
+	if (was_empty)
+		pthread_cond_signal(&w->cv);
+	return MCP_OK;
+}
+
+int eng_writer_push(eng_writer *w, char *line, size_t len, eng_req *req, int is_response)
+{
+	pthread_mutex_lock(&w->mu);
+	int rc = push_locked(w, line, len, req, is_response);
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
+			 eng_token *tok)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->queued_bytes > w->high_water && !w->closing && !w->failed) {
+		if (tok && eng_token_reason(tok) != MCP_CANCEL_NONE) {
+			pthread_mutex_unlock(&w->mu);
+			free(line);
+			return MCP_ECANCELED;
+		}
+		/* The token's broadcast goes to its own condvar, not this one:
+		 * wait in short slices so a fired token is noticed promptly. */
+		struct timespec ts;
+		eng_abstime(eng_now_ns() + 20 * ENG_NS_PER_MS, &ts);
+		pthread_cond_timedwait(&w->space_cv, &w->mu, &ts);
+	}
+	int rc = push_locked(w, line, len, req, 0);
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+void eng_writer_close(eng_writer *w, int64_t deadline_ns)
+{
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->closing = 1;
+	atomic_store(deadline_of(w), deadline_ns);
+	pthread_cond_broadcast(&w->cv);
+	pthread_cond_broadcast(&w->space_cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	w->started = 0;
+	w->tp->ops->close_output(w->tp);
+}
+
+void eng_writer_destroy(eng_writer *w)
+{
+	eng_out *o = w->head;
+	while (o) {
+		eng_out *n = o->next;
+		if (o->is_response)
+			atomic_fetch_add(&w->stats->responses_dropped, 1);
+		out_free(o);
+		o = n;
+	}
+	w->head = w->tail = NULL;
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	pthread_cond_destroy(&w->space_cv);
+}

@@ -1,0 +1,74 @@
+/*
+ * tp.h - the byte/message transport interface under the engine: a transport
+ * delivers inbound messages as whole lines and writes whole outbound lines.
+ *
+ * It frames and checks bytes (newlines, size limit, UTF-8) but never looks
+ * at JSON-RPC.  Implementations: fd (stdio, pipes, sockets) and mem (an
+ * in-process pair for tests and embedding).
+ */
+#ifndef MCP_TRANSPORT_TP_H
+#define MCP_TRANSPORT_TP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+typedef struct tp_conn tp_conn;
+
+/* Results of recv. */
+enum {
+	TP_LINE = 1,     /* *line and *len hold one message (no newline) */
+	TP_EOF = 0,      /* the peer closed its sending side */
+	TP_TOOLONG = -1, /* a line exceeded max_message; it is being skipped */
+	TP_BADUTF8 = -2, /* *line holds a line that is not valid UTF-8 */
+	TP_WOKEN = -3,   /* tp wake was called (latched) */
+	TP_ERROR = -4    /* a read error; treat as EOF */
+};
+
+struct tp_ops {
+	/* Blocks for the next message.  *line stays valid until the next call. */
+	int (*recv)(tp_conn *c, const char **line, size_t *len);
+	/* Writes every byte of iov[0..n) or fails.  Gives up at *deadline_ns
+	 * (re-read while blocked, so a later close can shorten it).  Returns 0,
+	 * -EPIPE (peer gone), -ETIMEDOUT or another -errno. */
+	int (*send)(tp_conn *c, const struct iovec *iov, int n,
+		    const _Atomic int64_t *deadline_ns);
+	/* Makes recv return TP_WOKEN from now on.  Async-signal-safe. */
+	void (*wake)(tp_conn *c);
+	/* Closes the output side (after the writer drained). */
+	void (*close_output)(tp_conn *c);
+	void (*free)(tp_conn *c);
+};
+
+struct tp_conn {
+	const struct tp_ops *ops;
+	size_t max_message;
+};
+
+/* Returns 1 if s[0..len) is well-formed UTF-8 (no overlongs, surrogates or
+ * code points past U+10FFFF). */
+int tp_utf8_valid(const unsigned char *s, size_t len);
+
+/* fd transport: reads in_fd, writes out_fd (neither closed by the
+ * transport).  `extra_wake_fd` (or -1) is polled too: when it becomes
+ * readable recv returns TP_WOKEN.  NULL on failure. */
+tp_conn *tp_fd_new(int in_fd, int out_fd, int extra_wake_fd, size_t max_message);
+
+/* mem transport: an in-process connection.  The server side is a tp_conn;
+ * the client side is driven with the tp_mem_client_* calls, which are
+ * thread-safe. */
+typedef struct tp_mem tp_mem;
+tp_mem *tp_mem_new(size_t max_message);
+tp_conn *tp_mem_server(tp_mem *m);
+/* Queues one inbound line (copied).  0, or -EPIPE after client close. */
+int tp_mem_client_send(tp_mem *m, const char *line, size_t len);
+/* Takes the next outbound line (caller frees) waiting up to timeout_ms
+ * (< 0 forever).  Returns 1 with a line, 0 on timeout, -1 when the server
+ * closed its output and nothing is left. */
+int tp_mem_client_recv(tp_mem *m, int timeout_ms, char **line, size_t *len);
+/* End of input for the server (like closing its stdin). */
+void tp_mem_client_close(tp_mem *m);
+/* Frees the pair; call after the server side has been freed. */
+void tp_mem_free(tp_mem *m);
+
+#endif /* MCP_TRANSPORT_TP_H */
