@@ -105,6 +105,11 @@ json_object *mcp_result_to_json(mcp_result *r);
 /* base64 of bytes; caller frees.  NULL when out of memory. */
 char *mcp_base64(const void *data, size_t len);
 
+/* Runs one connection over any transport (taken) on the calling thread,
+ * starting and stopping the pool around it; the public run functions and
+ * the in-process tests use it. */
+int mcp_server_run_tp(mcp_server *srv, tp_conn *tp);
+
 /* The tool registry (tools.c). */
 mcp_tool_entry *mcp_tools_find(mcp_server *srv, const char *name);
 json_object *mcp_tools_list_json(mcp_server *srv, int rev);

@@ -146,13 +146,13 @@ static int run_transport(mcp_server *srv, tp_conn *tp)
 	return rc;
 }
 
-MCP_EXTERN int mcp_server_run_fds(mcp_server *srv, int in_fd, int out_fd)
+int mcp_server_run_tp(mcp_server *srv, tp_conn *tp)
 {
-	if (!srv || in_fd < 0 || out_fd < 0)
-		return MCP_EINVAL;
 	int expect = 0;
-	if (!atomic_compare_exchange_strong(&srv->has_run, &expect, 1))
+	if (!atomic_compare_exchange_strong(&srv->has_run, &expect, 1)) {
+		tp->ops->free(tp);
 		return MCP_ESTATE;
+	}
 	atomic_store(&srv->running, 1);
 
 	/* A vanished reader must show up as EPIPE on write, never kill the
@@ -161,19 +161,28 @@ MCP_EXTERN int mcp_server_run_fds(mcp_server *srv, int in_fd, int out_fd)
 
 	int rc = eng_pool_start(&srv->pool, srv->workers, (size_t)srv->max_queue);
 	if (rc != MCP_OK) {
+		tp->ops->free(tp);
 		atomic_store(&srv->running, 0);
 		return rc;
 	}
-	tp_conn *tp = tp_fd_new(in_fd, out_fd, srv->wake_fd, srv->max_message);
-	if (!tp)
-		rc = MCP_ENOMEM;
-	else
-		rc = run_transport(srv, tp);
+	rc = run_transport(srv, tp);
 	/* The session already waited for its handlers up to the grace
 	 * period; what still runs now is abandoned. */
 	eng_pool_stop(&srv->pool, eng_now_ns() + 50 * ENG_NS_PER_MS);
 	atomic_store(&srv->running, 0);
 	return rc;
+}
+
+MCP_EXTERN int mcp_server_run_fds(mcp_server *srv, int in_fd, int out_fd)
+{
+	if (!srv || in_fd < 0 || out_fd < 0)
+		return MCP_EINVAL;
+	if (atomic_load(&srv->has_run))
+		return MCP_ESTATE;
+	tp_conn *tp = tp_fd_new(in_fd, out_fd, srv->wake_fd, srv->max_message);
+	if (!tp)
+		return MCP_ENOMEM;
+	return mcp_server_run_tp(srv, tp);
 }
 
 MCP_EXTERN int mcp_server_run_stdio(mcp_server *srv)

@@ -188,8 +188,10 @@ MCP_EXTERN int mcp_server_run_fds(mcp_server *srv, int in_fd, int out_fd);
 /* Starts the orderly shutdown of a running server: cancels every request
  * with MCP_CANCEL_SHUTDOWN, fails pending server-to-client requests, waits
  * for handlers up to the grace period, flushes and returns from the run
- * function.  Any thread; a no-op when not running or already shutting down.
- * Does not wait for the shutdown to complete. */
+ * function.  Any thread; a no-op when already shutting down.  A shutdown
+ * requested before the run function starts makes it return at once (so a
+ * SIGTERM that arrives during start-up is not lost).  Does not wait for the
+ * shutdown to complete. */
 MCP_EXTERN void mcp_server_shutdown(mcp_server *srv);
 
 /* The same, safe to call from a signal handler (it only writes to an

@@ -1,0 +1,377 @@
+/*
+ * test_session.c - in-process tests of a whole server over the in-memory
+ * transport: lifecycle, id rules, peer cancel, P1 end of input, shutdown
+ * with handlers blocked on unanswered server-to-client requests.
+ *
+ * The same behaviours are tested over real pipes by the scenario harness;
+ * these run fast enough to loop hundreds of times under the sanitizers.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/internal.h"
+
+typedef struct fixture {
+	mcp_server *srv;
+	tp_mem *mem;
+	pthread_t thread;
+	int rc;
+	_Atomic int cleanups;
+	_Atomic int handler_saw_cancel;
+} fixture;
+
+static fixture *current;
+
+static int t_echo(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)user;
+	json_object *t = NULL;
+	json_object_object_get_ex(args, "text", &t);
+	return mcp_result_add_text(out, t ? json_object_get_string(t) : "");
+}
+
+static int t_sleep(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)user;
+	json_object *ms = NULL;
+	json_object_object_get_ex(args, "ms", &ms);
+	int rc = mcp_ctx_sleep(ctx, ms ? json_object_get_int64(ms) : 0);
+	if (rc != MCP_OK) {
+		atomic_fetch_add(&current->handler_saw_cancel, 1);
+		return rc;
+	}
+	return mcp_result_add_text(out, "slept");
+}
+
+/* Blocks on roots/list and deliberately never polls its token: only the
+ * pending table being failed can wake it on close. */
+static int t_roots(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *res = NULL;
+	int rc = mcp_ctx_list_roots(ctx, -1, &res);
+	json_object_put(res);
+	if (rc == MCP_OK)
+		return mcp_result_add_text(out, "roots");
+	atomic_fetch_add(&current->handler_saw_cancel, 1);
+	return rc == MCP_ECLOSED ? MCP_ECANCELED : rc;
+}
+
+static void on_trace(const char *event, const char *id, const char *reason, void *user)
+{
+	(void)id;
+	(void)reason;
+	fixture *f = user;
+	if (strcmp(event, "cleanup") == 0)
+		atomic_fetch_add(&f->cleanups, 1);
+}
+
+static void *run_server(void *arg)
+{
+	fixture *f = arg;
+	f->rc = mcp_server_run_tp(f->srv, tp_mem_server(f->mem));
+	return NULL;
+}
+
+static fixture *start(int workers)
+{
+	fixture *f = calloc(1, sizeof *f);
+	current = f;
+	f->srv = mcp_server_new("unit", "1.0");
+	ck_assert_ptr_nonnull(f->srv);
+	mcp_server_set_workers(f->srv, workers);
+	mcp_server_set_grace_ms(f->srv, 5000);
+	mcp_server_set_trace(f->srv, on_trace, f);
+	mcp_tool tools[] = {
+		{ .name = "echo", .fn = t_echo },
+		{ .name = "sleep", .fn = t_sleep },
+		{ .name = "roots", .fn = t_roots },
+	};
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_int_eq(mcp_server_add_tool(f->srv, &tools[i]), MCP_OK);
+	f->mem = tp_mem_new(1 << 20);
+	pthread_create(&f->thread, NULL, run_server, f);
+	return f;
+}
+
+static void finish(fixture *f)
+{
+	pthread_join(f->thread, NULL);
+	ck_assert_int_eq(f->rc, MCP_OK);
+	mcp_server_free(f->srv);
+	tp_mem_free(f->mem);
+	free(f);
+	current = NULL;
+}
+
+static void send_line(fixture *f, const char *s)
+{
+	ck_assert_int_eq(tp_mem_client_send(f->mem, s, strlen(s)), 0);
+}
+
+/* Next message from the server, parsed; NULL at end of output. */
+static json_object *recv_msg(fixture *f)
+{
+	char *line;
+	size_t len;
+	int rc = tp_mem_client_recv(f->mem, 10000, &line, &len);
+	ck_assert_msg(rc != 0, "timed out waiting for the server");
+	if (rc < 0)
+		return NULL;
+	json_object *m = json_tokener_parse(line);
+	ck_assert_msg(m != NULL, "not JSON: %s", line);
+	free(line);
+	return m;
+}
+
+static json_object *field(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+	json_object_object_get_ex(o, k, &v);
+	return v;
+}
+
+static const char *id_text(json_object *m)
+{
+	return json_object_to_json_string_ext(field(m, "id"), JSON_C_TO_STRING_PLAIN);
+}
+
+static void initialize(fixture *f, const char *caps)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf,
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":"
+		 "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":%s,"
+		 "\"clientInfo\":{\"name\":\"unit\",\"version\":\"1\"}}}",
+		 caps);
+	send_line(f, buf);
+	json_object *m = recv_msg(f);
+	ck_assert_str_eq(id_text(m), "\"init\"");
+	ck_assert_str_eq(json_object_get_string(field(field(m, "result"), "protocolVersion")),
+			 "2025-06-18");
+	json_object_put(m);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+static void drain_to_end(fixture *f, int *answers)
+{
+	json_object *m;
+	while ((m = recv_msg(f))) {
+		if (field(m, "id") && !field(m, "method"))
+			(*answers)++;
+		json_object_put(m);
+	}
+}
+
+START_TEST(version_negotiation)
+{
+	fixture *f = start(2);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	json_object *m = recv_msg(f);
+	ck_assert_int_eq(json_object_get_int(field(field(m, "error"), "code")), -32600);
+	json_object_put(m);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":"
+		     "{\"protocolVersion\":\"1999-01-01\",\"capabilities\":{}}}");
+	m = recv_msg(f);
+	ck_assert_str_eq(json_object_get_string(field(field(m, "result"), "protocolVersion")),
+			 MCP_PROTOCOL_LATEST);
+	json_object_put(m);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"initialize\",\"params\":"
+		     "{\"protocolVersion\":\"2025-03-26\",\"capabilities\":{}}}");
+	m = recv_msg(f);
+	ck_assert_int_eq(json_object_get_int(field(field(m, "error"), "code")), -32600);
+	json_object_put(m);
+	tp_mem_client_close(f->mem);
+	int answers = 0;
+	drain_to_end(f, &answers);
+	ck_assert_int_eq(answers, 0);
+	finish(f);
+}
+END_TEST
+
+START_TEST(peer_cancel_running_writes_nothing)
+{
+	fixture *f = start(2);
+	initialize(f, "{}");
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"sleep\",\"arguments\":{\"ms\":60000}}}");
+	/* Wait until it runs: a ping round trip does not prove that, so poll
+	 * the counter. */
+	while (atomic_load(&f->srv->stats.started) < 1)
+		usleep(1000);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+		     "\"params\":{\"requestId\":7}}");
+	/* The id may be reused once the handler returned (P5). */
+	while (atomic_load(&f->cleanups) < 1)
+		usleep(1000);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"echo\",\"arguments\":{\"text\":\"again\"}}}");
+	json_object *m = recv_msg(f);
+	ck_assert_str_eq(id_text(m), "7");
+	ck_assert_ptr_nonnull(field(m, "result"));
+	json_object_put(m);
+	tp_mem_client_close(f->mem);
+	int answers = 0;
+	drain_to_end(f, &answers);
+	ck_assert_int_eq(answers, 0);
+	ck_assert_int_eq(atomic_load(&f->handler_saw_cancel), 1);
+	ck_assert_uint_eq(atomic_load(&f->srv->stats.cancelled_peer), 1);
+	finish(f);
+}
+END_TEST
+
+START_TEST(eof_answers_queued_work_and_drops_cancelled)
+{
+	/* P1: echo calls already read are answered after EOF; the sleeping
+	 * handler sees transport_closed and writes nothing. */
+	fixture *f = start(1);
+	initialize(f, "{}");
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"sleep\",\"arguments\":{\"ms\":60000}}}");
+	for (int i = 2; i <= 5; i++) {
+		char buf[200];
+		snprintf(buf, sizeof buf,
+			 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+			 "{\"name\":\"echo\",\"arguments\":{\"text\":\"e%d\"}}}",
+			 i, i);
+		send_line(f, buf);
+	}
+	tp_mem_client_close(f->mem);
+	int answers = 0;
+	drain_to_end(f, &answers);
+	ck_assert_int_eq(answers, 4);
+	ck_assert_int_eq(atomic_load(&f->handler_saw_cancel), 1);
+	ck_assert_uint_eq(atomic_load(&f->srv->stats.abandoned), 0);
+	finish(f);
+}
+END_TEST
+
+START_TEST(eof_wakes_handlers_blocked_on_roots)
+{
+	/* Two handlers wait on roots/list the client never answers, without
+	 * polling their tokens; EOF must wake both through the pending table.
+	 * Looped: the shutdown's swap races the waiters' self-removal. */
+	for (int iter = 0; iter < 200; iter++) {
+		fixture *f = start(2);
+		initialize(f, "{\"roots\":{}}");
+		send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+			     "{\"name\":\"roots\"}}");
+		send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+			     "{\"name\":\"roots\"}}");
+		int requests = 0;
+		while (requests < 2) {
+			json_object *m = recv_msg(f);
+			ck_assert_ptr_nonnull(m);
+			if (field(m, "method") &&
+			    strcmp(json_object_get_string(field(m, "method")), "roots/list") == 0)
+				requests++;
+			json_object_put(m);
+		}
+		tp_mem_client_close(f->mem);
+		int answers = 0;
+		drain_to_end(f, &answers);
+		ck_assert_int_eq(answers, 0);
+		ck_assert_int_eq(atomic_load(&f->handler_saw_cancel), 2);
+		/* Woken by the token (step 2) or by the failed table (step 3),
+		 * whichever comes first; test_tables covers step 3 alone. */
+		uint64_t failed = atomic_load(&f->srv->stats.pending_failed);
+		ck_assert_uint_le(failed, 2);
+		ck_assert_uint_eq(atomic_load(&f->srv->stats.abandoned), 0);
+		ck_assert_uint_eq(atomic_load(&f->srv->stats.pending_left), 0);
+		finish(f);
+	}
+}
+END_TEST
+
+static void *shutdown_later(void *arg)
+{
+	usleep(20000);
+	mcp_server_shutdown(arg);
+	return NULL;
+}
+
+START_TEST(shutdown_from_another_thread)
+{
+	fixture *f = start(2);
+	initialize(f, "{\"roots\":{}}");
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"sleep\",\"arguments\":{\"ms\":60000}}}");
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"roots\"}}");
+	json_object *m = recv_msg(f); /* the roots/list request */
+	json_object_put(m);
+	pthread_t th;
+	pthread_create(&th, NULL, shutdown_later, f->srv);
+	int answers = 0;
+	drain_to_end(f, &answers);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(answers, 0);
+	ck_assert_int_eq(atomic_load(&f->handler_saw_cancel), 2);
+	finish(f);
+}
+END_TEST
+
+START_TEST(cancel_races_completion)
+{
+	/* Zero or one answer per id, never two, whatever the interleaving. */
+	fixture *f = start(2);
+	initialize(f, "{}");
+	enum { N = 2000 };
+	for (int i = 0; i < N; i++) {
+		char buf[256];
+		snprintf(buf, sizeof buf,
+			 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+			 "{\"name\":\"%s\",\"arguments\":{\"text\":\"x\",\"ms\":%d}}}",
+			 i, i % 2 ? "echo" : "sleep", i % 3);
+		send_line(f, buf);
+		snprintf(buf, sizeof buf,
+			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+			 "\"params\":{\"requestId\":%d}}",
+			 i);
+		send_line(f, buf);
+	}
+	tp_mem_client_close(f->mem);
+	int *seen = calloc(N, sizeof *seen);
+	json_object *m;
+	while ((m = recv_msg(f))) {
+		json_object *id = field(m, "id");
+		ck_assert_ptr_nonnull(id);
+		int i = json_object_get_int(id);
+		ck_assert(i >= 0 && i < N);
+		seen[i]++;
+		ck_assert_int_le(seen[i], 1);
+		json_object_put(m);
+	}
+	free(seen);
+	finish(f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("session");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, version_negotiation);
+	tcase_add_test(tc, peer_cancel_running_writes_nothing);
+	tcase_add_test(tc, eof_answers_queued_work_and_drops_cancelled);
+	tcase_add_test(tc, eof_wakes_handlers_blocked_on_roots);
+	tcase_add_test(tc, shutdown_from_another_thread);
+	tcase_add_test(tc, cancel_races_completion);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

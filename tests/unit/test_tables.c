@@ -1,0 +1,187 @@
+/*
+ * test_tables.c - unit tests of the in-flight id table and the pending
+ * table of server-to-client requests, including the shutdown swap racing
+ * waiters that remove themselves.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/eng.h"
+
+typedef struct node {
+	eng_idnode n;
+	char key[32];
+} node;
+
+START_TEST(idtable_put_get_del_grow)
+{
+	eng_idtable t;
+	ck_assert_int_eq(eng_idtable_init(&t), MCP_OK);
+	enum { N = 1000 };
+	node *nodes = calloc(N, sizeof *nodes);
+	for (int i = 0; i < N; i++) {
+		snprintf(nodes[i].key, sizeof nodes[i].key, "%d", i);
+		nodes[i].n.key = nodes[i].key;
+		ck_assert_int_eq(eng_idtable_put(&t, &nodes[i].n), MCP_OK);
+	}
+	ck_assert_uint_eq(t.count, N);
+	/* "5" (JSON string) and 5 (JSON number) are different keys (P7). */
+	node s5 = { .key = "\"5\"" };
+	s5.n.key = s5.key;
+	ck_assert_int_eq(eng_idtable_put(&t, &s5.n), MCP_OK);
+	node dup = { .key = "5" };
+	dup.n.key = dup.key;
+	ck_assert_int_eq(eng_idtable_put(&t, &dup.n), MCP_EEXIST);
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_eq(eng_idtable_get(&t, nodes[i].key), &nodes[i].n);
+	for (int i = 0; i < N; i += 2)
+		ck_assert_int_eq(eng_idtable_del(&t, &nodes[i].n), MCP_OK);
+	ck_assert_int_eq(eng_idtable_del(&t, &nodes[0].n), MCP_ENOENT);
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_eq(eng_idtable_get(&t, nodes[i].key),
+				 i % 2 ? &nodes[i].n : NULL);
+	ck_assert_ptr_eq(eng_idtable_get(&t, "\"5\""), &s5.n);
+	eng_idtable_destroy(&t);
+	free(nodes);
+}
+END_TEST
+
+/* A minimal session-less request, enough for the pending table (which
+ * only uses the owner's token and reference count). */
+static eng_req *bare_req(void)
+{
+	eng_req *r = calloc(1, sizeof *r);
+	eng_token_init(&r->token);
+	atomic_init(&r->refs, 1);
+	return r;
+}
+
+static void bare_unref(eng_req *r)
+{
+	if (atomic_fetch_sub(&r->refs, 1) == 1) {
+		eng_token_destroy(&r->token);
+		free(r);
+	}
+}
+
+/* The engine's own unref needs a session; tests swap in the bare one. */
+void eng_req_unref(eng_req *r)
+{
+	bare_unref(r);
+}
+void eng_req_ref(eng_req *r)
+{
+	atomic_fetch_add(&r->refs, 1);
+}
+
+static int wait_state(eng_pending *p, int64_t ms)
+{
+	eng_token *t = &p->owner->token;
+	struct timespec ts;
+	eng_abstime(eng_now_ns() + ms * ENG_NS_PER_MS, &ts);
+	pthread_mutex_lock(&t->mu);
+	while (p->state == ENG_PEND_WAITING)
+		if (pthread_cond_timedwait(&t->cv, &t->mu, &ts))
+			break;
+	int st = p->state;
+	pthread_mutex_unlock(&t->mu);
+	return st;
+}
+
+START_TEST(pending_answer_unknown_duplicate)
+{
+	eng_pending_table pt;
+	ck_assert_int_eq(eng_pending_init(&pt, 2), MCP_OK);
+	eng_req *r = bare_req();
+	eng_pending *a, *b, *c;
+	ck_assert_int_eq(eng_pending_add(&pt, r, &a), MCP_OK);
+	ck_assert_int_eq(eng_pending_add(&pt, r, &b), MCP_OK);
+	ck_assert_int_eq(eng_pending_add(&pt, r, &c), MCP_EBUSY);
+	ck_assert_int_ne(a->id, b->id);
+	ck_assert_int_eq(eng_pending_answer(&pt, 999, json_object_new_object()), 0);
+	ck_assert_int_eq(eng_pending_answer(&pt, a->id, json_object_new_object()), 1);
+	/* A duplicate answer is ignored safely. */
+	ck_assert_int_eq(eng_pending_answer(&pt, a->id, json_object_new_object()), 0);
+	ck_assert_int_eq(wait_state(a, 1000), ENG_PEND_ANSWERED);
+	ck_assert_ptr_nonnull(a->answer);
+	ck_assert_uint_eq(eng_pending_count(&pt), 1);
+	ck_assert_uint_eq(eng_pending_fail_all(&pt), 1);
+	ck_assert_int_eq(wait_state(b, 1000), ENG_PEND_FAILED);
+	/* Closed: nothing new can appear. */
+	ck_assert_int_eq(eng_pending_add(&pt, r, &c), MCP_ECLOSED);
+	eng_pending_remove(&pt, b); /* already gone: copes */
+	eng_pending_unref(a);
+	eng_pending_unref(b);
+	eng_pending_destroy(&pt);
+	bare_unref(r);
+}
+END_TEST
+
+struct waiter {
+	eng_pending_table *pt;
+	eng_pending *p;
+	int state;
+};
+
+static void *wait_then_remove(void *arg)
+{
+	struct waiter *w = arg;
+	w->state = wait_state(w->p, 10000);
+	/* The race the official SDKs shipped: the woken waiter removes itself
+	 * while the shutdown is still failing the others. */
+	eng_pending_remove(w->pt, w->p);
+	eng_pending_unref(w->p);
+	return NULL;
+}
+
+START_TEST(fail_all_races_self_removal)
+{
+	for (int iter = 0; iter < 200; iter++) {
+		eng_pending_table pt;
+		eng_pending_init(&pt, 64);
+		enum { W = 8 };
+		struct waiter w[W];
+		pthread_t th[W];
+		eng_req *r[W];
+		for (int i = 0; i < W; i++) {
+			r[i] = bare_req();
+			w[i].pt = &pt;
+			ck_assert_int_eq(eng_pending_add(&pt, r[i], &w[i].p), MCP_OK);
+			pthread_create(&th[i], NULL, wait_then_remove, &w[i]);
+		}
+		/* Answer some while failing all. */
+		eng_pending_answer(&pt, w[0].p->id, json_object_new_object());
+		eng_pending_fail_all(&pt);
+		for (int i = 0; i < W; i++) {
+			pthread_join(th[i], NULL);
+			ck_assert(w[i].state == ENG_PEND_FAILED || w[i].state == ENG_PEND_ANSWERED);
+			bare_unref(r[i]);
+		}
+		ck_assert_uint_eq(eng_pending_count(&pt), 0);
+		eng_pending_destroy(&pt);
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("tables");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, idtable_put_get_del_grow);
+	tcase_add_test(tc, pending_answer_unknown_duplicate);
+	tcase_add_test(tc, fail_all_races_self_removal);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
