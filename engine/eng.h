@@ -302,6 +302,7 @@ struct eng_session {
 	_Atomic int close_reason;    /* first trigger's cancel reason */
 	_Atomic int shutdown_once;
 	json_tokener *tok;           /* reader thread only */
+	eng_batch *cur_batch;        /* reader thread only: batch being read */
 	/* parse-error rate limit (reader thread only) */
 	double perr_tokens;
 	int64_t perr_last_ns;

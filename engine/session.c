@@ -63,6 +63,71 @@ void eng_req_unref(eng_req *r)
 	eng_session_unref(s);
 }
 
+/* ---- JSON-RPC batches (2025-03-26) -------------------------------------------
+ *
+ * The answers to a batch's elements are gathered and written as one array
+ * once the last element has ended.  The reader holds one count while it
+ * routes the elements, and each submitted request holds one until it ends,
+ * answered or not. */
+
+struct eng_batch {
+	pthread_mutex_t mu;
+	json_object *answers;   /* array, under mu */
+	int outstanding;        /* under mu */
+	eng_session *sess;
+};
+
+static eng_batch *batch_new(eng_session *s)
+{
+	eng_batch *b = calloc(1, sizeof *b);
+	if (!b)
+		return NULL;
+	b->answers = json_object_new_array();
+	if (!b->answers) {
+		free(b);
+		return NULL;
+	}
+	pthread_mutex_init(&b->mu, NULL);
+	b->outstanding = 1;
+	b->sess = s;
+	eng_session_ref(s);
+	return b;
+}
+
+static void batch_hold(eng_batch *b)
+{
+	pthread_mutex_lock(&b->mu);
+	b->outstanding++;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* Adds an answer (taken, may be NULL for "no answer") and drops one count;
+ * the last one writes the array. */
+static void batch_release(eng_batch *b, json_object *answer)
+{
+	pthread_mutex_lock(&b->mu);
+	if (answer)
+		json_object_array_add(b->answers, answer);
+	int last = --b->outstanding == 0;
+	pthread_mutex_unlock(&b->mu);
+	if (!last)
+		return;
+	eng_session *s = b->sess;
+	size_t n = json_object_array_length(b->answers);
+	if (n > 0) {
+		size_t len;
+		char *line = eng_json_dup(b->answers, &len);
+		if (line && eng_writer_push(&s->writer, line, len, NULL, 0) == MCP_OK)
+			atomic_fetch_add(&s->stats->responses_written, n);
+		else
+			atomic_fetch_add(&s->stats->responses_dropped, n);
+	}
+	json_object_put(b->answers);
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+	eng_session_unref(s);
+}
+
 /* ---- building messages ---------------------------------------------------- */
 
 static json_object *envelope(json_object *id)
@@ -124,15 +189,27 @@ static int push_message(eng_session *s, json_object *m, eng_req *req, int is_res
 	return eng_writer_push(&s->writer, line, len, req, is_response);
 }
 
+/* Answers from the reader thread go into the batch being read, if any. */
+static void reader_answer(eng_session *s, json_object *m)
+{
+	if (s->cur_batch && m) {
+		pthread_mutex_lock(&s->cur_batch->mu);
+		json_object_array_add(s->cur_batch->answers, m);
+		pthread_mutex_unlock(&s->cur_batch->mu);
+		return;
+	}
+	push_message(s, m, NULL, 1);
+}
+
 void eng_session_respond_result(eng_session *s, json_object *id, json_object *result)
 {
-	push_message(s, result_message(id, result), NULL, 1);
+	reader_answer(s, result_message(id, result));
 }
 
 void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data)
 {
-	push_message(s, error_message(id, code, message, data), NULL, 1);
+	reader_answer(s, error_message(id, code, message, data));
 }
 
 int eng_session_notify(eng_session *s, json_object *msg)
@@ -264,6 +341,18 @@ static void req_done(eng_req *r)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* The request ends without a batch answer (cancelled, dropped). */
+static void release_batch(eng_req *r, json_object *answer)
+{
+	eng_batch *b = r->batch;
+	if (!b) {
+		json_object_put(answer);
+		return;
+	}
+	r->batch = NULL;
+	batch_release(b, answer);
+}
+
 static void count_cancel(eng_req *r)
 {
 	int reason = eng_token_reason(&r->token);
@@ -289,6 +378,10 @@ int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 	r->run = run;
 	r->proto = proto_req;
 	r->free_proto = free_proto;
+	if (s->cur_batch) {
+		r->batch = s->cur_batch;
+		batch_hold(r->batch);
+	}
 
 	pthread_mutex_lock(&s->mu);
 	int rc = atomic_load(&s->closed) ? MCP_ECLOSED : eng_idtable_put(&s->inflight, &r->node);
@@ -304,11 +397,13 @@ int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 					  "Invalid Request: id is already in flight", data);
 		atomic_fetch_add(&s->stats->rejected, 1);
 		eng_req_decide(r, ENG_OUT_REJECTED);
+		release_batch(r, NULL);
 		eng_req_unref(r);
 		return rc;
 	}
 	if (rc != MCP_OK) {
 		eng_req_decide(r, ENG_OUT_DROPPED);
+		release_batch(r, NULL);
 		eng_req_unref(r);
 		return rc;
 	}
@@ -317,6 +412,7 @@ int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 		req_done(r);
 		eng_req_decide(r, ENG_OUT_REJECTED);
 		atomic_fetch_add(&s->stats->rejected, 1);
+		release_batch(r, NULL);
 		eng_session_respond_error(s, id, MCP_JSONRPC_SERVER_BUSY,
 					  "Server busy: the work queue is full", NULL);
 	}
@@ -334,6 +430,7 @@ void eng_req_dispatch(eng_req *r)
 		 * Queued work is dropped without running (uv_cancel style). */
 		atomic_fetch_add(&s->stats->dropped_queued, 1);
 		r->finished = 1;
+		release_batch(r, NULL);
 		req_done(r);
 		return;
 	}
@@ -353,6 +450,9 @@ void eng_req_finish_silent(eng_req *r)
 	eng_token_clear_callbacks(&r->token);
 	eng_req_decide(r, ENG_OUT_DROPPED);
 	count_cancel(r);
+	/* The batch's answer goes out before the session may see itself idle
+	 * and close its output. */
+	release_batch(r, NULL);
 	req_done(r);
 }
 
@@ -361,6 +461,19 @@ static void finish_with(eng_req *r, json_object *m)
 	r->finished = 1;
 	eng_token_clear_callbacks(&r->token);
 	eng_session *s = r->sess;
+	if (r->batch) {
+		/* Inside a batch the answer joins the batch's array. */
+		int decided = m && eng_req_decide(r, ENG_OUT_RESPONDED);
+		if (decided)
+			atomic_fetch_add(&s->stats->completed, 1);
+		else
+			count_cancel(r);
+		release_batch(r, decided ? m : NULL);
+		if (!decided)
+			json_object_put(m);
+		req_done(r);
+		return;
+	}
 	size_t len = 0;
 	char *line = m ? eng_json_dup(m, &len) : NULL;
 	if (m)
@@ -593,9 +706,16 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 	}
 	if (json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0 &&
 	    s->proto->batches_allowed && s->proto->batches_allowed(s)) {
-		/* 2025-03-26 batches: each element is routed on its own.  The
-		 * answers are written as they complete (not yet gathered into
-		 * one array). */
+		/* 2025-03-26 batches: each element is routed on its own and the
+		 * answers are written together as one array. */
+		eng_batch *b = batch_new(s);
+		if (!b) {
+			json_object_put(v);
+			eng_session_respond_error(s, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+						  "out of memory", NULL);
+			return;
+		}
+		s->cur_batch = b;
 		size_t n = json_object_array_length(v);
 		for (size_t i = 0; i < n; i++) {
 			json_object *e = json_object_get(json_object_array_get_idx(v, i));
@@ -608,15 +728,18 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 							  NULL);
 			}
 		}
+		s->cur_batch = NULL;
+		batch_release(b, NULL);
 		json_object_put(v);
 		return;
 	}
-	int is_array = json_object_is_type(v, json_type_array);
+	const char *why = "Invalid Request: a message must be a JSON object";
+	if (json_object_is_type(v, json_type_array))
+		why = json_object_array_length(v) == 0
+			      ? "Invalid Request: empty batch"
+			      : "Invalid Request: batches are not supported in this protocol version";
 	json_object_put(v);
-	eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
-				  is_array ? "Invalid Request: batches are not supported"
-					   : "Invalid Request: a message must be a JSON object",
-				  NULL);
+	eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST, why, NULL);
 }
 
 /* ---- shutdown ------------------------------------------------------------- */
