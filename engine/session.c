@@ -328,11 +328,19 @@ int eng_session_id_in_flight(eng_session *s, json_object *id)
 /* The request has left the engine's hands: out of the in-flight table (so
  * its id may be reused, P5), counted, and the shutdown told when the
  * session becomes idle. */
-static void req_done(eng_req *r)
+static void req_forget_id(eng_req *r)
 {
 	eng_session *s = r->sess;
 	pthread_mutex_lock(&s->mu);
 	eng_idtable_del(&s->inflight, &r->node);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void req_done(eng_req *r)
+{
+	eng_session *s = r->sess;
+	pthread_mutex_lock(&s->mu);
+	eng_idtable_del(&s->inflight, &r->node); /* a no-op when already forgotten */
 	s->inflight_n--;
 	if (r->started)
 		s->running_n--;
@@ -482,10 +490,14 @@ static void finish_with(eng_req *r, json_object *m)
 	 * won first suppresses the answer; one that comes later is ignored. */
 	if (line && eng_req_decide(r, ENG_OUT_RESPONDED)) {
 		atomic_fetch_add(&s->stats->completed, 1);
-		/* Out of the in-flight table before the answer can reach the
-		 * client, so a client reusing the id at once is not refused. */
-		req_done(r);
+		/* The id leaves the in-flight table before the answer can reach
+		 * the client, so a client reusing it at once is not refused; the
+		 * request still counts as in flight until its answer is queued,
+		 * so a shutdown waiting for idleness cannot close the output in
+		 * between. */
+		req_forget_id(r);
 		eng_writer_push(&s->writer, line, len, r, 1);
+		req_done(r);
 		return;
 	}
 	if (!line)
