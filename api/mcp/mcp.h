@@ -185,6 +185,33 @@ MCP_EXTERN int mcp_server_run_stdio(mcp_server *srv);
  * socket twice).  The descriptors stay open and owned by the caller. */
 MCP_EXTERN int mcp_server_run_fds(mcp_server *srv, int in_fd, int out_fd);
 
+/* An in-process connection, for embedding a server in an application or
+ * driving it from tests without pipes.  The messages are JSON-RPC texts
+ * without newlines, exactly as they would travel over stdio. */
+typedef struct mcp_memconn mcp_memconn;
+
+/* Starts serving one in-process connection on a background thread (the
+ * connection's reader); *out receives the client end, owned by the caller
+ * and released with mcp_memconn_free().  Returns MCP_OK, MCP_ESTATE when the
+ * server is already running or has run, MCP_ENOMEM or MCP_ESYS. */
+MCP_EXTERN int mcp_server_start_memory(mcp_server *srv, mcp_memconn **out);
+/* Sends one message (copied) to the server.  MCP_OK, MCP_ECLOSED after
+ * mcp_memconn_close(), MCP_ENOMEM.  Thread-safe. */
+MCP_EXTERN int mcp_memconn_send(mcp_memconn *c, const char *msg, size_t len);
+/* Receives the next message the server wrote, waiting up to timeout_ms
+ * (< 0: forever).  Returns 1 with *msg (NUL-terminated, caller frees with
+ * free()) and *len, 0 on timeout, or MCP_ECLOSED when the server closed its
+ * output and nothing is left.  Thread-safe. */
+MCP_EXTERN int mcp_memconn_recv(mcp_memconn *c, int timeout_ms, char **msg, size_t *len);
+/* Ends the client's input: the server sees end of input and runs its
+ * orderly shutdown (answers still owed are delivered, then the output
+ * closes).  Idempotent. */
+MCP_EXTERN void mcp_memconn_close(mcp_memconn *c);
+/* Closes the input if still open, waits for the server's run to finish and
+ * releases the connection.  Returns the run's result (MCP_OK after an
+ * orderly shutdown).  NULL gives MCP_EINVAL. */
+MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
+
 /* Starts the orderly shutdown of a running server: cancels every request
  * with MCP_CANCEL_SHUTDOWN, fails pending server-to-client requests, waits
  * for handlers up to the grace period, flushes and returns from the run

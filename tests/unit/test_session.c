@@ -352,6 +352,39 @@ START_TEST(cancel_races_completion)
 }
 END_TEST
 
+START_TEST(embedded_memconn_roundtrip)
+{
+	/* The public embedding API: the same engine, no pipes. */
+	mcp_server *srv = mcp_server_new("embedded", "1.0");
+	mcp_tool echo = { .name = "echo", .fn = t_echo };
+	ck_assert_int_eq(mcp_server_add_tool(srv, &echo), MCP_OK);
+	mcp_memconn *c;
+	ck_assert_int_eq(mcp_server_start_memory(srv, &c), MCP_OK);
+	mcp_memconn *again;
+	const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+			   "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}";
+	const char *call = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+			   "{\"name\":\"echo\",\"arguments\":{\"text\":\"inside\"}}}";
+	ck_assert_int_eq(mcp_memconn_send(c, init, strlen(init)), MCP_OK);
+	ck_assert_int_eq(mcp_memconn_send(c, call, strlen(call)), MCP_OK);
+	mcp_memconn_close(c);
+	ck_assert_int_eq(mcp_memconn_send(c, call, strlen(call)), MCP_ECLOSED);
+	char *msg;
+	size_t len;
+	ck_assert_int_eq(mcp_memconn_recv(c, 10000, &msg, &len), 1);
+	ck_assert_ptr_nonnull(strstr(msg, "\"id\":1"));
+	free(msg);
+	ck_assert_int_eq(mcp_memconn_recv(c, 10000, &msg, &len), 1);
+	ck_assert_ptr_nonnull(strstr(msg, "inside"));
+	free(msg);
+	ck_assert_int_eq(mcp_memconn_recv(c, 10000, &msg, &len), MCP_ECLOSED);
+	ck_assert_int_eq(mcp_memconn_free(c), MCP_OK);
+	/* A server runs once. */
+	ck_assert_int_eq(mcp_server_start_memory(srv, &again), MCP_ESTATE);
+	mcp_server_free(srv);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("session");
@@ -363,6 +396,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, eof_wakes_handlers_blocked_on_roots);
 	tcase_add_test(tc, shutdown_from_another_thread);
 	tcase_add_test(tc, cancel_races_completion);
+	tcase_add_test(tc, embedded_memconn_roundtrip);
 	suite_add_tcase(s, tc);
 	return s;
 }
