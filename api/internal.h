@@ -26,18 +26,52 @@ extern const char *const mcp_revision_names[MCP_REV_COUNT];
 /* Index of a supported revision, or -1. */
 int mcp_revision_index(const char *version);
 
+/* A registry entry: embedded first in every registered object. */
+typedef struct mcp_entry {
+	_Atomic int refs;
+	char *key;                       /* name, URI or URI template */
+	void (*destroy)(struct mcp_entry *e);
+} mcp_entry;
+
+/* Entries in registration order, under the server's reg_lock. */
+typedef struct mcp_registry {
+	mcp_entry **items;
+	size_t n, cap;
+} mcp_registry;
+
+int mcp_entry_init(mcp_entry *e, const char *key, void (*destroy)(mcp_entry *));
+void mcp_entry_unref(mcp_entry *e);
+
 /* A registered tool.  Counted: a call holds a reference, so removing the
  * tool while it runs is safe. */
 typedef struct mcp_tool_entry {
-	_Atomic int refs;
-	char *name, *title, *description;
-	json_object *input_schema;   /* owned; read-only after registration */
-	json_object *output_schema;  /* owned or NULL */
+	mcp_entry base;                  /* key: the name */
+	char *title, *description;
+	json_object *input_schema;       /* owned; read-only after registration */
+	json_object *output_schema;      /* owned or NULL */
 	mcp_tool_fn fn;
 	void *user;
 } mcp_tool_entry;
 
-void mcp_tool_entry_unref(mcp_tool_entry *t);
+typedef struct mcp_resource_entry {
+	mcp_entry base;                  /* key: the URI or the template */
+	int is_template;
+	char *name, *title, *description, *mime_type;
+	int64_t size;
+	mcp_resource_fn read;
+	mcp_complete_fn complete;
+	void *user;
+} mcp_resource_entry;
+
+typedef struct mcp_prompt_entry {
+	mcp_entry base;                  /* key: the name */
+	char *title, *description;
+	mcp_prompt_arg *args;            /* owned copies */
+	size_t nargs;
+	mcp_prompt_fn get;
+	mcp_complete_fn complete;
+	void *user;
+} mcp_prompt_entry;
 
 struct mcp_server {
 	char *name, *version, *instructions;
@@ -50,17 +84,17 @@ struct mcp_server {
 	mcp_trace_fn trace;
 	void *trace_user;
 
+	int page_size;
 	pthread_rwlock_t reg_lock;   /* the registries below */
-	mcp_tool_entry **tools;
-	size_t ntools, tools_cap;
+	mcp_registry tools, resources, templates, prompts;
 
 	eng_pool pool;
 	eng_stats stats;
 	int wake_fd;                 /* eventfd: shutdown (signal-safe) */
 	_Atomic int running;
 	_Atomic int has_run;
-	pthread_mutex_t sess_mu;     /* the current session */
-	eng_session *session;
+	pthread_mutex_t sess_mu;     /* the list of live connections */
+	struct mcp_sess *sessions;
 };
 
 /* Connection state of the lifecycle. */
@@ -69,6 +103,12 @@ enum { MCP_SESS_NEW = 0, MCP_SESS_INITIALIZING, MCP_SESS_READY };
 /* Per-connection protocol state (the engine session's proto_data). */
 typedef struct mcp_sess {
 	mcp_server *srv;
+	eng_session *es;             /* not counted: unlinked before it dies */
+	struct mcp_sess *next;       /* srv->sessions, under srv->sess_mu */
+	pthread_mutex_t mu;          /* subscriptions */
+	char **subs;
+	size_t nsubs, subs_cap;
+	unsigned caps_sent;          /* MCP_KIND_* bits whose listChanged was advertised */
 	_Atomic int state;
 	int rev;                     /* negotiated revision index */
 	json_object *client_caps;    /* set once by initialize, then read-only */
@@ -110,9 +150,57 @@ char *mcp_base64(const void *data, size_t len);
  * the in-process tests use it. */
 int mcp_server_run_tp(mcp_server *srv, tp_conn *tp);
 
-/* The tool registry (tools.c). */
-mcp_tool_entry *mcp_tools_find(mcp_server *srv, const char *name);
-json_object *mcp_tools_list_json(mcp_server *srv, int rev);
-void mcp_tools_free_all(mcp_server *srv);
+/* Registries (registry.c): add takes the entry (freed on error). */
+int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e);
+int mcp_registry_remove(mcp_server *srv, mcp_registry *r, const char *key);
+mcp_entry *mcp_registry_find(mcp_server *srv, mcp_registry *r, const char *key);
+mcp_entry *mcp_registry_match(mcp_server *srv, mcp_registry *r,
+			      int (*match)(mcp_entry *e, void *arg), void *arg);
+size_t mcp_registry_count(mcp_server *srv, mcp_registry *r);
+/* Describes items [offset, offset+limit) with `describe`; *total = count. */
+json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
+			       json_object *(*describe)(mcp_entry *e, int rev), int rev,
+			       size_t *total);
+void mcp_registry_clear(mcp_registry *r);
+
+char *mcp_strdup_opt(const char *s, int *failed);
+json_object *mcp_json_copy(json_object *o);
+void mcp_json_add_str(json_object *o, const char *key, const char *value);
+
+/* What a list_changed notification is about. */
+enum { MCP_KIND_TOOLS = 1, MCP_KIND_RESOURCES = 2, MCP_KIND_PROMPTS = 4 };
+/* Sends notifications/<kind>/list_changed to every ready connection that
+ * was told the list may change (protocol.c). */
+void mcp_notify_list_changed(mcp_server *srv, int kind);
+
+json_object *mcp_tool_describe(mcp_entry *e, int rev);
+json_object *mcp_resource_describe(mcp_entry *e, int rev);
+json_object *mcp_prompt_describe(mcp_entry *e, int rev);
+/* Finds the template matching `uri`; *vars gets the variables (owned). */
+mcp_resource_entry *mcp_template_match(mcp_server *srv, const char *uri, json_object **vars);
+
+/* Content blocks shared by tool results and prompt messages (result.c). */
+json_object *mcp_block_text(const char *text, size_t len);
+json_object *mcp_block_media(const char *type, const void *data, size_t len,
+			     const char *mime_type);
+json_object *mcp_block_resource(const char *uri, const char *mime_type, const char *key,
+				json_object *value);
+
+struct mcp_contents {
+	json_object *items;          /* array */
+};
+
+struct mcp_prompt_result {
+	json_object *messages;       /* array */
+	char *description;
+	int rev;
+};
+
+struct mcp_completion {
+	json_object *values;         /* array, at most 100 */
+	int64_t total;               /* -1: not set */
+	int has_more;
+	size_t added;
+};
 
 #endif /* MCP_API_INTERNAL_H */

@@ -56,14 +56,43 @@ const char *mcp_log_level_name(int level)
 
 typedef void (*inline_fn)(eng_session *s, json_object *id, json_object *params);
 
-static json_object *server_capabilities(mcp_server *srv)
+/* The capabilities of a connection: exactly what is registered when it
+ * initializes.  Remembers which list_changed notifications it was promised. */
+static json_object *server_capabilities(mcp_sess *ms)
 {
+	mcp_server *srv = ms->srv;
 	json_object *caps = json_object_new_object();
-	json_object *tools = json_object_new_object();
-	json_object_object_add(tools, "listChanged", json_object_new_boolean(1));
-	json_object_object_add(caps, "tools", tools);
 	json_object_object_add(caps, "logging", json_object_new_object());
-	(void)srv;
+	unsigned kinds = 0;
+	int completions = 0;
+	if (mcp_registry_count(srv, &srv->tools)) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+		json_object_object_add(caps, "tools", o);
+		kinds |= MCP_KIND_TOOLS;
+	}
+	if (mcp_registry_count(srv, &srv->resources) || mcp_registry_count(srv, &srv->templates)) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "subscribe", json_object_new_boolean(1));
+		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+		json_object_object_add(caps, "resources", o);
+		kinds |= MCP_KIND_RESOURCES;
+	}
+	if (mcp_registry_count(srv, &srv->prompts)) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+		json_object_object_add(caps, "prompts", o);
+		kinds |= MCP_KIND_PROMPTS;
+	}
+	pthread_rwlock_rdlock(&srv->reg_lock);
+	for (size_t i = 0; i < srv->prompts.n && !completions; i++)
+		completions = ((mcp_prompt_entry *)srv->prompts.items[i])->complete != NULL;
+	for (size_t i = 0; i < srv->templates.n && !completions; i++)
+		completions = ((mcp_resource_entry *)srv->templates.items[i])->complete != NULL;
+	pthread_rwlock_unlock(&srv->reg_lock);
+	if (completions)
+		json_object_object_add(caps, "completions", json_object_new_object());
+	ms->caps_sent = kinds;
 	return caps;
 }
 
@@ -106,7 +135,7 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 	json_object *res = json_object_new_object();
 	json_object_object_add(res, "protocolVersion",
 			       json_object_new_string(mcp_revision_names[ms->rev]));
-	json_object_object_add(res, "capabilities", server_capabilities(srv));
+	json_object_object_add(res, "capabilities", server_capabilities(ms));
 	json_object *si = json_object_new_object();
 	json_object_object_add(si, "name", json_object_new_string(srv->name));
 	json_object_object_add(si, "version", json_object_new_string(srv->version));
@@ -137,13 +166,251 @@ static void m_set_level(eng_session *s, json_object *id, json_object *params)
 	eng_session_respond_result(s, id, json_object_new_object());
 }
 
+/* ---- paged lists ---------------------------------------------------------
+ *
+ * A cursor is "libmcp:<list>:<offset>" in base64: opaque to the client, and
+ * checked on the way back so a cursor from elsewhere is -32602. */
+
+static char *make_cursor(const char *list, size_t offset)
+{
+	char raw[96];
+	int n = snprintf(raw, sizeof raw, "libmcp:%s:%zu", list, offset);
+	return mcp_base64(raw, (size_t)n);
+}
+
+static int b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* Returns 0 and the offset, or -1 for a cursor we did not issue. */
+static int parse_cursor(const char *cursor, const char *list, size_t *offset)
+{
+	size_t n = strlen(cursor);
+	if (n == 0 || n % 4 || n > 128)
+		return -1;
+	char raw[97];
+	size_t o = 0;
+	for (size_t i = 0; i < n; i += 4) {
+		int v[4];
+		for (int k = 0; k < 4; k++)
+			v[k] = cursor[i + k] == '=' ? 0 : b64val(cursor[i + k]);
+		if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0)
+			return -1;
+		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
+			     (uint32_t)v[3];
+		raw[o++] = (char)(w >> 16);
+		if (cursor[i + 2] != '=')
+			raw[o++] = (char)(w >> 8);
+		if (cursor[i + 3] != '=')
+			raw[o++] = (char)w;
+	}
+	raw[o] = 0;
+	char prefix[48];
+	int pn = snprintf(prefix, sizeof prefix, "libmcp:%s:", list);
+	if (strncmp(raw, prefix, (size_t)pn) != 0)
+		return -1;
+	const char *num = raw + pn;
+	if (!*num || strlen(num) > 12)
+		return -1;
+	size_t v = 0;
+	for (const char *q = num; *q; q++) {
+		if (*q < '0' || *q > '9')
+			return -1;
+		v = v * 10 + (size_t)(*q - '0');
+	}
+	*offset = v;
+	return 0;
+}
+
+static void list_page(eng_session *s, json_object *id, json_object *params, const char *list,
+		      const char *key, mcp_registry *r,
+		      json_object *(*describe)(mcp_entry *e, int rev))
+{
+	mcp_sess *ms = sess_of(s);
+	size_t offset = 0;
+	json_object *jc = get(params, "cursor");
+	if (jc && (!json_object_is_type(jc, json_type_string) ||
+		   parse_cursor(json_object_get_string(jc), list, &offset) != 0)) {
+		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
+					  "Invalid params: unknown cursor", NULL);
+		return;
+	}
+	size_t total = 0, page = (size_t)ms->srv->page_size;
+	json_object *items = mcp_registry_page(ms->srv, r, offset, page, describe, ms->rev, &total);
+	if (!items) {
+		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		return;
+	}
+	json_object *res = json_object_new_object();
+	json_object_object_add(res, key, items);
+	if (offset + page < total) {
+		char *next = make_cursor(list, offset + page);
+		if (next)
+			json_object_object_add(res, "nextCursor", json_object_new_string(next));
+		free(next);
+	}
+	eng_session_respond_result(s, id, res);
+}
+
 static void m_tools_list(eng_session *s, json_object *id, json_object *params)
 {
-	(void)params;
-	json_object *res = json_object_new_object();
-	json_object_object_add(res, "tools", mcp_tools_list_json(sess_of(s)->srv,
-								 sess_of(s)->rev));
-	eng_session_respond_result(s, id, res);
+	list_page(s, id, params, "tools", "tools", &sess_of(s)->srv->tools, mcp_tool_describe);
+}
+
+static void m_resources_list(eng_session *s, json_object *id, json_object *params)
+{
+	list_page(s, id, params, "resources", "resources", &sess_of(s)->srv->resources,
+		  mcp_resource_describe);
+}
+
+static void m_templates_list(eng_session *s, json_object *id, json_object *params)
+{
+	list_page(s, id, params, "templates", "resourceTemplates", &sess_of(s)->srv->templates,
+		  mcp_resource_describe);
+}
+
+static void m_prompts_list(eng_session *s, json_object *id, json_object *params)
+{
+	list_page(s, id, params, "prompts", "prompts", &sess_of(s)->srv->prompts,
+		  mcp_prompt_describe);
+}
+
+/* ---- resource subscriptions -------------------------------------------- */
+
+static void not_found(eng_session *s, json_object *id, const char *uri)
+{
+	json_object *data = json_object_new_object();
+	json_object_object_add(data, "uri", json_object_new_string(uri));
+	eng_session_respond_error(s, id, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
+				  data);
+}
+
+static int resource_exists(mcp_server *srv, const char *uri)
+{
+	mcp_entry *e = mcp_registry_find(srv, &srv->resources, uri);
+	if (e) {
+		mcp_entry_unref(e);
+		return 1;
+	}
+	json_object *vars;
+	mcp_resource_entry *t = mcp_template_match(srv, uri, &vars);
+	json_object_put(vars);
+	if (t)
+		mcp_entry_unref(&t->base);
+	return t != NULL;
+}
+
+static void m_subscribe(eng_session *s, json_object *id, json_object *params)
+{
+	mcp_sess *ms = sess_of(s);
+	const char *uri = get_str(params, "uri");
+	if (!uri) {
+		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
+					  "Invalid params: uri (string) is required", NULL);
+		return;
+	}
+	if (!resource_exists(ms->srv, uri)) {
+		not_found(s, id, uri);
+		return;
+	}
+	pthread_mutex_lock(&ms->mu);
+	int have = 0;
+	for (size_t i = 0; i < ms->nsubs && !have; i++)
+		have = strcmp(ms->subs[i], uri) == 0;
+	int rc = MCP_OK;
+	if (!have) {
+		if (ms->nsubs == ms->subs_cap) {
+			size_t cap = ms->subs_cap ? ms->subs_cap * 2 : 8;
+			char **n = realloc(ms->subs, cap * sizeof *n);
+			if (n) {
+				ms->subs = n;
+				ms->subs_cap = cap;
+			}
+		}
+		char *d = ms->nsubs < ms->subs_cap ? strdup(uri) : NULL;
+		if (d)
+			ms->subs[ms->nsubs++] = d;
+		else
+			rc = MCP_ENOMEM;
+	}
+	pthread_mutex_unlock(&ms->mu);
+	if (rc != MCP_OK)
+		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+	else
+		eng_session_respond_result(s, id, json_object_new_object());
+}
+
+static void m_unsubscribe(eng_session *s, json_object *id, json_object *params)
+{
+	mcp_sess *ms = sess_of(s);
+	const char *uri = get_str(params, "uri");
+	if (!uri) {
+		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
+					  "Invalid params: uri (string) is required", NULL);
+		return;
+	}
+	pthread_mutex_lock(&ms->mu);
+	for (size_t i = 0; i < ms->nsubs; i++) {
+		if (strcmp(ms->subs[i], uri) == 0) {
+			free(ms->subs[i]);
+			ms->subs[i] = ms->subs[--ms->nsubs];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ms->mu);
+	eng_session_respond_result(s, id, json_object_new_object());
+}
+
+static json_object *notification(const char *method, json_object *params)
+{
+	json_object *n = json_object_new_object();
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(n, "params", params);
+	return n;
+}
+
+void mcp_notify_list_changed(mcp_server *srv, int kind)
+{
+	const char *method = kind == MCP_KIND_TOOLS	  ? "notifications/tools/list_changed"
+			     : kind == MCP_KIND_RESOURCES ? "notifications/resources/list_changed"
+							  : "notifications/prompts/list_changed";
+	pthread_mutex_lock(&srv->sess_mu);
+	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next)
+		if (atomic_load(&ms->state) == MCP_SESS_READY && (ms->caps_sent & (unsigned)kind))
+			eng_session_notify(ms->es, notification(method, NULL));
+	pthread_mutex_unlock(&srv->sess_mu);
+}
+
+MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
+{
+	if (!srv || !uri)
+		return MCP_EINVAL;
+	pthread_mutex_lock(&srv->sess_mu);
+	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next) {
+		if (atomic_load(&ms->state) != MCP_SESS_READY)
+			continue;
+		int subscribed = 0;
+		pthread_mutex_lock(&ms->mu);
+		for (size_t i = 0; i < ms->nsubs && !subscribed; i++)
+			subscribed = strcmp(ms->subs[i], uri) == 0;
+		pthread_mutex_unlock(&ms->mu);
+		if (subscribed) {
+			json_object *p = json_object_new_object();
+			json_object_object_add(p, "uri", json_object_new_string(uri));
+			eng_session_notify(ms->es, notification("notifications/resources/updated", p));
+		}
+	}
+	pthread_mutex_unlock(&srv->sess_mu);
+	return MCP_OK;
 }
 
 /* ---- pooled methods (worker threads) ----------------------------------- */
@@ -154,75 +421,268 @@ static void trace(mcp_server *srv, const char *event, eng_req *r, const char *re
 		srv->trace(event, r->id_key, reason, srv->trace_user);
 }
 
+/* Prepares the context of a handler about to run for `r`. */
+static void ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
+{
+	memset(ctx, 0, sizeof *ctx);
+	ctx->req = r;
+	ctx->sess = sess_of(r->sess);
+	json_object *pt = get(get(params, "_meta"), "progressToken");
+	if (pt && (json_object_is_type(pt, json_type_string) ||
+		   json_object_is_type(pt, json_type_int)))
+		ctx->progress_token = pt;
+	trace(ctx->sess->srv, "started", r, NULL);
+}
+
+/* Ends a handler's run with exactly one outcome.  `result` is taken; the
+ * error triple is the handler's own JSON-RPC error when code != 0 (data
+ * taken). */
+static void ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
+		    json_object *data)
+{
+	eng_req *r = ctx->req;
+	int reason = eng_token_reason(&r->token);
+	const char *why = "completed";
+	if (reason == MCP_CANCEL_PEER || (rc != MCP_OK && reason != MCP_CANCEL_NONE))
+		why = mcp_cancel_reason_name((mcp_cancel_reason)reason);
+	trace(ctx->sess->srv, "cleanup", r, why);
+
+	if (rc == MCP_OK && result) {
+		json_object_put(data);
+		eng_req_finish_result(r, result);
+		return;
+	}
+	json_object_put(result);
+	if (rc == MCP_ECANCELED && reason != MCP_CANCEL_NONE) {
+		/* Stopped because of its token: nothing is written (P1, P2). */
+		json_object_put(data);
+		eng_req_finish_silent(r);
+	} else if (code) {
+		eng_req_finish_error(r, code, message, data);
+	} else {
+		json_object_put(data);
+		eng_req_finish_error(r,
+				     rc == MCP_EINVAL ? MCP_JSONRPC_INVALID_PARAMS
+						      : MCP_JSONRPC_INTERNAL_ERROR,
+				     rc == MCP_OK ? "out of memory" : mcp_strerror(rc), NULL);
+	}
+}
+
+static void finish_invalid(eng_req *r, const char *message, json_object *data)
+{
+	eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS, message, data);
+}
+
+static json_object *name_data(const char *key, const char *value)
+{
+	json_object *d = json_object_new_object();
+	if (d)
+		json_object_object_add(d, key, json_object_new_string(value));
+	return d;
+}
+
 static void run_tools_call(eng_req *r)
 {
 	mcp_sess *ms = sess_of(r->sess);
-	mcp_server *srv = ms->srv;
 	json_object *params = get(r->msg, "params");
 	const char *name = get_str(params, "name");
 	json_object *args = get(params, "arguments");
 
 	if (!name) {
-		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS,
-				     "Invalid params: tools/call needs a tool name", NULL);
+		finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
 		return;
 	}
 	if (args && !json_object_is_type(args, json_type_object)) {
-		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS,
-				     "Invalid params: arguments must be an object", NULL);
+		finish_invalid(r, "Invalid params: arguments must be an object", NULL);
 		return;
 	}
-	mcp_tool_entry *tool = mcp_tools_find(srv, name);
+	mcp_tool_entry *tool = (mcp_tool_entry *)mcp_registry_find(ms->srv, &ms->srv->tools, name);
 	if (!tool) {
-		json_object *data = json_object_new_object();
-		json_object_object_add(data, "name", json_object_new_string(name));
-		size_t n = strlen(name) + 32;
-		char *msg = malloc(n);
-		if (msg)
-			snprintf(msg, n, "Unknown tool: %s", name);
-		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS, msg ? msg : "Unknown tool",
-				     data);
-		free(msg);
+		char msg[160];
+		snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
+		finish_invalid(r, msg, name_data("name", name));
 		return;
 	}
 	json_object *own_args = NULL;
 	if (!args)
 		args = own_args = json_object_new_object();
 
-	mcp_ctx ctx = { .req = r, .sess = ms };
-	json_object *meta = get(params, "_meta");
-	json_object *pt = get(meta, "progressToken");
-	if (pt && (json_object_is_type(pt, json_type_string) ||
-		   json_object_is_type(pt, json_type_int)))
-		ctx.progress_token = pt;
-
+	mcp_ctx ctx;
+	ctx_begin(&ctx, r, params);
 	mcp_result res;
 	mcp_result_init(&res, ms->rev);
-	trace(srv, "started", r, NULL);
 	int rc = tool->fn(&ctx, args, &res, tool->user);
-	int reason = eng_token_reason(&r->token);
-	const char *why = "completed";
-	if (reason == MCP_CANCEL_PEER || (rc != MCP_OK && reason != MCP_CANCEL_NONE))
-		why = mcp_cancel_reason_name((mcp_cancel_reason)reason);
-	trace(srv, "cleanup", r, why);
-
-	if (rc == MCP_OK) {
-		eng_req_finish_result(r, mcp_result_to_json(&res));
-	} else if (rc == MCP_ECANCELED && reason != MCP_CANCEL_NONE) {
-		/* Stopped because of its token: nothing is written (P1, P2). */
-		eng_req_finish_silent(r);
-	} else if (res.err_code) {
-		eng_req_finish_error(r, res.err_code, res.err_message, res.err_data);
-		res.err_data = NULL;
-	} else {
-		eng_req_finish_error(r,
-				     rc == MCP_EINVAL ? MCP_JSONRPC_INVALID_PARAMS
-						      : MCP_JSONRPC_INTERNAL_ERROR,
-				     mcp_strerror(rc), NULL);
-	}
+	json_object *result = rc == MCP_OK ? mcp_result_to_json(&res) : NULL;
+	ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
+	res.err_data = NULL;
 	mcp_result_clear(&res);
 	json_object_put(own_args);
-	mcp_tool_entry_unref(tool);
+	mcp_entry_unref(&tool->base);
+}
+
+static void run_resources_read(eng_req *r)
+{
+	mcp_sess *ms = sess_of(r->sess);
+	mcp_server *srv = ms->srv;
+	json_object *params = get(r->msg, "params");
+	const char *uri = get_str(params, "uri");
+	if (!uri) {
+		finish_invalid(r, "Invalid params: uri (string) is required", NULL);
+		return;
+	}
+	json_object *vars = NULL;
+	mcp_resource_entry *res = (mcp_resource_entry *)mcp_registry_find(srv, &srv->resources, uri);
+	if (res)
+		vars = json_object_new_object();
+	else
+		res = mcp_template_match(srv, uri, &vars);
+	if (!res) {
+		eng_req_finish_error(r, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
+				     name_data("uri", uri));
+		return;
+	}
+	mcp_ctx ctx;
+	ctx_begin(&ctx, r, params);
+	mcp_contents out = { .items = json_object_new_array() };
+	int rc = out.items ? res->read(&ctx, uri, vars, &out, res->user) : MCP_ENOMEM;
+	json_object *result = NULL;
+	if (rc == MCP_OK) {
+		result = json_object_new_object();
+		json_object_object_add(result, "contents", out.items);
+		out.items = NULL;
+	}
+	if (rc == MCP_ENOENT)
+		ctx_end(&ctx, rc, NULL, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
+			name_data("uri", uri));
+	else
+		ctx_end(&ctx, rc, result, 0, NULL, NULL);
+	json_object_put(out.items);
+	json_object_put(vars);
+	mcp_entry_unref(&res->base);
+}
+
+static void run_prompts_get(eng_req *r)
+{
+	mcp_sess *ms = sess_of(r->sess);
+	json_object *params = get(r->msg, "params");
+	const char *name = get_str(params, "name");
+	json_object *args = get(params, "arguments");
+	if (!name) {
+		finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
+		return;
+	}
+	if (args && !json_object_is_type(args, json_type_object)) {
+		finish_invalid(r, "Invalid params: arguments must be an object", NULL);
+		return;
+	}
+	mcp_prompt_entry *p =
+		(mcp_prompt_entry *)mcp_registry_find(ms->srv, &ms->srv->prompts, name);
+	if (!p) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "Unknown prompt: %.100s", name);
+		finish_invalid(r, msg, name_data("name", name));
+		return;
+	}
+	for (size_t i = 0; i < p->nargs; i++) {
+		json_object *v = get(args, p->args[i].name);
+		if (p->args[i].required && !json_object_is_type(v, json_type_string)) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "Invalid params: missing required argument %.100s",
+				 p->args[i].name);
+			finish_invalid(r, msg, name_data("argument", p->args[i].name));
+			mcp_entry_unref(&p->base);
+			return;
+		}
+	}
+	json_object *own_args = NULL;
+	if (!args)
+		args = own_args = json_object_new_object();
+	mcp_ctx ctx;
+	ctx_begin(&ctx, r, params);
+	mcp_prompt_result out = { .rev = ms->rev };
+	int rc = p->get(&ctx, args, &out, p->user);
+	json_object *result = NULL;
+	if (rc == MCP_OK) {
+		result = json_object_new_object();
+		mcp_json_add_str(result, "description", out.description);
+		json_object_object_add(result, "messages",
+				       out.messages ? out.messages : json_object_new_array());
+		out.messages = NULL;
+	}
+	ctx_end(&ctx, rc, result, 0, NULL, NULL);
+	json_object_put(out.messages);
+	free(out.description);
+	json_object_put(own_args);
+	mcp_entry_unref(&p->base);
+}
+
+static void run_complete(eng_req *r)
+{
+	mcp_sess *ms = sess_of(r->sess);
+	mcp_server *srv = ms->srv;
+	json_object *params = get(r->msg, "params");
+	json_object *ref = get(params, "ref");
+	json_object *arg = get(params, "argument");
+	const char *type = get_str(ref, "type");
+	const char *arg_name = get_str(arg, "name");
+	const char *value = get_str(arg, "value");
+	if (!type || !arg_name || !value) {
+		finish_invalid(r, "Invalid params: completion/complete needs ref.type, "
+				  "argument.name and argument.value",
+			       NULL);
+		return;
+	}
+	mcp_entry *e = NULL;
+	mcp_complete_fn fn = NULL;
+	void *user = NULL;
+	if (strcmp(type, "ref/prompt") == 0 && get_str(ref, "name")) {
+		mcp_prompt_entry *p =
+			(mcp_prompt_entry *)mcp_registry_find(srv, &srv->prompts, get_str(ref, "name"));
+		if (p) {
+			e = &p->base;
+			fn = p->complete;
+			user = p->user;
+		}
+	} else if (strcmp(type, "ref/resource") == 0 && get_str(ref, "uri")) {
+		mcp_resource_entry *t = (mcp_resource_entry *)mcp_registry_find(
+			srv, &srv->templates, get_str(ref, "uri"));
+		if (t) {
+			e = &t->base;
+			fn = t->complete;
+			user = t->user;
+		}
+	}
+	if (!e) {
+		finish_invalid(r, "Invalid params: unknown completion reference", NULL);
+		return;
+	}
+	json_object *context = get(get(params, "context"), "arguments");
+	json_object *own_ctx = NULL;
+	if (!json_object_is_type(context, json_type_object))
+		context = own_ctx = json_object_new_object();
+	mcp_ctx ctx;
+	ctx_begin(&ctx, r, params);
+	mcp_completion out = { .values = json_object_new_array(), .total = -1 };
+	int rc = out.values ? MCP_OK : MCP_ENOMEM;
+	if (rc == MCP_OK && fn)
+		rc = fn(&ctx, arg_name, value, context, &out, user);
+	json_object *result = NULL;
+	if (rc == MCP_OK) {
+		json_object *c = json_object_new_object();
+		int64_t total = out.total >= 0 ? out.total : (int64_t)out.added;
+		size_t sent = json_object_array_length(out.values);
+		json_object_object_add(c, "values", out.values);
+		out.values = NULL;
+		json_object_object_add(c, "total", json_object_new_int64(total));
+		json_object_object_add(c, "hasMore",
+				       json_object_new_boolean(out.has_more || (size_t)total > sent));
+		result = json_object_new_object();
+		json_object_object_add(result, "completion", c);
+	}
+	ctx_end(&ctx, rc, result, 0, NULL, NULL);
+	json_object_put(out.values);
+	json_object_put(own_ctx);
+	mcp_entry_unref(e);
 }
 
 /* ---- the method table --------------------------------------------------- */
@@ -244,6 +704,14 @@ static const method methods[] = {
 	{ "logging/setLevel", m_set_level, NULL, 0 },
 	{ "tools/list", m_tools_list, NULL, 0 },
 	{ "tools/call", NULL, run_tools_call, 0 },
+	{ "resources/list", m_resources_list, NULL, 0 },
+	{ "resources/templates/list", m_templates_list, NULL, 0 },
+	{ "resources/read", NULL, run_resources_read, 0 },
+	{ "resources/subscribe", m_subscribe, NULL, 0 },
+	{ "resources/unsubscribe", m_unsubscribe, NULL, 0 },
+	{ "prompts/list", m_prompts_list, NULL, 0 },
+	{ "prompts/get", NULL, run_prompts_get, 0 },
+	{ "completion/complete", NULL, run_complete, 0 },
 };
 
 static const method *find_method(const char *name)
@@ -329,6 +797,10 @@ static void on_free(eng_session *s)
 	mcp_sess *ms = sess_of(s);
 	json_object_put(ms->client_caps);
 	json_object_put(ms->client_info);
+	for (size_t i = 0; i < ms->nsubs; i++)
+		free(ms->subs[i]);
+	free(ms->subs);
+	pthread_mutex_destroy(&ms->mu);
 	free(ms);
 }
 
@@ -346,6 +818,7 @@ mcp_sess *mcp_sess_new(mcp_server *srv)
 	if (!ms)
 		return NULL;
 	ms->srv = srv;
+	pthread_mutex_init(&ms->mu, NULL);
 	atomic_init(&ms->state, MCP_SESS_NEW);
 	ms->rev = MCP_REV_COUNT - 1;
 	atomic_init(&ms->log_level, MCP_LOG_DEBUG);

@@ -82,15 +82,50 @@ static json_object *typed(const char *type)
 	return b;
 }
 
+json_object *mcp_block_text(const char *text, size_t len)
+{
+	json_object *b = typed("text");
+	if (b)
+		json_object_object_add(b, "text", json_object_new_string_len(text, (int)len));
+	return b;
+}
+
+json_object *mcp_block_media(const char *type, const void *data, size_t len,
+			     const char *mime_type)
+{
+	char *b64 = mcp_base64(data, len);
+	json_object *b = b64 ? typed(type) : NULL;
+	if (b) {
+		json_object_object_add(b, "data", json_object_new_string(b64));
+		json_object_object_add(b, "mimeType", json_object_new_string(mime_type));
+	}
+	free(b64);
+	return b;
+}
+
+json_object *mcp_block_resource(const char *uri, const char *mime_type, const char *key,
+				json_object *value)
+{
+	json_object *res = json_object_new_object();
+	json_object *b = typed("resource");
+	if (!res || !b || !value) {
+		json_object_put(res);
+		json_object_put(b);
+		json_object_put(value);
+		return NULL;
+	}
+	json_object_object_add(res, "uri", json_object_new_string(uri));
+	mcp_json_add_str(res, "mimeType", mime_type);
+	json_object_object_add(res, key, value);
+	json_object_object_add(b, "resource", res);
+	return b;
+}
+
 MCP_EXTERN int mcp_result_add_text_len(mcp_result *out, const char *text, size_t len)
 {
 	if (!out || (!text && len))
 		return MCP_EINVAL;
-	json_object *b = typed("text");
-	if (!b)
-		return MCP_ENOMEM;
-	json_object_object_add(b, "text", json_object_new_string_len(text ? text : "", (int)len));
-	return add_block(out, b);
+	return add_block(out, mcp_block_text(text ? text : "", len));
 }
 
 MCP_EXTERN int mcp_result_add_text(mcp_result *out, const char *text)
@@ -100,34 +135,20 @@ MCP_EXTERN int mcp_result_add_text(mcp_result *out, const char *text)
 	return mcp_result_add_text_len(out, text, strlen(text));
 }
 
-static int add_media(mcp_result *out, const char *type, const void *data, size_t len,
-		     const char *mime_type)
-{
-	if (!out || !mime_type || (!data && len))
-		return MCP_EINVAL;
-	char *b64 = mcp_base64(data, len);
-	json_object *b = typed(type);
-	if (!b64 || !b) {
-		free(b64);
-		json_object_put(b);
-		return MCP_ENOMEM;
-	}
-	json_object_object_add(b, "data", json_object_new_string(b64));
-	json_object_object_add(b, "mimeType", json_object_new_string(mime_type));
-	free(b64);
-	return add_block(out, b);
-}
-
 MCP_EXTERN int mcp_result_add_image(mcp_result *out, const void *data, size_t len,
 				    const char *mime_type)
 {
-	return add_media(out, "image", data, len, mime_type);
+	if (!out || !mime_type || (!data && len))
+		return MCP_EINVAL;
+	return add_block(out, mcp_block_media("image", data, len, mime_type));
 }
 
 MCP_EXTERN int mcp_result_add_audio(mcp_result *out, const void *data, size_t len,
 				    const char *mime_type)
 {
-	return add_media(out, "audio", data, len, mime_type);
+	if (!out || !mime_type || (!data && len))
+		return MCP_EINVAL;
+	return add_block(out, mcp_block_media("audio", data, len, mime_type));
 }
 
 MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
@@ -152,29 +173,8 @@ MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
 		return MCP_ENOMEM;
 	json_object_object_add(b, "uri", json_object_new_string(uri));
 	json_object_object_add(b, "name", json_object_new_string(name));
-	if (description)
-		json_object_object_add(b, "description", json_object_new_string(description));
-	if (mime_type)
-		json_object_object_add(b, "mimeType", json_object_new_string(mime_type));
-	return add_block(out, b);
-}
-
-static int add_resource(mcp_result *out, const char *uri, const char *mime_type,
-			const char *key, json_object *value)
-{
-	json_object *res = json_object_new_object();
-	json_object *b = typed("resource");
-	if (!res || !b || !value) {
-		json_object_put(res);
-		json_object_put(b);
-		json_object_put(value);
-		return MCP_ENOMEM;
-	}
-	json_object_object_add(res, "uri", json_object_new_string(uri));
-	if (mime_type)
-		json_object_object_add(res, "mimeType", json_object_new_string(mime_type));
-	json_object_object_add(res, key, value);
-	json_object_object_add(b, "resource", res);
+	mcp_json_add_str(b, "description", description);
+	mcp_json_add_str(b, "mimeType", mime_type);
 	return add_block(out, b);
 }
 
@@ -183,7 +183,8 @@ MCP_EXTERN int mcp_result_add_resource_text(mcp_result *out, const char *uri,
 {
 	if (!out || !uri || !text)
 		return MCP_EINVAL;
-	return add_resource(out, uri, mime_type, "text", json_object_new_string(text));
+	return add_block(out, mcp_block_resource(uri, mime_type, "text",
+						 json_object_new_string(text)));
 }
 
 MCP_EXTERN int mcp_result_add_resource_blob(mcp_result *out, const char *uri,
@@ -197,7 +198,7 @@ MCP_EXTERN int mcp_result_add_resource_blob(mcp_result *out, const char *uri,
 		return MCP_ENOMEM;
 	json_object *v = json_object_new_string(b64);
 	free(b64);
-	return add_resource(out, uri, mime_type, "blob", v);
+	return add_block(out, mcp_block_resource(uri, mime_type, "blob", v));
 }
 
 MCP_EXTERN int mcp_result_add_content(mcp_result *out, json_object *block)

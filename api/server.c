@@ -31,6 +31,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->max_depth = 128;
 	srv->max_queue = 100000;
 	srv->max_pending = 1024;
+	srv->page_size = 100;
 	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!srv->name || !srv->version || srv->wake_fd < 0 ||
 	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0) {
@@ -55,7 +56,10 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 		 * of it alive rather than free memory under them. */
 		return;
 	}
-	mcp_tools_free_all(srv);
+	mcp_registry_clear(&srv->tools);
+	mcp_registry_clear(&srv->resources);
+	mcp_registry_clear(&srv->templates);
+	mcp_registry_clear(&srv->prompts);
 	pthread_rwlock_destroy(&srv->reg_lock);
 	pthread_mutex_destroy(&srv->sess_mu);
 	close(srv->wake_fd);
@@ -103,6 +107,7 @@ RANGE_SETTER(mcp_server_set_max_message, max_message, size_t, 1024, (size_t)1 <<
 RANGE_SETTER(mcp_server_set_max_depth, max_depth, int, 2, 10000)
 RANGE_SETTER(mcp_server_set_max_queue, max_queue, int, 1, 10000000)
 RANGE_SETTER(mcp_server_set_max_pending, max_pending, int, 1, 1000000)
+RANGE_SETTER(mcp_server_set_page_size, page_size, int, 1, 100000)
 
 MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user)
 {
@@ -133,14 +138,20 @@ static int run_transport(mcp_server *srv, tp_conn *tp)
 		tp->ops->free(tp);
 		return MCP_ENOMEM;
 	}
+	ms->es = s;
 	pthread_mutex_lock(&srv->sess_mu);
-	srv->session = s;
+	ms->next = srv->sessions;
+	srv->sessions = ms;
 	pthread_mutex_unlock(&srv->sess_mu);
 
 	int rc = eng_session_run(s);
 
 	pthread_mutex_lock(&srv->sess_mu);
-	srv->session = NULL;
+	for (mcp_sess **pp = &srv->sessions; *pp; pp = &(*pp)->next)
+		if (*pp == ms) {
+			*pp = ms->next;
+			break;
+		}
 	pthread_mutex_unlock(&srv->sess_mu);
 	eng_session_unref(s);
 	return rc;
@@ -206,8 +217,8 @@ MCP_EXTERN void mcp_server_shutdown(mcp_server *srv)
 	if (!srv)
 		return;
 	pthread_mutex_lock(&srv->sess_mu);
-	if (srv->session)
-		eng_session_trigger(srv->session, MCP_CANCEL_SHUTDOWN);
+	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next)
+		eng_session_trigger(ms->es, MCP_CANCEL_SHUTDOWN);
 	pthread_mutex_unlock(&srv->sess_mu);
 	mcp_server_shutdown_from_signal(srv);
 }

@@ -74,6 +74,8 @@ MCP_EXTERN const char *mcp_strerror(int err);
 #define MCP_JSONRPC_METHOD_NOT_FOUND (-32601)
 #define MCP_JSONRPC_INVALID_PARAMS (-32602)
 #define MCP_JSONRPC_INTERNAL_ERROR (-32603)
+/* resources/read or resources/subscribe of an unknown URI (data: {uri}). */
+#define MCP_JSONRPC_RESOURCE_NOT_FOUND (-32002)
 /* A server-to-client request failed because the connection closed. */
 #define MCP_JSONRPC_CONNECTION_CLOSED (-32000)
 /* A server-to-client request timed out. */
@@ -277,6 +279,156 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool);
 /* Removes a tool by name; calls already running finish normally.  Returns
  * MCP_OK or MCP_ENOENT.  Any thread. */
 MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name);
+
+/* ---------------------------------------------------------------------- */
+/* Resources                                                               */
+/* ---------------------------------------------------------------------- */
+
+typedef struct mcp_contents mcp_contents;     /* a resources/read result */
+typedef struct mcp_completion mcp_completion; /* a completion/complete result */
+
+/* Reads a resource.  Runs on a worker thread.
+ *
+ *  uri   the requested URI (borrowed, valid until return).
+ *  vars  for a template: an object mapping each template variable to the
+ *        string it matched (borrowed); for a static resource an empty object.
+ *  out   fill it with mcp_contents_add_text()/mcp_contents_add_blob().
+ *
+ * Return values follow mcp_tool_fn: MCP_OK answers with `out`, MCP_ECANCELED
+ * after the token fired writes nothing, MCP_ENOENT answers the "resource not
+ * found" error (-32002) with the URI, others a JSON-RPC error. */
+typedef int (*mcp_resource_fn)(mcp_ctx *ctx, const char *uri, json_object *vars,
+			       mcp_contents *out, void *user);
+
+/* Completes one argument.  Runs on a worker thread.
+ *
+ *  argument  the argument (prompt) or variable (template) name.
+ *  value     what the user typed so far.
+ *  context   the already-resolved arguments as an object of strings
+ *            (borrowed; empty when the client sent none).
+ *  out       add candidates with mcp_completion_add().
+ *
+ * Return MCP_OK; other codes answer with a JSON-RPC error. */
+typedef int (*mcp_complete_fn)(mcp_ctx *ctx, const char *argument, const char *value,
+			       json_object *context, mcp_completion *out, void *user);
+
+/* A static resource.  Strings are copied at registration. */
+typedef struct mcp_resource {
+	const char *uri;          /* required; unique among resources */
+	const char *name;         /* required */
+	const char *title;        /* optional display name (2025-06-18+) */
+	const char *description;  /* optional */
+	const char *mime_type;    /* optional */
+	int64_t size;             /* size in bytes if known; 0: not advertised */
+	mcp_resource_fn read;     /* required */
+	void *user;               /* passed to read */
+} mcp_resource;
+
+/* A resource template (RFC 6570 level 1: `{name}` expressions, each
+ * matching one non-empty run of characters other than '/', '?' and '#'). */
+typedef struct mcp_resource_template {
+	const char *uri_template; /* required; unique among templates */
+	const char *name;         /* required */
+	const char *title;
+	const char *description;
+	const char *mime_type;
+	mcp_resource_fn read;     /* required */
+	mcp_complete_fn complete; /* optional: completes the variables */
+	void *user;
+} mcp_resource_template;
+
+/* Registers a resource or a template.  Returns MCP_OK, MCP_EINVAL (a
+ * required field missing, or a malformed template), MCP_EEXIST or
+ * MCP_ENOMEM.  Any thread, also while serving: initialized clients that
+ * were told resources may change receive
+ * notifications/resources/list_changed. */
+MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *res);
+MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
+						const mcp_resource_template *tpl);
+/* Removes by URI or by template string.  MCP_OK or MCP_ENOENT.  Any thread. */
+MCP_EXTERN int mcp_server_remove_resource(mcp_server *srv, const char *uri);
+MCP_EXTERN int mcp_server_remove_resource_template(mcp_server *srv,
+						   const char *uri_template);
+
+/* Tells every connection that subscribed to `uri` (resources/subscribe)
+ * that it changed (notifications/resources/updated); other connections
+ * hear nothing.  Returns MCP_OK (also when nobody subscribed), MCP_EINVAL or
+ * MCP_ENOMEM.  Any thread. */
+MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri);
+
+/* Appends text contents (all strings copied; mime_type may be NULL). */
+MCP_EXTERN int mcp_contents_add_text(mcp_contents *out, const char *uri,
+				     const char *mime_type, const char *text);
+/* Appends binary contents; `data` raw, base64-encoded by the library. */
+MCP_EXTERN int mcp_contents_add_blob(mcp_contents *out, const char *uri,
+				     const char *mime_type, const void *data, size_t len);
+
+/* ---------------------------------------------------------------------- */
+/* Prompts                                                                 */
+/* ---------------------------------------------------------------------- */
+
+typedef struct mcp_prompt_result mcp_prompt_result; /* a prompts/get result */
+
+typedef enum mcp_role { MCP_ROLE_USER = 0, MCP_ROLE_ASSISTANT } mcp_role;
+
+typedef struct mcp_prompt_arg {
+	const char *name;         /* required */
+	const char *title;
+	const char *description;
+	int required;             /* non-zero: prompts/get without it is -32602 */
+} mcp_prompt_arg;
+
+/* Renders a prompt.  `args` is an object of strings (borrowed; every
+ * required argument is present).  Return conventions as mcp_tool_fn. */
+typedef int (*mcp_prompt_fn)(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out,
+			     void *user);
+
+/* A prompt.  Strings and the argument array are copied at registration. */
+typedef struct mcp_prompt {
+	const char *name;             /* required; unique */
+	const char *title;
+	const char *description;
+	const mcp_prompt_arg *args;   /* nargs entries */
+	size_t nargs;
+	mcp_prompt_fn get;            /* required */
+	mcp_complete_fn complete;     /* optional: completes the arguments */
+	void *user;
+} mcp_prompt;
+
+/* Registers or removes a prompt; as mcp_server_add_resource(). */
+MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt);
+MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name);
+
+/* Building a prompts/get result; strings copied, data base64-encoded here,
+ * `block` taken (even on error).  Each call appends one message. */
+MCP_EXTERN int mcp_prompt_set_description(mcp_prompt_result *out, const char *text);
+MCP_EXTERN int mcp_prompt_add_text(mcp_prompt_result *out, mcp_role role, const char *text);
+MCP_EXTERN int mcp_prompt_add_image(mcp_prompt_result *out, mcp_role role,
+				    const void *data, size_t len, const char *mime_type);
+MCP_EXTERN int mcp_prompt_add_audio(mcp_prompt_result *out, mcp_role role,
+				    const void *data, size_t len, const char *mime_type);
+MCP_EXTERN int mcp_prompt_add_resource_text(mcp_prompt_result *out, mcp_role role,
+					    const char *uri, const char *mime_type,
+					    const char *text);
+MCP_EXTERN int mcp_prompt_add_content(mcp_prompt_result *out, mcp_role role,
+				      json_object *block);
+
+/* ---------------------------------------------------------------------- */
+/* Completion and pagination                                               */
+/* ---------------------------------------------------------------------- */
+
+/* Adds a candidate (copied).  At most 100 are sent; past that they are
+ * counted in `total` and hasMore is set.  MCP_OK, MCP_EINVAL or MCP_ENOMEM. */
+MCP_EXTERN int mcp_completion_add(mcp_completion *out, const char *value);
+/* Sets the total number of matches when more exist than were added. */
+MCP_EXTERN void mcp_completion_set_total(mcp_completion *out, int64_t total);
+/* Marks that more candidates exist than were sent. */
+MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more);
+
+/* Items per page of tools/list, resources/list, resources/templates/list and
+ * prompts/list (1..100000; default 100).  Cursors are opaque and checked: a
+ * cursor the server did not issue is -32602.  Call before running. */
+MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int n);
 
 /* ---------------------------------------------------------------------- */
 /* Tool results (filled by a handler on its own thread)                    */

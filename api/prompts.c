@@ -1,0 +1,212 @@
+/*
+ * prompts.c - prompt registration, how prompts are described in
+ * prompts/list, the prompts/get result builder, and the completion result
+ * builder shared by prompts and resource templates.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+static void prompt_destroy(mcp_entry *e)
+{
+	mcp_prompt_entry *p = (mcp_prompt_entry *)e;
+	for (size_t i = 0; i < p->nargs; i++) {
+		free((char *)p->args[i].name);
+		free((char *)p->args[i].title);
+		free((char *)p->args[i].description);
+	}
+	free(p->args);
+	free(p->title);
+	free(p->description);
+	free(p);
+}
+
+MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
+{
+	if (!srv || !prompt || !prompt->name || !*prompt->name || !prompt->get ||
+	    (prompt->nargs && !prompt->args))
+		return MCP_EINVAL;
+	for (size_t i = 0; i < prompt->nargs; i++)
+		if (!prompt->args[i].name || !*prompt->args[i].name)
+			return MCP_EINVAL;
+	mcp_prompt_entry *p = calloc(1, sizeof *p);
+	if (!p)
+		return MCP_ENOMEM;
+	if (mcp_entry_init(&p->base, prompt->name, prompt_destroy)) {
+		free(p);
+		return MCP_ENOMEM;
+	}
+	int failed = 0;
+	p->title = mcp_strdup_opt(prompt->title, &failed);
+	p->description = mcp_strdup_opt(prompt->description, &failed);
+	p->get = prompt->get;
+	p->complete = prompt->complete;
+	p->user = prompt->user;
+	if (prompt->nargs) {
+		p->args = calloc(prompt->nargs, sizeof *p->args);
+		if (!p->args)
+			failed = 1;
+		else
+			p->nargs = prompt->nargs;
+	}
+	for (size_t i = 0; i < p->nargs; i++) {
+		p->args[i].name = mcp_strdup_opt(prompt->args[i].name, &failed);
+		p->args[i].title = mcp_strdup_opt(prompt->args[i].title, &failed);
+		p->args[i].description = mcp_strdup_opt(prompt->args[i].description, &failed);
+		p->args[i].required = prompt->args[i].required;
+	}
+	if (failed) {
+		mcp_entry_unref(&p->base);
+		return MCP_ENOMEM;
+	}
+	int rc = mcp_registry_add(srv, &srv->prompts, &p->base);
+	if (rc == MCP_OK)
+		mcp_notify_list_changed(srv, MCP_KIND_PROMPTS);
+	return rc;
+}
+
+MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name)
+{
+	if (!srv || !name)
+		return MCP_EINVAL;
+	int rc = mcp_registry_remove(srv, &srv->prompts, name);
+	if (rc == MCP_OK)
+		mcp_notify_list_changed(srv, MCP_KIND_PROMPTS);
+	return rc;
+}
+
+json_object *mcp_prompt_describe(mcp_entry *e, int rev)
+{
+	mcp_prompt_entry *p = (mcp_prompt_entry *)e;
+	json_object *o = json_object_new_object();
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "name", json_object_new_string(e->key));
+	if (rev >= MCP_REV_2025_06_18)
+		mcp_json_add_str(o, "title", p->title);
+	mcp_json_add_str(o, "description", p->description);
+	if (p->nargs) {
+		json_object *args = json_object_new_array();
+		for (size_t i = 0; i < p->nargs; i++) {
+			json_object *a = json_object_new_object();
+			json_object_object_add(a, "name", json_object_new_string(p->args[i].name));
+			if (rev >= MCP_REV_2025_06_18)
+				mcp_json_add_str(a, "title", p->args[i].title);
+			mcp_json_add_str(a, "description", p->args[i].description);
+			if (p->args[i].required)
+				json_object_object_add(a, "required", json_object_new_boolean(1));
+			json_object_array_add(args, a);
+		}
+		json_object_object_add(o, "arguments", args);
+	}
+	return o;
+}
+
+/* ---- prompts/get results ------------------------------------------------- */
+
+MCP_EXTERN int mcp_prompt_set_description(mcp_prompt_result *out, const char *text)
+{
+	if (!out || !text)
+		return MCP_EINVAL;
+	char *d = strdup(text);
+	if (!d)
+		return MCP_ENOMEM;
+	free(out->description);
+	out->description = d;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_prompt_add_content(mcp_prompt_result *out, mcp_role role,
+				      json_object *block)
+{
+	if (!out || (role != MCP_ROLE_USER && role != MCP_ROLE_ASSISTANT) ||
+	    !json_object_is_type(block, json_type_object)) {
+		json_object_put(block);
+		return MCP_EINVAL;
+	}
+	json_object *m = json_object_new_object();
+	if (!m || (!out->messages && !(out->messages = json_object_new_array()))) {
+		json_object_put(m);
+		json_object_put(block);
+		return MCP_ENOMEM;
+	}
+	json_object_object_add(m, "role",
+			       json_object_new_string(role == MCP_ROLE_USER ? "user" : "assistant"));
+	json_object_object_add(m, "content", block);
+	json_object_array_add(out->messages, m);
+	return MCP_OK;
+}
+
+static int add_block(mcp_prompt_result *out, mcp_role role, json_object *block)
+{
+	if (!block)
+		return out ? MCP_ENOMEM : MCP_EINVAL;
+	return mcp_prompt_add_content(out, role, block);
+}
+
+MCP_EXTERN int mcp_prompt_add_text(mcp_prompt_result *out, mcp_role role, const char *text)
+{
+	if (!text)
+		return MCP_EINVAL;
+	return add_block(out, role, mcp_block_text(text, strlen(text)));
+}
+
+MCP_EXTERN int mcp_prompt_add_image(mcp_prompt_result *out, mcp_role role,
+				    const void *data, size_t len, const char *mime_type)
+{
+	if (!mime_type || (!data && len))
+		return MCP_EINVAL;
+	return add_block(out, role, mcp_block_media("image", data, len, mime_type));
+}
+
+MCP_EXTERN int mcp_prompt_add_audio(mcp_prompt_result *out, mcp_role role,
+				    const void *data, size_t len, const char *mime_type)
+{
+	if (!mime_type || (!data && len))
+		return MCP_EINVAL;
+	return add_block(out, role, mcp_block_media("audio", data, len, mime_type));
+}
+
+MCP_EXTERN int mcp_prompt_add_resource_text(mcp_prompt_result *out, mcp_role role,
+					    const char *uri, const char *mime_type,
+					    const char *text)
+{
+	if (!uri || !text)
+		return MCP_EINVAL;
+	return add_block(out, role,
+			 mcp_block_resource(uri, mime_type, "text", json_object_new_string(text)));
+}
+
+/* ---- completion results -------------------------------------------------- */
+
+#define MAX_COMPLETIONS 100 /* the spec's cap on values per response */
+
+MCP_EXTERN int mcp_completion_add(mcp_completion *out, const char *value)
+{
+	if (!out || !value)
+		return MCP_EINVAL;
+	out->added++;
+	if (json_object_array_length(out->values) >= MAX_COMPLETIONS) {
+		out->has_more = 1;
+		return MCP_OK;
+	}
+	json_object *v = json_object_new_string(value);
+	if (!v || json_object_array_add(out->values, v)) {
+		json_object_put(v);
+		return MCP_ENOMEM;
+	}
+	return MCP_OK;
+}
+
+MCP_EXTERN void mcp_completion_set_total(mcp_completion *out, int64_t total)
+{
+	if (out && total >= 0)
+		out->total = total;
+}
+
+MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more)
+{
+	if (out)
+		out->has_more = has_more != 0;
+}

@@ -1,0 +1,165 @@
+/*
+ * registry.c - the server's registries of tools, resources, templates and
+ * prompts: reference-counted entries keyed by name (or URI), safe to change
+ * while serving, with paged listing.
+ *
+ * A call holds a reference to its entry, so removing an entry while it runs
+ * is safe; the list a client sees is a snapshot taken under the read lock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+void mcp_entry_unref(mcp_entry *e)
+{
+	if (e && atomic_fetch_sub(&e->refs, 1) == 1) {
+		free(e->key);
+		e->destroy(e);
+	}
+}
+
+int mcp_entry_init(mcp_entry *e, const char *key, void (*destroy)(mcp_entry *))
+{
+	atomic_init(&e->refs, 1);
+	e->destroy = destroy;
+	e->key = strdup(key);
+	return e->key ? MCP_OK : MCP_ENOMEM;
+}
+
+int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e)
+{
+	pthread_rwlock_wrlock(&srv->reg_lock);
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->items[i]->key, e->key) == 0) {
+			pthread_rwlock_unlock(&srv->reg_lock);
+			mcp_entry_unref(e);
+			return MCP_EEXIST;
+		}
+	}
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		mcp_entry **items = realloc(r->items, cap * sizeof *items);
+		if (!items) {
+			pthread_rwlock_unlock(&srv->reg_lock);
+			mcp_entry_unref(e);
+			return MCP_ENOMEM;
+		}
+		r->items = items;
+		r->cap = cap;
+	}
+	r->items[r->n++] = e;
+	pthread_rwlock_unlock(&srv->reg_lock);
+	return MCP_OK;
+}
+
+int mcp_registry_remove(mcp_server *srv, mcp_registry *r, const char *key)
+{
+	pthread_rwlock_wrlock(&srv->reg_lock);
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->items[i]->key, key) == 0) {
+			mcp_entry *e = r->items[i];
+			memmove(&r->items[i], &r->items[i + 1], (r->n - i - 1) * sizeof *r->items);
+			r->n--;
+			pthread_rwlock_unlock(&srv->reg_lock);
+			mcp_entry_unref(e);
+			return MCP_OK;
+		}
+	}
+	pthread_rwlock_unlock(&srv->reg_lock);
+	return MCP_ENOENT;
+}
+
+mcp_entry *mcp_registry_find(mcp_server *srv, mcp_registry *r, const char *key)
+{
+	mcp_entry *found = NULL;
+	pthread_rwlock_rdlock(&srv->reg_lock);
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->items[i]->key, key) == 0) {
+			found = r->items[i];
+			atomic_fetch_add(&found->refs, 1);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&srv->reg_lock);
+	return found;
+}
+
+mcp_entry *mcp_registry_match(mcp_server *srv, mcp_registry *r,
+			      int (*match)(mcp_entry *e, void *arg), void *arg)
+{
+	mcp_entry *found = NULL;
+	pthread_rwlock_rdlock(&srv->reg_lock);
+	for (size_t i = 0; i < r->n; i++) {
+		if (match(r->items[i], arg)) {
+			found = r->items[i];
+			atomic_fetch_add(&found->refs, 1);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&srv->reg_lock);
+	return found;
+}
+
+size_t mcp_registry_count(mcp_server *srv, mcp_registry *r)
+{
+	pthread_rwlock_rdlock(&srv->reg_lock);
+	size_t n = r->n;
+	pthread_rwlock_unlock(&srv->reg_lock);
+	return n;
+}
+
+json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
+			       json_object *(*describe)(mcp_entry *e, int rev), int rev,
+			       size_t *total)
+{
+	json_object *arr = json_object_new_array();
+	if (!arr)
+		return NULL;
+	pthread_rwlock_rdlock(&srv->reg_lock);
+	*total = r->n;
+	for (size_t i = offset; i < r->n && i - offset < limit; i++) {
+		json_object *o = describe(r->items[i], rev);
+		if (!o || json_object_array_add(arr, o)) {
+			json_object_put(o);
+			json_object_put(arr);
+			arr = NULL;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&srv->reg_lock);
+	return arr;
+}
+
+void mcp_registry_clear(mcp_registry *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		mcp_entry_unref(r->items[i]);
+	free(r->items);
+	r->items = NULL;
+	r->n = r->cap = 0;
+}
+
+char *mcp_strdup_opt(const char *s, int *failed)
+{
+	if (!s)
+		return NULL;
+	char *d = strdup(s);
+	if (!d)
+		*failed = 1;
+	return d;
+}
+
+json_object *mcp_json_copy(json_object *o)
+{
+	json_object *c = NULL;
+	if (o && json_object_deep_copy(o, &c, NULL) != 0)
+		return NULL;
+	return c;
+}
+
+void mcp_json_add_str(json_object *o, const char *key, const char *value)
+{
+	if (value)
+		json_object_object_add(o, key, json_object_new_string(value));
+}

@@ -1,0 +1,358 @@
+/*
+ * test_surface.c - in-process tests of the MCP server surface beyond tools:
+ * resources and templates, subscriptions, prompts, completion, pagination,
+ * capabilities and list_changed notifications.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+static mcp_server *srv;
+static mcp_memconn *conn;
+
+static int read_static(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_contents *out,
+		       void *user)
+{
+	(void)ctx;
+	(void)vars;
+	(void)user;
+	return mcp_contents_add_text(out, uri, "text/plain", "static body");
+}
+
+static int read_template(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_contents *out,
+			 void *user)
+{
+	(void)ctx;
+	(void)user;
+	json_object *id = NULL;
+	json_object_object_get_ex(vars, "id", &id);
+	if (strcmp(json_object_get_string(id), "missing") == 0)
+		return MCP_ENOENT;
+	static const unsigned char bytes[] = { 0, 1, 2, 255 };
+	mcp_contents_add_text(out, uri, NULL, json_object_get_string(id));
+	return mcp_contents_add_blob(out, uri, "application/octet-stream", bytes, sizeof bytes);
+}
+
+static int complete_id(mcp_ctx *ctx, const char *arg, const char *value, json_object *context,
+		       mcp_completion *out, void *user)
+{
+	(void)ctx;
+	(void)arg;
+	(void)context;
+	(void)user;
+	char buf[32];
+	for (int i = 0; i < 150; i++) {
+		snprintf(buf, sizeof buf, "%s%d", value, i);
+		mcp_completion_add(out, buf);
+	}
+	return MCP_OK;
+}
+
+static int get_prompt(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out, void *user)
+{
+	(void)ctx;
+	(void)user;
+	json_object *topic = NULL;
+	json_object_object_get_ex(args, "topic", &topic);
+	mcp_prompt_set_description(out, "a prompt");
+	mcp_prompt_add_text(out, MCP_ROLE_USER, json_object_get_string(topic));
+	mcp_prompt_add_image(out, MCP_ROLE_ASSISTANT, "\x89PNG", 4, "image/png");
+	return mcp_prompt_add_resource_text(out, MCP_ROLE_USER, "test://r", "text/plain", "embedded");
+}
+
+static int noop_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return mcp_result_add_text(out, "ok");
+}
+
+static void send_msg(const char *s)
+{
+	ck_assert_int_eq(mcp_memconn_send(conn, s, strlen(s)), MCP_OK);
+}
+
+static json_object *recv_msg(void)
+{
+	char *line;
+	size_t len;
+	int rc = mcp_memconn_recv(conn, 10000, &line, &len);
+	ck_assert_int_eq(rc, 1);
+	json_object *m = json_tokener_parse(line);
+	ck_assert_msg(m != NULL, "not JSON: %s", line);
+	free(line);
+	return m;
+}
+
+/* Follows a dotted path ("result.contents.0.text"). */
+static json_object *at(json_object *o, const char *path)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *tok = strtok(buf, "."); tok && o; tok = strtok(NULL, ".")) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, (size_t)atoi(tok));
+		else if (!json_object_object_get_ex(o, tok, &o))
+			o = NULL;
+	}
+	return o;
+}
+
+static const char *str_at(json_object *o, const char *path)
+{
+	json_object *v = at(o, path);
+	return v ? json_object_get_string(v) : "(missing)";
+}
+
+static json_object *request(const char *method, const char *params)
+{
+	static int next_id = 100;
+	char buf[1024];
+	int id = next_id++;
+	snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}",
+		 id, method, params);
+	send_msg(buf);
+	for (;;) {
+		json_object *m = recv_msg();
+		json_object *jid = at(m, "id");
+		if (jid && json_object_get_int(jid) == id)
+			return m;
+		json_object_put(m); /* a notification: not this test's concern */
+	}
+}
+
+static void setup(void)
+{
+	srv = mcp_server_new("surface", "1.0");
+	mcp_server_set_page_size(srv, 2);
+	mcp_resource r = { .uri = "test://static", .name = "static", .title = "Static",
+			   .mime_type = "text/plain", .size = 11, .read = read_static };
+	ck_assert_int_eq(mcp_server_add_resource(srv, &r), MCP_OK);
+	ck_assert_int_eq(mcp_server_add_resource(srv, &r), MCP_EEXIST);
+	mcp_resource_template t = { .uri_template = "test://item/{id}/data", .name = "item",
+				    .read = read_template, .complete = complete_id };
+	ck_assert_int_eq(mcp_server_add_resource_template(srv, &t), MCP_OK);
+	mcp_resource_template bad = { .uri_template = "test://{a}{b}", .name = "bad",
+				      .read = read_template };
+	ck_assert_int_eq(mcp_server_add_resource_template(srv, &bad), MCP_EINVAL);
+	mcp_prompt_arg args[] = { { .name = "topic", .required = 1 }, { .name = "style" } };
+	mcp_prompt p = { .name = "greet", .title = "Greet", .args = args, .nargs = 2,
+			 .get = get_prompt, .complete = complete_id };
+	ck_assert_int_eq(mcp_server_add_prompt(srv, &p), MCP_OK);
+	for (int i = 0; i < 5; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "tool%d", i);
+		mcp_tool tool = { .name = name, .fn = noop_tool };
+		ck_assert_int_eq(mcp_server_add_tool(srv, &tool), MCP_OK);
+	}
+	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
+	json_object *m = request("initialize", "{\"protocolVersion\":\"2025-11-25\","
+					       "\"capabilities\":{}}");
+	ck_assert_str_eq(str_at(m, "result.capabilities.resources.subscribe"), "true");
+	ck_assert_str_eq(str_at(m, "result.capabilities.prompts.listChanged"), "true");
+	ck_assert_ptr_nonnull(at(m, "result.capabilities.completions"));
+	json_object_put(m);
+	send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	/* The reader handles messages in order: once the ping is answered the
+	 * connection is ready and may receive list_changed notifications. */
+	json_object_put(request("ping", "{}"));
+}
+
+static void teardown(void)
+{
+	mcp_memconn_close(conn);
+	char *line;
+	size_t len;
+	while (mcp_memconn_recv(conn, 10000, &line, &len) == 1)
+		free(line);
+	ck_assert_int_eq(mcp_memconn_free(conn), MCP_OK);
+	mcp_server_free(srv);
+}
+
+START_TEST(resources_list_and_read)
+{
+	json_object *m = request("resources/list", "{}");
+	ck_assert_str_eq(str_at(m, "result.resources.0.uri"), "test://static");
+	ck_assert_str_eq(str_at(m, "result.resources.0.title"), "Static");
+	ck_assert_int_eq(json_object_get_int(at(m, "result.resources.0.size")), 11);
+	json_object_put(m);
+	m = request("resources/templates/list", "{}");
+	ck_assert_str_eq(str_at(m, "result.resourceTemplates.0.uriTemplate"),
+			 "test://item/{id}/data");
+	json_object_put(m);
+	m = request("resources/read", "{\"uri\":\"test://static\"}");
+	ck_assert_str_eq(str_at(m, "result.contents.0.text"), "static body");
+	json_object_put(m);
+	m = request("resources/read", "{\"uri\":\"test://item/42/data\"}");
+	ck_assert_str_eq(str_at(m, "result.contents.0.text"), "42");
+	ck_assert_str_eq(str_at(m, "result.contents.1.blob"), "AAEC/w==");
+	json_object_put(m);
+	/* Unknown resource: -32002 with the uri in data; also when the
+	 * handler says it does not exist. */
+	m = request("resources/read", "{\"uri\":\"test://nope\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32002);
+	ck_assert_str_eq(str_at(m, "error.data.uri"), "test://nope");
+	json_object_put(m);
+	m = request("resources/read", "{\"uri\":\"test://item/missing/data\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32002);
+	json_object_put(m);
+	/* A variable never spans a '/'. */
+	m = request("resources/read", "{\"uri\":\"test://item/a/b/data\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32002);
+	json_object_put(m);
+	m = request("resources/read", "{}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+}
+END_TEST
+
+START_TEST(subscriptions_reach_only_subscribers)
+{
+	json_object *m = request("resources/subscribe", "{\"uri\":\"test://static\"}");
+	ck_assert_ptr_nonnull(at(m, "result"));
+	json_object_put(m);
+	m = request("resources/subscribe", "{\"uri\":\"test://unknown\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32002);
+	json_object_put(m);
+	ck_assert_int_eq(mcp_server_resource_updated(srv, "test://other"), MCP_OK);
+	ck_assert_int_eq(mcp_server_resource_updated(srv, "test://static"), MCP_OK);
+	m = recv_msg();
+	ck_assert_str_eq(str_at(m, "method"), "notifications/resources/updated");
+	ck_assert_str_eq(str_at(m, "params.uri"), "test://static");
+	json_object_put(m);
+	m = request("resources/unsubscribe", "{\"uri\":\"test://static\"}");
+	json_object_put(m);
+	mcp_server_resource_updated(srv, "test://static");
+	m = request("ping", "{}"); /* nothing arrives before this answer */
+	ck_assert_ptr_nonnull(at(m, "result"));
+	json_object_put(m);
+}
+END_TEST
+
+START_TEST(prompts_get_and_errors)
+{
+	json_object *m = request("prompts/list", "{}");
+	ck_assert_str_eq(str_at(m, "result.prompts.0.name"), "greet");
+	ck_assert_str_eq(str_at(m, "result.prompts.0.arguments.0.required"), "true");
+	json_object_put(m);
+	m = request("prompts/get", "{\"name\":\"greet\",\"arguments\":{\"topic\":\"cats\"}}");
+	ck_assert_str_eq(str_at(m, "result.description"), "a prompt");
+	ck_assert_str_eq(str_at(m, "result.messages.0.role"), "user");
+	ck_assert_str_eq(str_at(m, "result.messages.0.content.text"), "cats");
+	ck_assert_str_eq(str_at(m, "result.messages.1.content.type"), "image");
+	ck_assert_str_eq(str_at(m, "result.messages.2.content.resource.text"), "embedded");
+	json_object_put(m);
+	m = request("prompts/get", "{\"name\":\"greet\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+	m = request("prompts/get", "{\"name\":\"nope\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+}
+END_TEST
+
+START_TEST(completion_caps_at_100)
+{
+	json_object *m = request("completion/complete",
+				 "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"greet\"},"
+				 "\"argument\":{\"name\":\"topic\",\"value\":\"c\"}}");
+	ck_assert_int_eq(json_object_array_length(at(m, "result.completion.values")), 100);
+	ck_assert_str_eq(str_at(m, "result.completion.values.0"), "c0");
+	ck_assert_int_eq(json_object_get_int(at(m, "result.completion.total")), 150);
+	ck_assert_str_eq(str_at(m, "result.completion.hasMore"), "true");
+	json_object_put(m);
+	m = request("completion/complete",
+		    "{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"test://item/{id}/data\"},"
+		    "\"argument\":{\"name\":\"id\",\"value\":\"7\"}}");
+	ck_assert_str_eq(str_at(m, "result.completion.values.1"), "71");
+	json_object_put(m);
+	m = request("completion/complete",
+		    "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"nope\"},"
+		    "\"argument\":{\"name\":\"x\",\"value\":\"\"}}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+}
+END_TEST
+
+START_TEST(pagination_with_checked_cursors)
+{
+	/* Five tools, pages of two: 2 + 2 + 1. */
+	const char *cursor = NULL;
+	char params[256];
+	int seen = 0, pages = 0;
+	json_object *m = NULL;
+	for (;;) {
+		if (cursor)
+			snprintf(params, sizeof params, "{\"cursor\":\"%s\"}", cursor);
+		else
+			snprintf(params, sizeof params, "{}");
+		json_object *next = request("tools/list", params);
+		json_object_put(m);
+		m = next;
+		seen += (int)json_object_array_length(at(m, "result.tools"));
+		pages++;
+		json_object *c = at(m, "result.nextCursor");
+		if (!c)
+			break;
+		cursor = json_object_get_string(c);
+	}
+	json_object_put(m);
+	ck_assert_int_eq(seen, 5);
+	ck_assert_int_eq(pages, 3);
+	m = request("tools/list", "{\"cursor\":\"not-a-cursor\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+	/* A cursor of another list is not accepted either. */
+	m = request("prompts/list", "{\"cursor\":\"bGlibWNwOnRvb2xzOjI=\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+}
+END_TEST
+
+START_TEST(runtime_changes_notify)
+{
+	mcp_tool extra = { .name = "extra", .fn = noop_tool };
+	ck_assert_int_eq(mcp_server_add_tool(srv, &extra), MCP_OK);
+	json_object *m = recv_msg();
+	ck_assert_str_eq(str_at(m, "method"), "notifications/tools/list_changed");
+	json_object_put(m);
+	ck_assert_int_eq(mcp_server_remove_prompt(srv, "greet"), MCP_OK);
+	m = recv_msg();
+	ck_assert_str_eq(str_at(m, "method"), "notifications/prompts/list_changed");
+	json_object_put(m);
+	ck_assert_int_eq(mcp_server_remove_resource(srv, "test://static"), MCP_OK);
+	m = recv_msg();
+	ck_assert_str_eq(str_at(m, "method"), "notifications/resources/list_changed");
+	json_object_put(m);
+	ck_assert_int_eq(mcp_server_remove_tool(srv, "nope"), MCP_ENOENT);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("surface");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, resources_list_and_read);
+	tcase_add_test(tc, subscriptions_reach_only_subscribers);
+	tcase_add_test(tc, prompts_get_and_errors);
+	tcase_add_test(tc, completion_caps_at_100);
+	tcase_add_test(tc, pagination_with_checked_cursors);
+	tcase_add_test(tc, runtime_changes_notify);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
