@@ -156,19 +156,20 @@ MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level, const char *l
 	return mcp_ctx_log(ctx, level, logger, d);
 }
 
-/* Sends a server-to-client request and waits for its answer. */
-static int call_client(mcp_ctx *ctx, const char *capability, const char *method,
-		       json_object *params, int64_t timeout_ms, json_object **result)
+/* Whether the client declared capabilities.<a>[.<b>]. */
+static int client_has(mcp_sess *ms, const char *a, const char *b)
 {
-	if (!result) {
-		json_object_put(params);
-		return MCP_EINVAL;
-	}
-	*result = NULL;
-	if (!ctx) {
-		json_object_put(params);
-		return MCP_EINVAL;
-	}
+	json_object *v = NULL;
+	if (!json_object_object_get_ex(ms->client_caps, a, &v))
+		return 0;
+	return !b || json_object_object_get_ex(v, b, NULL);
+}
+
+/* Sends a server-to-client request (`params` taken) and waits for its
+ * answer.  The caller has checked the capability. */
+static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
+		       int64_t timeout_ms, json_object **result)
+{
 	mcp_sess *ms = ctx->sess;
 	if (atomic_load(&ctx->req->sess->closed)) {
 		json_object_put(params);
@@ -179,10 +180,6 @@ static int call_client(mcp_ctx *ctx, const char *capability, const char *method,
 	if (atomic_load(&ms->state) != MCP_SESS_READY) {
 		json_object_put(params);
 		return MCP_ESTATE;
-	}
-	if (!json_object_object_get_ex(ms->client_caps, capability, NULL)) {
-		json_object_put(params);
-		return MCP_ENOTSUP;
 	}
 	json_object *msg = json_object_new_object();
 	if (!msg) {
@@ -213,39 +210,82 @@ static int call_client(mcp_ctx *ctx, const char *capability, const char *method,
 	return rc;
 }
 
-static json_object *copy_params(json_object *params)
+/* Common argument checks; returns MCP_OK or an error with *result NULL. */
+static int begin_call(mcp_ctx *ctx, json_object **result)
 {
-	json_object *c = NULL;
-	if (!params)
-		return json_object_new_object();
-	if (json_object_deep_copy(params, &c, NULL) != 0)
-		return NULL;
-	return c;
+	if (!result)
+		return MCP_EINVAL;
+	*result = NULL;
+	return ctx ? MCP_OK : MCP_EINVAL;
 }
 
 MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int64_t timeout_ms, json_object **result)
 {
-	return call_client(ctx, "roots", "roots/list", NULL, timeout_ms, result);
+	int rc = begin_call(ctx, result);
+	if (rc != MCP_OK)
+		return rc;
+	if (!client_has(ctx->sess, "roots", NULL))
+		return MCP_ENOTSUP;
+	return call_client(ctx, "roots/list", NULL, timeout_ms, result);
 }
 
 MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 			      json_object **result)
 {
+	int rc = begin_call(ctx, result);
+	if (rc != MCP_OK)
+		return rc;
 	if (!json_object_is_type(params, json_type_object))
 		return MCP_EINVAL;
-	json_object *p = copy_params(params);
+	if (!client_has(ctx->sess, "sampling", NULL))
+		return MCP_ENOTSUP;
+	/* Tool use in sampling exists from 2025-11-25 and only for clients that
+	 * declared sampling.tools. */
+	if ((json_object_object_get_ex(params, "tools", NULL) ||
+	     json_object_object_get_ex(params, "toolChoice", NULL)) &&
+	    (ctx->sess->rev < MCP_REV_2025_11_25 || !client_has(ctx->sess, "sampling", "tools")))
+		return MCP_ENOTSUP;
+	json_object *p = mcp_json_copy(params);
 	if (!p)
 		return MCP_ENOMEM;
-	return call_client(ctx, "sampling", "sampling/createMessage", p, timeout_ms, result);
+	return call_client(ctx, "sampling/createMessage", p, timeout_ms, result);
+}
+
+int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+		    json_object **result)
+{
+	mcp_sess *ms = ctx->sess;
+	json_object *jm = NULL;
+	json_object_object_get_ex(params, "mode", &jm);
+	int url = jm && strcmp(json_object_get_string(jm), "url") == 0;
+	int ok;
+	if (ms->rev < MCP_REV_2025_06_18 || !client_has(ms, "elicitation", NULL))
+		ok = 0; /* no elicitation before 2025-06-18 */
+	else if (url)
+		ok = ms->rev >= MCP_REV_2025_11_25 && client_has(ms, "elicitation", "url");
+	else
+		/* Form mode: an empty elicitation capability means form (the
+		 * only mode before 2025-11-25). */
+		ok = client_has(ms, "elicitation", "form") || !client_has(ms, "elicitation", "url");
+	if (!ok) {
+		json_object_put(params);
+		return MCP_ENOTSUP;
+	}
+	if (ms->rev < MCP_REV_2025_11_25)
+		json_object_object_del(params, "mode"); /* not in older schemas */
+	return call_client(ctx, "elicitation/create", params, timeout_ms, result);
 }
 
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 			      json_object **result)
 {
+	int rc = begin_call(ctx, result);
+	if (rc != MCP_OK)
+		return rc;
 	if (!json_object_is_type(params, json_type_object))
 		return MCP_EINVAL;
-	json_object *p = copy_params(params);
+	json_object *p = mcp_json_copy(params);
 	if (!p)
 		return MCP_ENOMEM;
-	return call_client(ctx, "elicitation", "elicitation/create", p, timeout_ms, result);
+	return mcp_elicit_send(ctx, p, timeout_ms, result);
 }

@@ -109,6 +109,8 @@ typedef struct mcp_sess {
 	char **subs;
 	size_t nsubs, subs_cap;
 	unsigned caps_sent;          /* MCP_KIND_* bits whose listChanged was advertised */
+	char **elicitations;         /* URL elicitation ids sent here (under mu) */
+	size_t nelicitations;
 	_Atomic int state;
 	int rev;                     /* negotiated revision index */
 	json_object *client_caps;    /* set once by initialize, then read-only */
@@ -185,6 +187,14 @@ json_object *mcp_block_media(const char *type, const void *data, size_t len,
 			     const char *mime_type);
 json_object *mcp_block_resource(const char *uri, const char *mime_type, const char *key,
 				json_object *value);
+
+/* Sends elicitation/create (`params` taken) after the capability checks of
+ * its mode (ctx.c). */
+int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+		    json_object **result);
+/* Which connection a URL elicitation went to (protocol.c). */
+void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id);
+int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id);
 
 struct mcp_contents {
 	json_object *items;          /* array */

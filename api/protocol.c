@@ -792,9 +792,57 @@ static json_object *cancel_notification(int64_t id, const char *reason)
 	return n;
 }
 
+/* At most this many URL elicitations are remembered per connection; the
+ * oldest is forgotten first. */
+#define MAX_ELICITATIONS 256
+
+void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id)
+{
+	char *d = strdup(id);
+	if (!d)
+		return;
+	pthread_mutex_lock(&ms->mu);
+	if (!ms->elicitations)
+		ms->elicitations = calloc(MAX_ELICITATIONS, sizeof *ms->elicitations);
+	if (!ms->elicitations) {
+		pthread_mutex_unlock(&ms->mu);
+		free(d);
+		return;
+	}
+	if (ms->nelicitations == MAX_ELICITATIONS) {
+		free(ms->elicitations[0]);
+		memmove(ms->elicitations, ms->elicitations + 1,
+			(MAX_ELICITATIONS - 1) * sizeof *ms->elicitations);
+		ms->nelicitations--;
+	}
+	ms->elicitations[ms->nelicitations++] = d;
+	pthread_mutex_unlock(&ms->mu);
+}
+
+int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id)
+{
+	int found = 0;
+	pthread_mutex_lock(&ms->mu);
+	for (size_t i = 0; i < ms->nelicitations; i++) {
+		if (strcmp(ms->elicitations[i], id) == 0) {
+			free(ms->elicitations[i]);
+			memmove(ms->elicitations + i, ms->elicitations + i + 1,
+				(ms->nelicitations - i - 1) * sizeof *ms->elicitations);
+			ms->nelicitations--;
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ms->mu);
+	return found;
+}
+
 static void on_free(eng_session *s)
 {
 	mcp_sess *ms = sess_of(s);
+	for (size_t i = 0; i < ms->nelicitations; i++)
+		free(ms->elicitations[i]);
+	free(ms->elicitations);
 	json_object_put(ms->client_caps);
 	json_object_put(ms->client_info);
 	for (size_t i = 0; i < ms->nsubs; i++)

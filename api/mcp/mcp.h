@@ -76,6 +76,8 @@ MCP_EXTERN const char *mcp_strerror(int err);
 #define MCP_JSONRPC_INTERNAL_ERROR (-32603)
 /* resources/read or resources/subscribe of an unknown URI (data: {uri}). */
 #define MCP_JSONRPC_RESOURCE_NOT_FOUND (-32002)
+/* The request needs the user to complete a URL elicitation first. */
+#define MCP_JSONRPC_URL_ELICITATION_REQUIRED (-32042)
 /* A server-to-client request failed because the connection closed. */
 #define MCP_JSONRPC_CONNECTION_CLOSED (-32000)
 /* A server-to-client request timed out. */
@@ -578,6 +580,103 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 /* elicitation/create (requires "elicitation").  `params` borrowed. */
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 			      json_object **result);
+
+/* ---------------------------------------------------------------------- */
+/* Elicitation forms and URL elicitation (2025-06-18+, URL mode 2025-11-25) */
+/* ---------------------------------------------------------------------- */
+
+typedef struct mcp_form mcp_form; /* a form's requested schema being built */
+
+typedef enum mcp_field_kind {
+	MCP_FIELD_STRING = 0, /* text, optionally with a format and lengths */
+	MCP_FIELD_NUMBER,     /* a number, optionally bounded */
+	MCP_FIELD_INTEGER,    /* an integer, optionally bounded */
+	MCP_FIELD_BOOLEAN,
+	MCP_FIELD_ENUM,       /* pick one of `options` */
+	MCP_FIELD_MULTI_ENUM  /* pick several of `options` */
+} mcp_field_kind;
+
+/* How enum options are written: bare values, values with display titles
+ * (oneOf/anyOf of const+title), or the legacy enum+enumNames form (single
+ * select only). */
+typedef enum mcp_enum_style {
+	MCP_ENUM_UNTITLED = 0,
+	MCP_ENUM_TITLED,
+	MCP_ENUM_LEGACY
+} mcp_enum_style;
+
+/* One form field.  Zero-initialise and set what applies; strings and arrays
+ * are copied by mcp_form_add(). */
+typedef struct mcp_field {
+	mcp_field_kind kind;
+	const char *name;                 /* required: the property name */
+	const char *title;
+	const char *description;
+	int required;
+	/* MCP_FIELD_STRING */
+	const char *format;               /* NULL, "email", "uri", "date", "date-time" */
+	int64_t min_length, max_length;   /* used when has_lengths; < 0 leaves one out */
+	int has_lengths;
+	/* MCP_FIELD_NUMBER / MCP_FIELD_INTEGER */
+	double minimum, maximum;
+	int has_minimum, has_maximum;
+	/* MCP_FIELD_ENUM / MCP_FIELD_MULTI_ENUM */
+	const char *const *options;       /* noptions values */
+	const char *const *option_titles; /* noptions titles (titled, legacy) */
+	size_t noptions;
+	mcp_enum_style style;
+	int64_t min_items, max_items;     /* multi-select; used when has_items */
+	int has_items;
+	/* The default, when has_default is set: by kind, default_string
+	 * (string, enum), default_number (number, integer), default_bool, or
+	 * default_options/ndefault_options (multi-select). */
+	int has_default;
+	const char *default_string;
+	double default_number;
+	int default_bool;
+	const char *const *default_options;
+	size_t ndefault_options;
+} mcp_field;
+
+/* Creates an empty form that will show `message` (copied).  NULL when out
+ * of memory or message is NULL.  The caller frees it with mcp_form_free(). */
+MCP_EXTERN mcp_form *mcp_form_new(const char *message);
+MCP_EXTERN void mcp_form_free(mcp_form *form);
+/* Adds a field.  MCP_OK, MCP_EINVAL (missing name, unknown format, enum
+ * without options, titles missing for a titled style, a legacy multi-select,
+ * a default of the wrong shape), MCP_EEXIST (name taken) or MCP_ENOMEM. */
+MCP_EXTERN int mcp_form_add(mcp_form *form, const mcp_field *field);
+/* The requested schema as built so far (borrowed; valid until the next
+ * mcp_form_add or mcp_form_free).  For inspection and tests. */
+MCP_EXTERN json_object *mcp_form_schema(const mcp_form *form);
+
+/* Asks the user to fill in `form` (borrowed) through elicitation/create in
+ * form mode.  Results and errors as the other server-to-client requests;
+ * *result holds {action, content?}.  MCP_ENOTSUP when the client did not
+ * declare form elicitation or negotiated a revision without elicitation. */
+MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t timeout_ms,
+				   json_object **result);
+
+/* Asks the client to open `url` (URL mode, 2025-11-25; strings copied).
+ * `elicitation_id` must be unique within the server; later
+ * mcp_server_elicitation_complete() with the same id tells that client the
+ * out-of-band interaction finished.  MCP_ENOTSUP when the client did not
+ * declare elicitation.url. */
+MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char *url,
+				  const char *elicitation_id, int64_t timeout_ms,
+				  json_object **result);
+
+/* Sends notifications/elicitation/complete for `elicitation_id` to the
+ * connection its URL elicitation went to (and only to it).  MCP_OK,
+ * MCP_ENOENT (unknown id or connection gone), MCP_EINVAL.  Any thread. */
+MCP_EXTERN int mcp_server_elicitation_complete(mcp_server *srv, const char *elicitation_id);
+
+/* Makes a tool's answer the URL-elicitation-required error (-32042) naming
+ * one URL the user must visit; the handler then returns non-zero (e.g.
+ * MCP_ESTATE).  Strings copied. */
+MCP_EXTERN int mcp_result_set_url_elicitation_required(mcp_result *out, const char *message,
+						       const char *url,
+						       const char *elicitation_id);
 
 #ifdef __cplusplus
 }

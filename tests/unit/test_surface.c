@@ -71,6 +71,75 @@ static int noop_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 	return mcp_result_add_text(out, "ok");
 }
 
+static int form_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	mcp_form *f = mcp_form_new("Tell us about you");
+	static const char *const colors[] = { "red", "green" };
+	static const char *const titles[] = { "Red", "Green" };
+	static const char *const dflt[] = { "green" };
+	mcp_field fields[] = {
+		{ .kind = MCP_FIELD_STRING, .name = "email", .format = "email", .required = 1,
+		  .has_lengths = 1, .min_length = 3, .max_length = -1 },
+		{ .kind = MCP_FIELD_INTEGER, .name = "age", .has_minimum = 1, .minimum = 0,
+		  .has_default = 1, .default_number = 30 },
+		{ .kind = MCP_FIELD_NUMBER, .name = "score", .has_maximum = 1, .maximum = 9.5 },
+		{ .kind = MCP_FIELD_BOOLEAN, .name = "ok", .has_default = 1, .default_bool = 1 },
+		{ .kind = MCP_FIELD_ENUM, .name = "plain", .options = colors, .noptions = 2,
+		  .has_default = 1, .default_string = "red" },
+		{ .kind = MCP_FIELD_ENUM, .name = "titled", .options = colors, .option_titles = titles,
+		  .noptions = 2, .style = MCP_ENUM_TITLED },
+		{ .kind = MCP_FIELD_ENUM, .name = "legacy", .options = colors, .option_titles = titles,
+		  .noptions = 2, .style = MCP_ENUM_LEGACY },
+		{ .kind = MCP_FIELD_MULTI_ENUM, .name = "many", .options = colors, .noptions = 2,
+		  .has_items = 1, .min_items = 1, .max_items = 2, .has_default = 1,
+		  .default_options = dflt, .ndefault_options = 1 },
+		{ .kind = MCP_FIELD_MULTI_ENUM, .name = "many_titled", .options = colors,
+		  .option_titles = titles, .noptions = 2, .style = MCP_ENUM_TITLED },
+	};
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		ck_assert_int_eq(mcp_form_add(f, &fields[i]), MCP_OK);
+	ck_assert_int_eq(mcp_form_add(f, &fields[0]), MCP_EEXIST);
+	mcp_field bad_format = { .kind = MCP_FIELD_STRING, .name = "x", .format = "phone" };
+	ck_assert_int_eq(mcp_form_add(f, &bad_format), MCP_EINVAL);
+	mcp_field bad_default = { .kind = MCP_FIELD_ENUM, .name = "y", .options = colors,
+				  .noptions = 2, .has_default = 1, .default_string = "blue" };
+	ck_assert_int_eq(mcp_form_add(f, &bad_default), MCP_EINVAL);
+	mcp_field legacy_multi = { .kind = MCP_FIELD_MULTI_ENUM, .name = "z", .options = colors,
+				   .option_titles = titles, .noptions = 2,
+				   .style = MCP_ENUM_LEGACY };
+	ck_assert_int_eq(mcp_form_add(f, &legacy_multi), MCP_EINVAL);
+	json_object *res = NULL;
+	int rc = mcp_ctx_elicit_form(ctx, f, 10000, &res);
+	mcp_form_free(f);
+	if (rc != MCP_OK) {
+		mcp_result_set_is_error(out, 1);
+		return mcp_result_add_text(out, mcp_strerror(rc));
+	}
+	json_object *action = NULL;
+	json_object_object_get_ex(res, "action", &action);
+	rc = mcp_result_add_text(out, json_object_get_string(action));
+	json_object_put(res);
+	return rc;
+}
+
+static int url_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *res = NULL;
+	int rc = mcp_ctx_elicit_url(ctx, "Sign in", "https://example.com/login", "el-1", 10000,
+				    &res);
+	json_object_put(res);
+	if (rc == MCP_ENOTSUP)
+		return mcp_result_set_url_elicitation_required(
+			       out, "Sign in first", "https://example.com/login", "el-1") == MCP_OK
+			       ? MCP_ESTATE
+			       : MCP_ENOMEM;
+	return mcp_result_add_text(out, mcp_strerror(rc));
+}
+
 static void send_msg(const char *s)
 {
 	ck_assert_int_eq(mcp_memconn_send(conn, s, strlen(s)), MCP_OK);
@@ -149,9 +218,13 @@ static void setup(void)
 		mcp_tool tool = { .name = name, .fn = noop_tool };
 		ck_assert_int_eq(mcp_server_add_tool(srv, &tool), MCP_OK);
 	}
+	mcp_tool ft = { .name = "form", .fn = form_tool };
+	mcp_tool ut = { .name = "url", .fn = url_tool };
+	ck_assert_int_eq(mcp_server_add_tool(srv, &ft), MCP_OK);
+	ck_assert_int_eq(mcp_server_add_tool(srv, &ut), MCP_OK);
 	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
 	json_object *m = request("initialize", "{\"protocolVersion\":\"2025-11-25\","
-					       "\"capabilities\":{}}");
+					       "\"capabilities\":{\"elicitation\":{\"form\":{}}}}");
 	ck_assert_str_eq(str_at(m, "result.capabilities.resources.subscribe"), "true");
 	ck_assert_str_eq(str_at(m, "result.capabilities.prompts.listChanged"), "true");
 	ck_assert_ptr_nonnull(at(m, "result.capabilities.completions"));
@@ -280,7 +353,7 @@ END_TEST
 
 START_TEST(pagination_with_checked_cursors)
 {
-	/* Five tools, pages of two: 2 + 2 + 1. */
+	/* Seven tools, pages of two: 2 + 2 + 2 + 1. */
 	const char *cursor = NULL;
 	char params[256];
 	int seen = 0, pages = 0;
@@ -301,8 +374,8 @@ START_TEST(pagination_with_checked_cursors)
 		cursor = json_object_get_string(c);
 	}
 	json_object_put(m);
-	ck_assert_int_eq(seen, 5);
-	ck_assert_int_eq(pages, 3);
+	ck_assert_int_eq(seen, 7);
+	ck_assert_int_eq(pages, 4);
 	m = request("tools/list", "{\"cursor\":\"not-a-cursor\"}");
 	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
 	json_object_put(m);
@@ -332,6 +405,59 @@ START_TEST(runtime_changes_notify)
 }
 END_TEST
 
+START_TEST(elicitation_form_every_field_kind)
+{
+	send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"f\",\"method\":\"tools/call\","
+		 "\"params\":{\"name\":\"form\"}}");
+	json_object *m = recv_msg();
+	ck_assert_str_eq(str_at(m, "method"), "elicitation/create");
+	ck_assert_str_eq(str_at(m, "params.mode"), "form");
+	ck_assert_str_eq(str_at(m, "params.requestedSchema.required.0"), "email");
+	const char *checks[][2] = {
+		{ "params.requestedSchema.properties.email.format", "email" },
+		{ "params.requestedSchema.properties.email.minLength", "3" },
+		{ "params.requestedSchema.properties.age.type", "integer" },
+		{ "params.requestedSchema.properties.age.default", "30" },
+		{ "params.requestedSchema.properties.score.maximum", "9.5" },
+		{ "params.requestedSchema.properties.ok.default", "true" },
+		{ "params.requestedSchema.properties.plain.enum.1", "green" },
+		{ "params.requestedSchema.properties.titled.oneOf.1.title", "Green" },
+		{ "params.requestedSchema.properties.legacy.enumNames.0", "Red" },
+		{ "params.requestedSchema.properties.many.items.enum.0", "red" },
+		{ "params.requestedSchema.properties.many.default.0", "green" },
+		{ "params.requestedSchema.properties.many.maxItems", "2" },
+		{ "params.requestedSchema.properties.many_titled.items.anyOf.0.const", "red" },
+	};
+	for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+		ck_assert_msg(strcmp(str_at(m, checks[i][0]), checks[i][1]) == 0, "%s is %s",
+			      checks[i][0], str_at(m, checks[i][0]));
+	ck_assert_ptr_null(at(m, "params.requestedSchema.properties.email.maxLength"));
+	char buf[256];
+	snprintf(buf, sizeof buf,
+		 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"accept\","
+		 "\"content\":{\"email\":\"a@b.c\"}}}",
+		 json_object_to_json_string(at(m, "id")));
+	json_object_put(m);
+	send_msg(buf);
+	m = recv_msg();
+	ck_assert_str_eq(str_at(m, "result.content.0.text"), "accept");
+	json_object_put(m);
+}
+END_TEST
+
+START_TEST(url_elicitation_needs_the_capability)
+{
+	/* The client declared form only: URL mode is refused locally and the
+	 * tool answers -32042 with the URL. */
+	json_object *m = request("tools/call", "{\"name\":\"url\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32042);
+	ck_assert_str_eq(str_at(m, "error.data.elicitations.0.url"), "https://example.com/login");
+	ck_assert_str_eq(str_at(m, "error.data.elicitations.0.elicitationId"), "el-1");
+	json_object_put(m);
+	ck_assert_int_eq(mcp_server_elicitation_complete(srv, "el-1"), MCP_ENOENT);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("surface");
@@ -344,6 +470,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, completion_caps_at_100);
 	tcase_add_test(tc, pagination_with_checked_cursors);
 	tcase_add_test(tc, runtime_changes_notify);
+	tcase_add_test(tc, elicitation_form_every_field_kind);
+	tcase_add_test(tc, url_elicitation_needs_the_capability);
 	suite_add_tcase(s, tc);
 	return s;
 }
