@@ -188,10 +188,27 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 	}
 	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(msg, "method", json_object_new_string(method));
+	if (ctx->task) {
+		/* A task asking for input: tag the request with the task and show
+		 * input_required while it waits. */
+		if (!params)
+			params = json_object_new_object();
+		json_object *meta = NULL;
+		if (!json_object_object_get_ex(params, "_meta", &meta)) {
+			meta = json_object_new_object();
+			json_object_object_add(params, "_meta", meta);
+		}
+		json_object *rel = json_object_new_object();
+		json_object_object_add(rel, "taskId", json_object_new_string(mcp_task_id(ctx->task)));
+		json_object_object_add(meta, "io.modelcontextprotocol/related-task", rel);
+		mcp_task_set_input_required(ctx->task, 1);
+	}
 	if (params)
 		json_object_object_add(msg, "params", params);
 	json_object *answer = NULL;
 	int rc = eng_req_call(ctx->req, msg, timeout_ms, &answer);
+	if (ctx->task)
+		mcp_task_set_input_required(ctx->task, 0);
 	if (rc != MCP_OK)
 		return rc;
 	json_object *v = NULL;

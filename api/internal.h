@@ -51,6 +51,7 @@ typedef struct mcp_tool_entry {
 	json_object *output_schema;      /* owned or NULL */
 	mcp_tool_fn fn;
 	void *user;
+	mcp_task_support task_support;
 } mcp_tool_entry;
 
 typedef struct mcp_resource_entry {
@@ -85,6 +86,7 @@ struct mcp_server {
 	void *trace_user;
 
 	int page_size;
+	int64_t task_ttl_default, task_ttl_max;
 	pthread_rwlock_t reg_lock;   /* the registries below */
 	mcp_registry tools, resources, templates, prompts;
 
@@ -111,6 +113,8 @@ typedef struct mcp_sess {
 	unsigned caps_sent;          /* MCP_KIND_* bits whose listChanged was advertised */
 	char **elicitations;         /* URL elicitation ids sent here (under mu) */
 	size_t nelicitations;
+	struct mcp_task *tasks;      /* this connection's tasks (under mu) */
+	pthread_cond_t task_cv;      /* a task reached a final state */
 	_Atomic int state;
 	int rev;                     /* negotiated revision index */
 	json_object *client_caps;    /* set once by initialize, then read-only */
@@ -134,6 +138,7 @@ struct mcp_result {
 struct mcp_ctx {
 	eng_req *req;
 	mcp_sess *sess;
+	struct mcp_task *task;       /* the task this handler runs for, or NULL */
 	json_object *progress_token; /* borrowed from the request, or NULL */
 	double last_progress;
 	int sent_progress;
@@ -195,6 +200,34 @@ int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 /* Which connection a URL elicitation went to (protocol.c). */
 void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id);
 int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id);
+
+/* A handler's run (protocol.c): begin prepares ctx and traces "started";
+ * end traces "cleanup" and gives the request exactly one outcome (result
+ * taken; the error triple is the handler's own when code != 0, data taken). */
+void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
+void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
+		 json_object *data);
+
+/* Tasks (tasks.c). */
+struct mcp_task;
+/* Whether any tool can run as a task (then the capability is advertised). */
+int mcp_tasks_offered(mcp_server *srv);
+/* Starts `tool` as a task for the tools/call request `r` running on this
+ * worker: answers r with CreateTaskResult and runs the handler (with ctx)
+ * to its end.  Returns 0 when it took over the request. */
+int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_object *args,
+		      json_object *task_params);
+void mcp_task_set_input_required(struct mcp_task *t, int waiting);
+const char *mcp_task_id(const struct mcp_task *t);
+void mcp_tasks_free(mcp_sess *ms);
+void mcp_tasks_get(eng_session *s, json_object *id, json_object *params);
+void mcp_tasks_list(eng_session *s, json_object *id, json_object *params);
+void mcp_tasks_cancel(eng_session *s, json_object *id, json_object *params);
+void mcp_tasks_result(eng_req *r);
+/* Shared by the paged lists (protocol.c). */
+char *mcp_make_cursor(const char *list, size_t offset);
+int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset);
+json_object *mcp_notification(const char *method, json_object *params);
 
 struct mcp_contents {
 	json_object *items;          /* array */

@@ -92,6 +92,17 @@ static json_object *server_capabilities(mcp_sess *ms)
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (completions)
 		json_object_object_add(caps, "completions", json_object_new_object());
+	if (ms->rev >= MCP_REV_2025_11_25 && mcp_tasks_offered(srv)) {
+		json_object *t = json_object_new_object();
+		json_object *req = json_object_new_object();
+		json_object *tools = json_object_new_object();
+		json_object_object_add(tools, "call", json_object_new_object());
+		json_object_object_add(req, "tools", tools);
+		json_object_object_add(t, "list", json_object_new_object());
+		json_object_object_add(t, "cancel", json_object_new_object());
+		json_object_object_add(t, "requests", req);
+		json_object_object_add(caps, "tasks", t);
+	}
 	ms->caps_sent = kinds;
 	return caps;
 }
@@ -171,7 +182,7 @@ static void m_set_level(eng_session *s, json_object *id, json_object *params)
  * A cursor is "libmcp:<list>:<offset>" in base64: opaque to the client, and
  * checked on the way back so a cursor from elsewhere is -32602. */
 
-static char *make_cursor(const char *list, size_t offset)
+char *mcp_make_cursor(const char *list, size_t offset)
 {
 	char raw[96];
 	int n = snprintf(raw, sizeof raw, "libmcp:%s:%zu", list, offset);
@@ -190,7 +201,7 @@ static int b64val(int c)
 }
 
 /* Returns 0 and the offset, or -1 for a cursor we did not issue. */
-static int parse_cursor(const char *cursor, const char *list, size_t *offset)
+int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset)
 {
 	size_t n = strlen(cursor);
 	if (n == 0 || n % 4 || n > 128)
@@ -237,7 +248,7 @@ static void list_page(eng_session *s, json_object *id, json_object *params, cons
 	size_t offset = 0;
 	json_object *jc = get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   parse_cursor(json_object_get_string(jc), list, &offset) != 0)) {
+		   mcp_parse_cursor(json_object_get_string(jc), list, &offset) != 0)) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
 					  "Invalid params: unknown cursor", NULL);
 		return;
@@ -251,7 +262,7 @@ static void list_page(eng_session *s, json_object *id, json_object *params, cons
 	json_object *res = json_object_new_object();
 	json_object_object_add(res, key, items);
 	if (offset + page < total) {
-		char *next = make_cursor(list, offset + page);
+		char *next = mcp_make_cursor(list, offset + page);
 		if (next)
 			json_object_object_add(res, "nextCursor", json_object_new_string(next));
 		free(next);
@@ -368,7 +379,7 @@ static void m_unsubscribe(eng_session *s, json_object *id, json_object *params)
 	eng_session_respond_result(s, id, json_object_new_object());
 }
 
-static json_object *notification(const char *method, json_object *params)
+json_object *mcp_notification(const char *method, json_object *params)
 {
 	json_object *n = json_object_new_object();
 	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
@@ -386,7 +397,7 @@ void mcp_notify_list_changed(mcp_server *srv, int kind)
 	pthread_mutex_lock(&srv->sess_mu);
 	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next)
 		if (atomic_load(&ms->state) == MCP_SESS_READY && (ms->caps_sent & (unsigned)kind))
-			eng_session_notify(ms->es, notification(method, NULL));
+			eng_session_notify(ms->es, mcp_notification(method, NULL));
 	pthread_mutex_unlock(&srv->sess_mu);
 }
 
@@ -406,7 +417,7 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 		if (subscribed) {
 			json_object *p = json_object_new_object();
 			json_object_object_add(p, "uri", json_object_new_string(uri));
-			eng_session_notify(ms->es, notification("notifications/resources/updated", p));
+			eng_session_notify(ms->es, mcp_notification("notifications/resources/updated", p));
 		}
 	}
 	pthread_mutex_unlock(&srv->sess_mu);
@@ -422,7 +433,7 @@ static void trace(mcp_server *srv, const char *event, eng_req *r, const char *re
 }
 
 /* Prepares the context of a handler about to run for `r`. */
-static void ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
+void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 {
 	memset(ctx, 0, sizeof *ctx);
 	ctx->req = r;
@@ -437,8 +448,8 @@ static void ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 /* Ends a handler's run with exactly one outcome.  `result` is taken; the
  * error triple is the handler's own JSON-RPC error when code != 0 (data
  * taken). */
-static void ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
-		    json_object *data)
+void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
+		 json_object *data)
 {
 	eng_req *r = ctx->req;
 	int reason = eng_token_reason(&r->token);
@@ -507,13 +518,36 @@ static void run_tools_call(eng_req *r)
 	if (!args)
 		args = own_args = json_object_new_object();
 
+	/* Task augmentation (2025-11-25), per the tool's taskSupport. */
+	json_object *task = ms->rev >= MCP_REV_2025_11_25 ? get(params, "task") : NULL;
+	if ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
+	    (!task && tool->task_support == MCP_TASKS_REQUIRED && ms->rev >= MCP_REV_2025_11_25)) {
+		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
+				     task ? "This tool cannot run as a task"
+					  : "This tool runs only as a task (send params.task)",
+				     name_data("name", name));
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
 	mcp_ctx ctx;
-	ctx_begin(&ctx, r, params);
+	mcp_ctx_begin(&ctx, r, params);
+	if (task) {
+		if (!json_object_is_type(task, json_type_object) ||
+		    mcp_task_run_tool(r, &ctx, tool, args, task) != 0)
+			mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
+				"Invalid params: task must be an object with an optional "
+				"non-negative integer ttl",
+				NULL);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
 	mcp_result res;
 	mcp_result_init(&res, ms->rev);
 	int rc = tool->fn(&ctx, args, &res, tool->user);
 	json_object *result = rc == MCP_OK ? mcp_result_to_json(&res) : NULL;
-	ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
+	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
 	mcp_result_clear(&res);
 	json_object_put(own_args);
@@ -542,7 +576,7 @@ static void run_resources_read(eng_req *r)
 		return;
 	}
 	mcp_ctx ctx;
-	ctx_begin(&ctx, r, params);
+	mcp_ctx_begin(&ctx, r, params);
 	mcp_contents out = { .items = json_object_new_array() };
 	int rc = out.items ? res->read(&ctx, uri, vars, &out, res->user) : MCP_ENOMEM;
 	json_object *result = NULL;
@@ -552,10 +586,10 @@ static void run_resources_read(eng_req *r)
 		out.items = NULL;
 	}
 	if (rc == MCP_ENOENT)
-		ctx_end(&ctx, rc, NULL, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
+		mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
 			name_data("uri", uri));
 	else
-		ctx_end(&ctx, rc, result, 0, NULL, NULL);
+		mcp_ctx_end(&ctx, rc, result, 0, NULL, NULL);
 	json_object_put(out.items);
 	json_object_put(vars);
 	mcp_entry_unref(&res->base);
@@ -598,7 +632,7 @@ static void run_prompts_get(eng_req *r)
 	if (!args)
 		args = own_args = json_object_new_object();
 	mcp_ctx ctx;
-	ctx_begin(&ctx, r, params);
+	mcp_ctx_begin(&ctx, r, params);
 	mcp_prompt_result out = { .rev = ms->rev };
 	int rc = p->get(&ctx, args, &out, p->user);
 	json_object *result = NULL;
@@ -609,7 +643,7 @@ static void run_prompts_get(eng_req *r)
 				       out.messages ? out.messages : json_object_new_array());
 		out.messages = NULL;
 	}
-	ctx_end(&ctx, rc, result, 0, NULL, NULL);
+	mcp_ctx_end(&ctx, rc, result, 0, NULL, NULL);
 	json_object_put(out.messages);
 	free(out.description);
 	json_object_put(own_args);
@@ -661,7 +695,7 @@ static void run_complete(eng_req *r)
 	if (!json_object_is_type(context, json_type_object))
 		context = own_ctx = json_object_new_object();
 	mcp_ctx ctx;
-	ctx_begin(&ctx, r, params);
+	mcp_ctx_begin(&ctx, r, params);
 	mcp_completion out = { .values = json_object_new_array(), .total = -1 };
 	int rc = out.values ? MCP_OK : MCP_ENOMEM;
 	if (rc == MCP_OK && fn)
@@ -679,7 +713,7 @@ static void run_complete(eng_req *r)
 		result = json_object_new_object();
 		json_object_object_add(result, "completion", c);
 	}
-	ctx_end(&ctx, rc, result, 0, NULL, NULL);
+	mcp_ctx_end(&ctx, rc, result, 0, NULL, NULL);
 	json_object_put(out.values);
 	json_object_put(own_ctx);
 	mcp_entry_unref(e);
@@ -712,6 +746,10 @@ static const method methods[] = {
 	{ "prompts/list", m_prompts_list, NULL, 0 },
 	{ "prompts/get", NULL, run_prompts_get, 0 },
 	{ "completion/complete", NULL, run_complete, 0 },
+	{ "tasks/get", mcp_tasks_get, NULL, 0 },
+	{ "tasks/list", mcp_tasks_list, NULL, 0 },
+	{ "tasks/cancel", mcp_tasks_cancel, NULL, 0 },
+	{ "tasks/result", NULL, mcp_tasks_result, 0 },
 };
 
 static const method *find_method(const char *name)
@@ -843,6 +881,8 @@ static void on_free(eng_session *s)
 	for (size_t i = 0; i < ms->nelicitations; i++)
 		free(ms->elicitations[i]);
 	free(ms->elicitations);
+	mcp_tasks_free(ms);
+	pthread_cond_destroy(&ms->task_cv);
 	json_object_put(ms->client_caps);
 	json_object_put(ms->client_info);
 	for (size_t i = 0; i < ms->nsubs; i++)
@@ -867,6 +907,7 @@ mcp_sess *mcp_sess_new(mcp_server *srv)
 		return NULL;
 	ms->srv = srv;
 	pthread_mutex_init(&ms->mu, NULL);
+	pthread_cond_init(&ms->task_cv, NULL);
 	atomic_init(&ms->state, MCP_SESS_NEW);
 	ms->rev = MCP_REV_COUNT - 1;
 	atomic_init(&ms->log_level, MCP_LOG_DEBUG);

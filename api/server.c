@@ -32,6 +32,8 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->max_queue = 100000;
 	srv->max_pending = 1024;
 	srv->page_size = 100;
+	srv->task_ttl_default = 3600 * 1000;
+	srv->task_ttl_max = 24 * 3600 * 1000;
 	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!srv->name || !srv->version || srv->wake_fd < 0 ||
 	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0) {
@@ -108,6 +110,18 @@ RANGE_SETTER(mcp_server_set_max_depth, max_depth, int, 2, 10000)
 RANGE_SETTER(mcp_server_set_max_queue, max_queue, int, 1, 10000000)
 RANGE_SETTER(mcp_server_set_max_pending, max_pending, int, 1, 1000000)
 RANGE_SETTER(mcp_server_set_page_size, page_size, int, 1, 100000)
+
+MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int64_t max_ms)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	if (default_ms < 1000 || max_ms < default_ms || max_ms > INT64_C(1) << 31)
+		return MCP_EINVAL;
+	srv->task_ttl_default = default_ms;
+	srv->task_ttl_max = max_ms;
+	return MCP_OK;
+}
 
 MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user)
 {

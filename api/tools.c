@@ -48,6 +48,11 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 	}
 	t->fn = tool->fn;
 	t->user = tool->user;
+	t->task_support = tool->task_support;
+	if (tool->task_support < MCP_TASKS_FORBIDDEN || tool->task_support > MCP_TASKS_REQUIRED) {
+		mcp_entry_unref(&t->base);
+		return MCP_EINVAL;
+	}
 	int failed = 0;
 	t->title = mcp_strdup_opt(tool->title, &failed);
 	t->description = mcp_strdup_opt(tool->description, &failed);
@@ -91,5 +96,13 @@ json_object *mcp_tool_describe(mcp_entry *e, int rev)
 	json_object_object_add(o, "inputSchema", mcp_json_copy(t->input_schema));
 	if (t->output_schema && rev >= MCP_REV_2025_06_18)
 		json_object_object_add(o, "outputSchema", mcp_json_copy(t->output_schema));
+	if (t->task_support != MCP_TASKS_FORBIDDEN && rev >= MCP_REV_2025_11_25) {
+		json_object *ex = json_object_new_object();
+		json_object_object_add(ex, "taskSupport",
+				       json_object_new_string(t->task_support == MCP_TASKS_REQUIRED
+								      ? "required"
+								      : "optional"));
+		json_object_object_add(o, "execution", ex);
+	}
 	return o;
 }

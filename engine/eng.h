@@ -129,6 +129,10 @@ struct eng_req {
 	void *proto;              /* protocol layer's per-request data */
 	int started;              /* handler began (for counters) */
 	int finished;             /* an eng_req_finish_* ran */
+	/* Set by eng_req_detach: the final answer goes here, not to the wire
+	 * (`msg` taken). */
+	void (*sink)(eng_req *r, json_object *msg, void *arg);
+	void *sink_arg;
 	void (*free_proto)(void *proto);
 };
 
@@ -345,6 +349,14 @@ void eng_req_finish_result(eng_req *r, json_object *result);
 void eng_req_finish_error(eng_req *r, int code, const char *message, json_object *data);
 /* The handler ended without an answer (it saw cancellation). */
 void eng_req_finish_silent(eng_req *r);
+/* Answers `r` now with `result` (taken) while its handler goes on: the
+ * request stays in flight under `key` (copied; must not look like JSON, e.g.
+ * start with '#'), so the shutdown still cancels and waits for it, but the
+ * client's id is free and a cancel for it no longer applies.  The handler's
+ * final answer is handed to `sink` instead of being written.  From the
+ * worker running r.  MCP_OK, MCP_ENOMEM or MCP_ECANCELED (already decided). */
+int eng_req_detach(eng_req *r, json_object *result, const char *key,
+		   void (*sink)(eng_req *r, json_object *msg, void *arg), void *arg);
 /* From a worker: a message tied to `r` (progress, log), written before its
  * response and never after a peer cancel.  `msg` taken. */
 int eng_req_emit(eng_req *r, json_object *msg);

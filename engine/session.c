@@ -458,6 +458,8 @@ void eng_req_finish_silent(eng_req *r)
 	eng_token_clear_callbacks(&r->token);
 	eng_req_decide(r, ENG_OUT_DROPPED);
 	count_cancel(r);
+	if (r->sink)
+		r->sink(r, NULL, r->sink_arg);
 	/* The batch's answer goes out before the session may see itself idle
 	 * and close its output. */
 	release_batch(r, NULL);
@@ -469,6 +471,16 @@ static void finish_with(eng_req *r, json_object *m)
 	r->finished = 1;
 	eng_token_clear_callbacks(&r->token);
 	eng_session *s = r->sess;
+	if (r->sink) {
+		/* A detached request: its answer belongs to whoever detached it. */
+		if (m && eng_req_decide(r, ENG_OUT_RESPONDED))
+			atomic_fetch_add(&s->stats->completed, 1);
+		else
+			count_cancel(r);
+		r->sink(r, m, r->sink_arg);
+		req_done(r);
+		return;
+	}
 	if (r->batch) {
 		/* Inside a batch the answer joins the batch's array. */
 		int decided = m && eng_req_decide(r, ENG_OUT_RESPONDED);
@@ -505,6 +517,53 @@ static void finish_with(eng_req *r, json_object *m)
 	free(line);
 	count_cancel(r);
 	req_done(r);
+}
+
+int eng_req_detach(eng_req *r, json_object *result, const char *key,
+		   void (*sink)(eng_req *r, json_object *msg, void *arg), void *arg)
+{
+	eng_session *s = r->sess;
+	char *nkey = strdup(key);
+	json_object *m = result_message(r->id, result);
+	size_t len = 0;
+	char *line = m ? eng_json_dup(m, &len) : NULL;
+	json_object_put(m);
+	if (!nkey || !line) {
+		free(nkey);
+		free(line);
+		return MCP_ENOMEM;
+	}
+	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
+		free(nkey);
+		free(line);
+		return MCP_ECANCELED;
+	}
+	/* Re-key under the session lock: a peer cancel looks the old id up
+	 * under the same lock, so it either finds the request before the swap
+	 * (and its outcome change makes the checks below fail) or not at all. */
+	pthread_mutex_lock(&s->mu);
+	eng_idtable_del(&s->inflight, &r->node);
+	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
+		pthread_mutex_unlock(&s->mu);
+		free(nkey);
+		free(line);
+		return MCP_ECANCELED;
+	}
+	free(r->id_key);
+	r->id_key = nkey;
+	r->node.key = nkey;
+	int rc = eng_idtable_put(&s->inflight, &r->node);
+	r->sink = sink;
+	r->sink_arg = arg;
+	pthread_mutex_unlock(&s->mu);
+	if (rc != MCP_OK) {
+		/* Same key twice: a caller bug; the request stays counted and
+		 * ends through its sink like any other. */
+		free(line);
+		return rc;
+	}
+	eng_writer_push(&s->writer, line, len, NULL, 1);
+	return MCP_OK;
 }
 
 void eng_req_finish_result(eng_req *r, json_object *result)

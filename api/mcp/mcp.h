@@ -261,6 +261,14 @@ typedef int (*mcp_tool_fn)(mcp_ctx *ctx, json_object *args, mcp_result *out,
 			   void *user);
 
 /* A tool description.  Every string is copied at registration. */
+/* Whether a tool may run as a task (2025-11-25 tasks: the client gets a
+ * task id at once and polls for the result). */
+typedef enum mcp_task_support {
+	MCP_TASKS_FORBIDDEN = 0, /* plain calls only (the default) */
+	MCP_TASKS_OPTIONAL,      /* either way, as the client asks */
+	MCP_TASKS_REQUIRED       /* task-augmented calls only */
+} mcp_task_support;
+
 typedef struct mcp_tool {
 	const char *name;          /* required; unique in the server */
 	const char *title;         /* optional display name (2025-06-18+) */
@@ -271,6 +279,7 @@ typedef struct mcp_tool {
 				      structuredContent (2025-06-18+) */
 	mcp_tool_fn fn;            /* required */
 	void *user;                /* passed to fn */
+	mcp_task_support task_support; /* for 2025-11-25 sessions */
 } mcp_tool;
 
 /* Registers a tool.  Returns MCP_OK, MCP_EINVAL (missing name or fn, or a
@@ -427,8 +436,13 @@ MCP_EXTERN void mcp_completion_set_total(mcp_completion *out, int64_t total);
 /* Marks that more candidates exist than were sent. */
 MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more);
 
-/* Items per page of tools/list, resources/list, resources/templates/list and
- * prompts/list (1..100000; default 100).  Cursors are opaque and checked: a
+/* How long a finished task's result is kept when the client asked for no
+ * ttl, and the longest ttl granted, in milliseconds (1000..2^31; defaults
+ * one hour and one day).  Call before running. */
+MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int64_t max_ms);
+
+/* Items per page of tools/list, resources/list, resources/templates/list,
+ * tasks/list and prompts/list (1..100000; default 100).  Cursors are opaque and checked: a
  * cursor the server did not issue is -32602.  Call before running. */
 MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int n);
 

@@ -140,6 +140,17 @@ static int url_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user
 	return mcp_result_add_text(out, mcp_strerror(rc));
 }
 
+static int slow_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)user;
+	json_object *ms = NULL;
+	json_object_object_get_ex(args, "ms", &ms);
+	int rc = mcp_ctx_sleep(ctx, ms ? json_object_get_int64(ms) : 0);
+	if (rc != MCP_OK)
+		return rc;
+	return mcp_result_add_text(out, "slow done");
+}
+
 static void send_msg(const char *s)
 {
 	ck_assert_int_eq(mcp_memconn_send(conn, s, strlen(s)), MCP_OK);
@@ -218,6 +229,8 @@ static void setup(void)
 		mcp_tool tool = { .name = name, .fn = noop_tool };
 		ck_assert_int_eq(mcp_server_add_tool(srv, &tool), MCP_OK);
 	}
+	mcp_tool st = { .name = "slow", .fn = slow_tool, .task_support = MCP_TASKS_OPTIONAL };
+	ck_assert_int_eq(mcp_server_add_tool(srv, &st), MCP_OK);
 	mcp_tool ft = { .name = "form", .fn = form_tool };
 	mcp_tool ut = { .name = "url", .fn = url_tool };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &ft), MCP_OK);
@@ -228,6 +241,7 @@ static void setup(void)
 	ck_assert_str_eq(str_at(m, "result.capabilities.resources.subscribe"), "true");
 	ck_assert_str_eq(str_at(m, "result.capabilities.prompts.listChanged"), "true");
 	ck_assert_ptr_nonnull(at(m, "result.capabilities.completions"));
+	ck_assert_ptr_nonnull(at(m, "result.capabilities.tasks.requests.tools.call"));
 	json_object_put(m);
 	send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
 	/* The reader handles messages in order: once the ping is answered the
@@ -353,7 +367,7 @@ END_TEST
 
 START_TEST(pagination_with_checked_cursors)
 {
-	/* Seven tools, pages of two: 2 + 2 + 2 + 1. */
+	/* Eight tools, pages of two: 2 + 2 + 2 + 2. */
 	const char *cursor = NULL;
 	char params[256];
 	int seen = 0, pages = 0;
@@ -374,7 +388,7 @@ START_TEST(pagination_with_checked_cursors)
 		cursor = json_object_get_string(c);
 	}
 	json_object_put(m);
-	ck_assert_int_eq(seen, 7);
+	ck_assert_int_eq(seen, 8);
 	ck_assert_int_eq(pages, 4);
 	m = request("tools/list", "{\"cursor\":\"not-a-cursor\"}");
 	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
@@ -458,6 +472,61 @@ START_TEST(url_elicitation_needs_the_capability)
 }
 END_TEST
 
+START_TEST(tasks_lifecycle)
+{
+	json_object *m = request("initialize", "{\"protocolVersion\":\"2025-11-25\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32600);
+	json_object_put(m);
+	m = request("tools/call", "{\"name\":\"slow\",\"arguments\":{\"ms\":50},"
+				  "\"task\":{\"ttl\":60000}}");
+	const char *tid0 = str_at(m, "result.task.taskId");
+	ck_assert_uint_eq(strlen(tid0), 32);
+	char tid[40];
+	snprintf(tid, sizeof tid, "%s", tid0);
+	ck_assert_str_eq(str_at(m, "result.task.status"), "working");
+	ck_assert_int_eq(json_object_get_int(at(m, "result.task.ttl")), 60000);
+	json_object_put(m);
+	char params[128];
+	snprintf(params, sizeof params, "{\"taskId\":\"%s\"}", tid);
+	m = request("tasks/result", params);
+	ck_assert_str_eq(str_at(m, "result.content.0.text"), "slow done");
+	json_object *meta = at(m, "result._meta");
+	json_object *rel = NULL;
+	ck_assert(json_object_object_get_ex(meta, "io.modelcontextprotocol/related-task", &rel));
+	ck_assert_str_eq(str_at(rel, "taskId"), tid);
+	json_object_put(m);
+	m = request("tasks/get", params);
+	ck_assert_str_eq(str_at(m, "result.status"), "completed");
+	json_object_put(m);
+	m = request("tasks/cancel", params);
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+	m = request("tasks/list", "{}");
+	ck_assert_str_eq(str_at(m, "result.tasks.0.taskId"), tid);
+	json_object_put(m);
+
+	/* A long task cancelled by tasks/cancel: its handler wakes, and
+	 * tasks/result reports the cancellation. */
+	m = request("tools/call", "{\"name\":\"slow\",\"arguments\":{\"ms\":60000},"
+				  "\"task\":{}}");
+	snprintf(params, sizeof params, "{\"taskId\":\"%s\"}", str_at(m, "result.task.taskId"));
+	json_object_put(m);
+	m = request("tasks/cancel", params);
+	ck_assert_str_eq(str_at(m, "result.status"), "cancelled");
+	json_object_put(m);
+	m = request("tasks/result", params);
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32603);
+	json_object_put(m);
+	m = request("tasks/get", "{\"taskId\":\"nope\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+	/* A tool without task support refuses task-augmented calls. */
+	m = request("tools/call", "{\"name\":\"tool0\",\"task\":{}}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32601);
+	json_object_put(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("surface");
@@ -472,6 +541,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, runtime_changes_notify);
 	tcase_add_test(tc, elicitation_form_every_field_kind);
 	tcase_add_test(tc, url_elicitation_needs_the_capability);
+	tcase_add_test(tc, tasks_lifecycle);
 	suite_add_tcase(s, tc);
 	return s;
 }
