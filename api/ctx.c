@@ -268,6 +268,35 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 	return call_client(ctx, "sampling/createMessage", p, timeout_ms, result);
 }
 
+MCP_EXTERN int mcp_ctx_sample_text(mcp_ctx *ctx, const char *system_prompt,
+				   const char *user_text, int max_tokens, int64_t timeout_ms,
+				   json_object **result)
+{
+	int rc = begin_call(ctx, result);
+	if (rc != MCP_OK)
+		return rc;
+	if (!user_text || max_tokens <= 0)
+		return MCP_EINVAL;
+	json_object *p = json_object_new_object();
+	json_object *msgs = json_object_new_array();
+	json_object *m = json_object_new_object();
+	if (!p || !msgs || !m) {
+		json_object_put(p);
+		json_object_put(msgs);
+		json_object_put(m);
+		return MCP_ENOMEM;
+	}
+	json_object_object_add(m, "role", json_object_new_string("user"));
+	json_object_object_add(m, "content", mcp_block_text(user_text, strlen(user_text)));
+	json_object_array_add(msgs, m);
+	json_object_object_add(p, "messages", msgs);
+	mcp_json_add_str(p, "systemPrompt", system_prompt);
+	json_object_object_add(p, "maxTokens", json_object_new_int(max_tokens));
+	rc = mcp_ctx_sample(ctx, p, timeout_ms, result);
+	json_object_put(p);
+	return rc;
+}
+
 int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 		    json_object **result)
 {

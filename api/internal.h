@@ -49,6 +49,7 @@ typedef struct mcp_tool_entry {
 	char *title, *description;
 	json_object *input_schema;       /* owned; read-only after registration */
 	json_object *output_schema;      /* owned or NULL */
+	json_object *annotations;        /* owned or NULL */
 	mcp_tool_fn fn;
 	void *user;
 	mcp_task_support task_support;

@@ -14,11 +14,12 @@ static void tool_destroy(mcp_entry *e)
 	free(t->description);
 	json_object_put(t->input_schema);
 	json_object_put(t->output_schema);
+	json_object_put(t->annotations);
 	free(t);
 }
 
-/* Parses a schema text; NULL text gives `dflt` (may be NULL).  Returns
- * MCP_EINVAL unless the text is a JSON object. */
+/* Parses a JSON object text (schema, annotations); NULL text gives `dflt`
+ * (may be NULL).  Returns MCP_EINVAL unless the text is a JSON object. */
 static int parse_schema(const char *text, const char *dflt, json_object **out)
 {
 	*out = NULL;
@@ -61,6 +62,8 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 		rc = parse_schema(tool->input_schema, "{\"type\":\"object\"}", &t->input_schema);
 	if (rc == MCP_OK)
 		rc = parse_schema(tool->output_schema, NULL, &t->output_schema);
+	if (rc == MCP_OK)
+		rc = parse_schema(tool->annotations, NULL, &t->annotations);
 	if (rc != MCP_OK) {
 		mcp_entry_unref(&t->base);
 		return rc;
@@ -96,6 +99,8 @@ json_object *mcp_tool_describe(mcp_entry *e, int rev)
 	json_object_object_add(o, "inputSchema", mcp_json_copy(t->input_schema));
 	if (t->output_schema && rev >= MCP_REV_2025_06_18)
 		json_object_object_add(o, "outputSchema", mcp_json_copy(t->output_schema));
+	if (t->annotations)
+		json_object_object_add(o, "annotations", mcp_json_copy(t->annotations));
 	if (t->task_support != MCP_TASKS_FORBIDDEN && rev >= MCP_REV_2025_11_25) {
 		json_object *ex = json_object_new_object();
 		json_object_object_add(ex, "taskSupport",

@@ -280,6 +280,8 @@ typedef struct mcp_tool {
 	mcp_tool_fn fn;            /* required */
 	void *user;                /* passed to fn */
 	mcp_task_support task_support; /* for 2025-11-25 sessions */
+	const char *annotations;   /* optional JSON object text of ToolAnnotations
+				      (readOnlyHint, destructiveHint, ...) */
 } mcp_tool;
 
 /* Registers a tool.  Returns MCP_OK, MCP_EINVAL (missing name or fn, or a
@@ -588,9 +590,16 @@ MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level,
 /* roots/list (requires the client capability "roots"). */
 MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int64_t timeout_ms,
 				  json_object **result);
-/* sampling/createMessage (requires "sampling").  `params` borrowed. */
+/* sampling/createMessage (requires "sampling"; params with "tools" or
+ * "toolChoice" also require "sampling.tools" and 2025-11-25).  `params`
+ * borrowed: messages, modelPreferences, systemPrompt, maxTokens, ... */
 MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 			      json_object **result);
+/* A one-message sampling/createMessage: `system_prompt` may be NULL,
+ * `user_text` is the user message, `max_tokens` > 0.  Strings copied. */
+MCP_EXTERN int mcp_ctx_sample_text(mcp_ctx *ctx, const char *system_prompt,
+				   const char *user_text, int max_tokens, int64_t timeout_ms,
+				   json_object **result);
 /* elicitation/create (requires "elicitation").  `params` borrowed. */
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 			      json_object **result);

@@ -151,6 +151,17 @@ static int slow_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 	return mcp_result_add_text(out, "slow done");
 }
 
+static int ask_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *res = NULL;
+	int rc = mcp_ctx_sample_text(ctx, "be brief", "hello?", 10, 1000, &res);
+	json_object_put(res);
+	ck_assert_ptr_null(res == NULL ? NULL : res);
+	return mcp_result_add_text(out, mcp_strerror(rc));
+}
+
 static void send_msg(const char *s)
 {
 	ck_assert_int_eq(mcp_memconn_send(conn, s, strlen(s)), MCP_OK);
@@ -231,6 +242,11 @@ static void setup(void)
 	}
 	mcp_tool st = { .name = "slow", .fn = slow_tool, .task_support = MCP_TASKS_OPTIONAL };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &st), MCP_OK);
+	mcp_tool at_ = { .name = "ask", .fn = ask_tool,
+			 .annotations = "{\"readOnlyHint\":true}" };
+	ck_assert_int_eq(mcp_server_add_tool(srv, &at_), MCP_OK);
+	mcp_tool bad_ann = { .name = "bad", .fn = ask_tool, .annotations = "[1]" };
+	ck_assert_int_eq(mcp_server_add_tool(srv, &bad_ann), MCP_EINVAL);
 	mcp_tool ft = { .name = "form", .fn = form_tool };
 	mcp_tool ut = { .name = "url", .fn = url_tool };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &ft), MCP_OK);
@@ -367,7 +383,7 @@ END_TEST
 
 START_TEST(pagination_with_checked_cursors)
 {
-	/* Eight tools, pages of two: 2 + 2 + 2 + 2. */
+	/* Nine tools, pages of two: 2 + 2 + 2 + 2 + 1. */
 	const char *cursor = NULL;
 	char params[256];
 	int seen = 0, pages = 0;
@@ -388,8 +404,8 @@ START_TEST(pagination_with_checked_cursors)
 		cursor = json_object_get_string(c);
 	}
 	json_object_put(m);
-	ck_assert_int_eq(seen, 8);
-	ck_assert_int_eq(pages, 4);
+	ck_assert_int_eq(seen, 9);
+	ck_assert_int_eq(pages, 5);
 	m = request("tools/list", "{\"cursor\":\"not-a-cursor\"}");
 	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
 	json_object_put(m);
@@ -472,6 +488,19 @@ START_TEST(url_elicitation_needs_the_capability)
 }
 END_TEST
 
+START_TEST(sampling_needs_the_capability)
+{
+	/* The client declared no sampling: refused locally, nothing sent. */
+	json_object *m = request("tools/call", "{\"name\":\"ask\"}");
+	ck_assert_str_eq(str_at(m, "result.content.0.text"), mcp_strerror(MCP_ENOTSUP));
+	json_object_put(m);
+	m = request("tools/list", "{\"cursor\":\"bGlibWNwOnRvb2xzOjY=\"}");
+	ck_assert_str_eq(str_at(m, "result.tools.0.name"), "ask");
+	ck_assert_str_eq(str_at(m, "result.tools.0.annotations.readOnlyHint"), "true");
+	json_object_put(m);
+}
+END_TEST
+
 START_TEST(tasks_lifecycle)
 {
 	json_object *m = request("initialize", "{\"protocolVersion\":\"2025-11-25\"}");
@@ -542,6 +571,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, elicitation_form_every_field_kind);
 	tcase_add_test(tc, url_elicitation_needs_the_capability);
 	tcase_add_test(tc, tasks_lifecycle);
+	tcase_add_test(tc, sampling_needs_the_capability);
 	suite_add_tcase(s, tc);
 	return s;
 }
