@@ -167,6 +167,34 @@ static void send_msg(const char *s)
 	ck_assert_int_eq(mcp_memconn_send(conn, s, strlen(s)), MCP_OK);
 }
 
+/* The method of each request this test sent, by integer id, so a recorded
+ * response can name the result type it must have. */
+static const char *sent_method[4096];
+
+/* With MCP_SCHEMA_RECORD set, every message the server wrote is appended
+ * there for tests/schema/validate.mjs (make check-schema). */
+static void record(const char *line, json_object *m)
+{
+	const char *path = getenv("MCP_SCHEMA_RECORD");
+	if (!path)
+		return;
+	const char *method = NULL;
+	json_object *id = NULL;
+	if (!json_object_object_get_ex(m, "method", NULL) &&
+	    json_object_object_get_ex(m, "id", &id)) {
+		if (json_object_is_type(id, json_type_int) && json_object_get_int(id) >= 0 &&
+		    json_object_get_int(id) < 4096)
+			method = sent_method[json_object_get_int(id)];
+		else if (json_object_is_type(id, json_type_string))
+			method = "tools/call"; /* the tests' string ids are tool calls */
+	}
+	FILE *f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\"rev\":\"2025-11-25\",\"method\":%s%s%s,\"msg\":%s}\n",
+		method ? "\"" : "", method ? method : "null", method ? "\"" : "", line);
+	fclose(f);
+}
+
 static json_object *recv_msg(void)
 {
 	char *line;
@@ -175,6 +203,7 @@ static json_object *recv_msg(void)
 	ck_assert_int_eq(rc, 1);
 	json_object *m = json_tokener_parse(line);
 	ck_assert_msg(m != NULL, "not JSON: %s", line);
+	record(line, m);
 	free(line);
 	return m;
 }
@@ -204,6 +233,7 @@ static json_object *request(const char *method, const char *params)
 	static int next_id = 100;
 	char buf[1024];
 	int id = next_id++;
+	sent_method[id % 4096] = method;
 	snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}",
 		 id, method, params);
 	send_msg(buf);

@@ -1,0 +1,46 @@
+#!/bin/sh
+# run.sh BUILD_DIR SRC_DIR SCHEMA_DIR: records every message the server
+# writes in the tests that support recording, then validates each one
+# against the official schema of its revision (make check-schema).
+# Exits 77 (skip) when Node/npm or the schemas are not available.
+set -eu
+build=$1
+src=$2
+schemas=$3
+
+if [ ! -f "$schemas/2025-11-25/schema.json" ]; then
+	echo "check-schema: no MCP schemas at $schemas (configure --with-mcp-schema=DIR)"
+	exit 77
+fi
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	echo "check-schema: node and npm are needed for the JSON Schema validator"
+	exit 77
+fi
+
+prefix="$build/.schema-node"
+want=$(cat "$src/tests/schema/package.json")
+if [ ! -d "$prefix/node_modules/ajv-formats" ] || [ "$(cat "$prefix/package.json" 2>/dev/null)" != "$want" ]; then
+	mkdir -p "$prefix"
+	cp "$src/tests/schema/package.json" "$prefix/package.json"
+	if ! (cd "$prefix" && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
+		echo "check-schema: npm install failed (is the registry reachable?)"
+		exit 77
+	fi
+fi
+
+rec="$build/schema-record"
+rm -rf "$rec"
+mkdir -p "$rec"
+# In-process tests that record what the server wrote.
+MCP_SCHEMA_RECORD="$rec/surface.jsonl" "$build/tests/unit/test_surface" >/dev/null
+# Scenario scripts over real pipes record through the harness when it
+# supports MCP_SCHEMA_RECORD (one file per script).
+if [ -x "$build/tests/harness/mcp-harness" ] && [ -d "$src/tests/scenarios" ]; then
+	for scn in "$src"/tests/scenarios/*.scn; do
+		name=$(basename "$scn" .scn)
+		MCP_SCHEMA_RECORD="$rec/$name.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
+			"$build/tests/harness/mcp-harness" "$scn" >/dev/null 2>&1 || true
+	done
+fi
+set -- "$rec"/*.jsonl
+MCP_NODE_PREFIX="$prefix" node "$src/tests/schema/validate.mjs" "$schemas" "$@"

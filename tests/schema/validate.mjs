@@ -1,0 +1,113 @@
+// validate.mjs - checks every message the server wrote, as recorded by the
+// tests, against the official MCP JSON schema of the revision the
+// connection negotiated.
+//
+// Usage: node validate.mjs SCHEMA_DIR RECORD.jsonl...
+// A record line is {"rev": "2025-11-25", "method": "<method of the request
+// this message answers, or null>", "msg": {...}}.  Exits 1 if any message
+// is invalid, 2 on a usage or input error.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+// ajv lives in a cache outside the source tree (installed by the build);
+// MCP_NODE_PREFIX names the folder whose node_modules holds it.
+const require = createRequire(
+  path.join(process.env.MCP_NODE_PREFIX || path.dirname(new URL(import.meta.url).pathname), 'noop.js'));
+const Ajv7 = require('ajv').default;
+const Ajv2020 = require('ajv/dist/2020').default;
+const addFormats = require('ajv-formats').default;
+
+const [schemaDir, ...records] = process.argv.slice(2);
+if (!schemaDir || records.length === 0) {
+  console.error('usage: node validate.mjs SCHEMA_DIR RECORD.jsonl...');
+  process.exit(2);
+}
+
+// The result definition each request method must answer with.
+const resultDefs = {
+  'initialize': ['InitializeResult'],
+  'ping': ['EmptyResult', 'Result'],
+  'logging/setLevel': ['EmptyResult', 'Result'],
+  'resources/subscribe': ['EmptyResult', 'Result'],
+  'resources/unsubscribe': ['EmptyResult', 'Result'],
+  'tools/list': ['ListToolsResult'],
+  'tools/call': ['CallToolResult', 'CreateTaskResult'],
+  'resources/list': ['ListResourcesResult'],
+  'resources/templates/list': ['ListResourceTemplatesResult'],
+  'resources/read': ['ReadResourceResult'],
+  'prompts/list': ['ListPromptsResult'],
+  'prompts/get': ['GetPromptResult'],
+  'completion/complete': ['CompleteResult'],
+  'tasks/get': ['GetTaskResult'],
+  'tasks/list': ['ListTasksResult'],
+  'tasks/cancel': ['CancelTaskResult'],
+  'tasks/result': ['GetTaskPayloadResult', 'CallToolResult'],
+};
+
+const validators = new Map();
+function validatorsFor(rev) {
+  if (validators.has(rev)) return validators.get(rev);
+  const file = path.join(schemaDir, rev, 'schema.json');
+  const schema = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const draft2020 = String(schema.$schema || '').includes('2020-12');
+  const ajv = new (draft2020 ? Ajv2020 : Ajv7)({ strict: false, allErrors: true });
+  addFormats(ajv); // uri, uri-template, byte (base64), email, date-time
+  const defsKey = schema.$defs ? '$defs' : 'definitions';
+  const id = `mcp-${rev}`;
+  ajv.addSchema({ ...schema, $id: id });
+  const defs = schema[defsKey];
+  const get = (name) => (defs[name] ? ajv.getSchema(`${id}#/${defsKey}/${name}`) : null);
+  const v = { get, defs };
+  validators.set(rev, v);
+  return v;
+}
+
+let total = 0;
+let invalid = 0;
+const report = (rec, why, errors) => {
+  invalid++;
+  if (invalid <= 20) {
+    console.error(`INVALID (${rec.rev}, answering ${rec.method}): ${why}`);
+    console.error('  message: ' + JSON.stringify(rec.msg).slice(0, 400));
+    if (errors) console.error('  errors: ' + JSON.stringify(errors.slice(0, 3)));
+  }
+};
+
+for (const file of records) {
+  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
+  for (const line of lines) {
+    const rec = JSON.parse(line);
+    const { get } = validatorsFor(rec.rev);
+    const msgs = Array.isArray(rec.msg) ? rec.msg : [rec.msg];
+    for (const msg of msgs) {
+      total++;
+      const env = get('JSONRPCMessage');
+      if (!env(msg)) {
+        report(rec, 'not a JSONRPCMessage', env.errors);
+        continue;
+      }
+      if ('method' in msg) {
+        const union = get('id' in msg ? 'ServerRequest' : 'ServerNotification');
+        if (union && !union(msg)) report(rec, `not a valid server ${'id' in msg ? 'request' : 'notification'}`, union.errors);
+        continue;
+      }
+      if ('error' in msg) {
+        const e = get('JSONRPCErrorResponse') || get('JSONRPCError');
+        if (!e(msg)) report(rec, 'not a valid error response', e.errors);
+        continue;
+      }
+      const names = resultDefs[rec.method];
+      if (!names) {
+        report(rec, `no result definition known for method ${rec.method}`);
+        continue;
+      }
+      const candidates = names.map(get).filter(Boolean);
+      if (!candidates.some((c) => c(msg.result))) report(rec, `result is not a ${names.join(' or ')}`, candidates[0] && candidates[0].errors);
+    }
+  }
+}
+
+console.log(`schema: ${total} messages validated, ${invalid} invalid`);
+console.log(`${total - invalid} passed, ${invalid} failed`);
+process.exit(invalid ? 1 : 0);
