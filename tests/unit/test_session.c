@@ -62,6 +62,31 @@ static int t_roots(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 	return rc == MCP_ECLOSED ? MCP_ECANCELED : rc;
 }
 
+static int t_roots_timeout(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *res = NULL;
+	int rc = mcp_ctx_list_roots(ctx, 100, &res);
+	json_object_put(res);
+	return mcp_result_add_text(out, mcp_strerror(rc));
+}
+
+/* Logs at three levels and reports progress, then answers: everything it
+ * emits must reach the client before its answer (P10). */
+static int t_chatty(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	mcp_ctx_log_text(ctx, MCP_LOG_DEBUG, "unit", "debug line");
+	mcp_ctx_log_text(ctx, MCP_LOG_INFO, "unit", "info line");
+	mcp_ctx_log_text(ctx, MCP_LOG_ERROR, "unit", "error line");
+	ck_assert_int_eq(mcp_ctx_progress(ctx, 1, 2, "half"), MCP_OK);
+	ck_assert_int_eq(mcp_ctx_progress(ctx, 1, 2, NULL), MCP_EINVAL); /* not increasing */
+	ck_assert_int_eq(mcp_ctx_progress(ctx, 2, 2, NULL), MCP_OK);
+	return mcp_result_add_text(out, "chatty done");
+}
+
 static void on_trace(const char *event, const char *id, const char *reason, void *user)
 {
 	(void)id;
@@ -91,8 +116,10 @@ static fixture *start(int workers)
 		{ .name = "echo", .fn = t_echo },
 		{ .name = "sleep", .fn = t_sleep },
 		{ .name = "roots", .fn = t_roots },
+		{ .name = "roots_timeout", .fn = t_roots_timeout },
+		{ .name = "chatty", .fn = t_chatty },
 	};
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
 		ck_assert_int_eq(mcp_server_add_tool(f->srv, &tools[i]), MCP_OK);
 	f->mem = tp_mem_new(1 << 20);
 	pthread_create(&f->thread, NULL, run_server, f);
@@ -385,6 +412,102 @@ START_TEST(embedded_memconn_roundtrip)
 }
 END_TEST
 
+START_TEST(log_level_and_ordering)
+{
+	fixture *f = start(2);
+	initialize(f, "{}");
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"logging/setLevel\","
+		     "\"params\":{\"level\":\"warning\"}}");
+	json_object *m = recv_msg(f);
+	ck_assert_ptr_nonnull(field(m, "result"));
+	json_object_put(m);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\","
+		     "\"params\":{\"level\":\"loud\"}}");
+	m = recv_msg(f);
+	ck_assert_int_eq(json_object_get_int(field(field(m, "error"), "code")), -32602);
+	json_object_put(m);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"chatty\",\"_meta\":{\"progressToken\":\"pt\"}}}");
+	/* Only the error-level log passes the filter; both progress values,
+	 * increasing; then the answer. */
+	const char *expect[] = { "notifications/message", "notifications/progress",
+				 "notifications/progress", NULL };
+	for (int i = 0; i < 4; i++) {
+		m = recv_msg(f);
+		if (expect[i]) {
+			ck_assert_str_eq(json_object_get_string(field(m, "method")), expect[i]);
+			if (i == 0)
+				ck_assert_str_eq(json_object_get_string(
+							 field(field(m, "params"), "level")),
+						 "error");
+		} else {
+			ck_assert_str_eq(id_text(m), "3");
+		}
+		json_object_put(m);
+	}
+	tp_mem_client_close(f->mem);
+	int answers = 0;
+	drain_to_end(f, &answers);
+	finish(f);
+}
+END_TEST
+
+START_TEST(server_requests_timeout_cancel_and_stray_answers)
+{
+	fixture *f = start(2);
+	initialize(f, "{\"roots\":{}}");
+	/* Timeout: the request is cancelled on the wire, a late answer is
+	 * ignored, and the handler sees MCP_ETIMEDOUT. */
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"roots_timeout\"}}");
+	json_object *req = recv_msg(f);
+	ck_assert_str_eq(json_object_get_string(field(req, "method")), "roots/list");
+	int64_t sid = json_object_get_int64(field(req, "id"));
+	json_object_put(req);
+	json_object *m = recv_msg(f);
+	ck_assert_str_eq(json_object_get_string(field(m, "method")), "notifications/cancelled");
+	ck_assert_int_eq(json_object_get_int64(field(field(m, "params"), "requestId")), sid);
+	json_object_put(m);
+	m = recv_msg(f);
+	ck_assert_str_eq(id_text(m), "1");
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(m), mcp_strerror(MCP_ETIMEDOUT)));
+	json_object_put(m);
+	char buf[256];
+	snprintf(buf, sizeof buf,
+		 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"roots\":[]}}", (long long)sid);
+	send_line(f, buf); /* late: ignored, never answered */
+	/* A client request id equal to our outbound id is a different
+	 * namespace (P7): a response with string id "1" resolves nothing. */
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":{}}");
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":999,\"error\":{\"code\":1,\"message\":\"x\"}}");
+
+	/* Peer cancel while the handler waits on the client: the waiting
+	 * server-to-client request gets its own notifications/cancelled, and
+	 * nothing is written for the cancelled call. */
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"roots\"}}");
+	req = recv_msg(f);
+	ck_assert_str_eq(json_object_get_string(field(req, "method")), "roots/list");
+	int64_t sid2 = json_object_get_int64(field(req, "id"));
+	json_object_put(req);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+		     "\"params\":{\"requestId\":2}}");
+	m = recv_msg(f);
+	ck_assert_str_eq(json_object_get_string(field(m, "method")), "notifications/cancelled");
+	ck_assert_int_eq(json_object_get_int64(field(field(m, "params"), "requestId")), sid2);
+	json_object_put(m);
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+	m = recv_msg(f);
+	ck_assert_str_eq(id_text(m), "3");
+	json_object_put(m);
+	tp_mem_client_close(f->mem);
+	int answers = 0;
+	drain_to_end(f, &answers);
+	ck_assert_int_eq(answers, 0);
+	finish(f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("session");
@@ -397,6 +520,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, shutdown_from_another_thread);
 	tcase_add_test(tc, cancel_races_completion);
 	tcase_add_test(tc, embedded_memconn_roundtrip);
+	tcase_add_test(tc, log_level_and_ordering);
+	tcase_add_test(tc, server_requests_timeout_cancel_and_stray_answers);
 	suite_add_tcase(s, tc);
 	return s;
 }
