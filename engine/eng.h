@@ -180,6 +180,10 @@ int eng_writer_start(eng_writer *w, tp_conn *tp, struct eng_stats *stats,
  * it reaches the head of the queue.  `is_response` counts it in the
  * responses_* counters.  Never blocks.  Returns MCP_ECLOSED after close. */
 int eng_writer_push(eng_writer *w, char *line, size_t len, eng_req *req, int is_response);
+/* Like push, with an explicit route key (copied) for routing transports;
+ * NULL route falls back to req's key. */
+int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
+			   const char *route, int is_response);
 /* Like push, but first waits while the queue is above its high-water mark,
  * waking on `tok`.  Used by handlers, never by the reader. */
 int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,

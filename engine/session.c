@@ -189,8 +189,9 @@ static int push_message(eng_session *s, json_object *m, eng_req *req, int is_res
 	return eng_writer_push(&s->writer, line, len, req, is_response);
 }
 
-/* Answers from the reader thread go into the batch being read, if any. */
-static void reader_answer(eng_session *s, json_object *m)
+/* Answers from the reader thread go into the batch being read, if any;
+ * otherwise they are routed by the id they answer (a null id has none). */
+static void reader_answer(eng_session *s, json_object *id, json_object *m)
 {
 	if (s->cur_batch && m) {
 		pthread_mutex_lock(&s->cur_batch->mu);
@@ -198,18 +199,30 @@ static void reader_answer(eng_session *s, json_object *m)
 		pthread_mutex_unlock(&s->cur_batch->mu);
 		return;
 	}
-	push_message(s, m, NULL, 1);
+	if (!m) {
+		atomic_fetch_add(&s->stats->responses_dropped, 1);
+		return;
+	}
+	size_t len;
+	char *line = eng_json_dup(m, &len);
+	json_object_put(m);
+	if (!line) {
+		atomic_fetch_add(&s->stats->responses_dropped, 1);
+		return;
+	}
+	const char *route = id && s->tp->ops->send_routed ? eng_json_text(id, NULL) : NULL;
+	eng_writer_push_routed(&s->writer, line, len, NULL, route, 1);
 }
 
 void eng_session_respond_result(eng_session *s, json_object *id, json_object *result)
 {
-	reader_answer(s, result_message(id, result));
+	reader_answer(s, id, result_message(id, result));
 }
 
 void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data)
 {
-	reader_answer(s, error_message(id, code, message, data));
+	reader_answer(s, id, error_message(id, code, message, data));
 }
 
 int eng_session_notify(eng_session *s, json_object *msg)
@@ -562,7 +575,10 @@ int eng_req_detach(eng_req *r, json_object *result, const char *key,
 		free(line);
 		return rc;
 	}
-	eng_writer_push(&s->writer, line, len, NULL, 1);
+	/* The answer to the client's id: routed by the original key, which
+	 * the request no longer carries. */
+	const char *route = s->tp->ops->send_routed ? eng_json_text(r->id, NULL) : NULL;
+	eng_writer_push_routed(&s->writer, line, len, NULL, route, 1);
 	return MCP_OK;
 }
 

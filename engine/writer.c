@@ -19,6 +19,7 @@ struct eng_out {
 	char *line;        /* len bytes + 1 spare byte, which becomes '\n' */
 	size_t len;
 	eng_req *req;      /* tie to an inbound request, or NULL */
+	char *route;       /* the request's key when the transport routes */
 	int is_response;
 };
 
@@ -28,6 +29,7 @@ static void out_free(eng_out *o)
 {
 	if (o->req)
 		eng_req_unref(o->req);
+	free(o->route);
 	free(o->line);
 	free(o);
 }
@@ -49,6 +51,7 @@ static void *writer_main(void *arg)
 {
 	eng_writer *w = arg;
 	struct iovec iov[MAX_IOV];
+	tp_out routed[MAX_IOV];
 	eng_out *batch[MAX_IOV];
 
 	pthread_mutex_lock(&w->mu);
@@ -82,11 +85,14 @@ static void *writer_main(void *arg)
 			o->line[o->len] = '\n';
 			iov[k].iov_base = o->line;
 			iov[k].iov_len = o->len + 1;
+			routed[k] = (tp_out){ o->line, o->len + 1, o->route, o->is_response };
 			k++;
 			responses += (uint64_t)o->is_response;
 		}
 		int rc = 0;
-		if (k > 0)
+		if (k > 0 && w->tp->ops->send_routed)
+			rc = w->tp->ops->send_routed(w->tp, routed, k, deadline_of(w));
+		else if (k > 0)
 			rc = w->tp->ops->send(w->tp, iov, k, deadline_of(w));
 		uint64_t dropped = 0;
 		for (int i = 0; i < n; i++) {
@@ -136,7 +142,8 @@ int eng_writer_start(eng_writer *w, tp_conn *tp, struct eng_stats *stats,
 	return MCP_OK;
 }
 
-static eng_out *out_new(char *line, size_t len, eng_req *req, int is_response)
+static eng_out *out_new(eng_writer *w, char *line, size_t len, eng_req *req,
+		       const char *route, int is_response)
 {
 	eng_out *o = malloc(sizeof *o);
 	if (!o)
@@ -145,6 +152,15 @@ static eng_out *out_new(char *line, size_t len, eng_req *req, int is_response)
 	o->line = line;
 	o->len = len;
 	o->req = req;
+	o->route = NULL;
+	/* The key is copied at push time: a task re-keys its request later. */
+	if (w->tp->ops->send_routed && (route || req)) {
+		o->route = strdup(route ? route : req->id_key);
+		if (!o->route) {
+			free(o);
+			return NULL;
+		}
+	}
 	if (req)
 		eng_req_ref(req);
 	o->is_response = is_response;
@@ -152,7 +168,8 @@ static eng_out *out_new(char *line, size_t len, eng_req *req, int is_response)
 }
 
 /* Appends under w->mu.  Consumes `line` in every case. */
-static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req, int is_response)
+static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req,
+		       const char *route, int is_response)
 {
 	if (w->closing || w->failed) {
 		free(line);
@@ -160,7 +177,7 @@ static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req, int 
 			atomic_fetch_add(&w->stats->responses_dropped, 1);
 		return MCP_ECLOSED;
 	}
-	eng_out *o = out_new(line, len, req, is_response);
+	eng_out *o = out_new(w, line, len, req, route, is_response);
 	if (!o) {
 		free(line);
 		if (is_response)
@@ -181,8 +198,14 @@ static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req, int 
 
 int eng_writer_push(eng_writer *w, char *line, size_t len, eng_req *req, int is_response)
 {
+	return eng_writer_push_routed(w, line, len, req, NULL, is_response);
+}
+
+int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
+			   const char *route, int is_response)
+{
 	pthread_mutex_lock(&w->mu);
-	int rc = push_locked(w, line, len, req, is_response);
+	int rc = push_locked(w, line, len, req, route, is_response);
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }
@@ -203,7 +226,7 @@ int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
 		eng_abstime(eng_now_ns() + 20 * ENG_NS_PER_MS, &ts);
 		pthread_cond_timedwait(&w->space_cv, &w->mu, &ts);
 	}
-	int rc = push_locked(w, line, len, req, 0);
+	int rc = push_locked(w, line, len, req, NULL, 0);
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }

@@ -25,6 +25,17 @@ enum {
 	TP_ERROR = -4    /* a read error; treat as EOF */
 };
 
+/* One outbound line for a transport that routes messages to different
+ * streams (streamable HTTP).  `route` is an opaque key naming the inbound
+ * request the line belongs to (NULL: not tied to one); `is_response` marks
+ * the last line of that request. */
+typedef struct tp_out {
+	const char *data;   /* a whole line, '\n' included */
+	size_t len;
+	const char *route;
+	int is_response;
+} tp_out;
+
 struct tp_ops {
 	/* Blocks for the next message.  *line stays valid until the next call. */
 	int (*recv)(tp_conn *c, const char **line, size_t *len);
@@ -33,6 +44,10 @@ struct tp_ops {
 	 * -EPIPE (peer gone), -ETIMEDOUT or another -errno. */
 	int (*send)(tp_conn *c, const struct iovec *iov, int n,
 		    const _Atomic int64_t *deadline_ns);
+	/* Optional: when set, the writer calls this instead of send, with each
+	 * line's route.  Same results as send. */
+	int (*send_routed)(tp_conn *c, const tp_out *out, int n,
+			   const _Atomic int64_t *deadline_ns);
 	/* Makes recv return TP_WOKEN from now on.  Async-signal-safe. */
 	void (*wake)(tp_conn *c);
 	/* Closes the output side (after the writer drained). */
