@@ -157,6 +157,12 @@ char *mcp_base64(const void *data, size_t len);
  * starting and stopping the pool around it; the public run functions and
  * the in-process tests use it. */
 int mcp_server_run_tp(mcp_server *srv, tp_conn *tp);
+/* The pieces of a run: begin (once per server: marks it running, starts
+ * the pool), serve one connection on the calling thread until its shutdown
+ * completes (tp taken), end (stops the pool). */
+int mcp_server_begin(mcp_server *srv);
+int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp);
+void mcp_server_end(mcp_server *srv);
 
 /* Registries (registry.c): add takes the entry (freed on error). */
 int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e);

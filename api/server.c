@@ -133,7 +133,7 @@ MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user
 	return MCP_OK;
 }
 
-static int run_transport(mcp_server *srv, tp_conn *tp)
+int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp)
 {
 	mcp_sess *ms = mcp_sess_new(srv);
 	if (!ms) {
@@ -171,13 +171,11 @@ static int run_transport(mcp_server *srv, tp_conn *tp)
 	return rc;
 }
 
-int mcp_server_run_tp(mcp_server *srv, tp_conn *tp)
+int mcp_server_begin(mcp_server *srv)
 {
 	int expect = 0;
-	if (!atomic_compare_exchange_strong(&srv->has_run, &expect, 1)) {
-		tp->ops->free(tp);
+	if (!atomic_compare_exchange_strong(&srv->has_run, &expect, 1))
 		return MCP_ESTATE;
-	}
 	atomic_store(&srv->running, 1);
 
 	/* A vanished reader must show up as EPIPE on write, never kill the
@@ -185,16 +183,28 @@ int mcp_server_run_tp(mcp_server *srv, tp_conn *tp)
 	signal(SIGPIPE, SIG_IGN);
 
 	int rc = eng_pool_start(&srv->pool, srv->workers, (size_t)srv->max_queue);
-	if (rc != MCP_OK) {
-		tp->ops->free(tp);
+	if (rc != MCP_OK)
 		atomic_store(&srv->running, 0);
-		return rc;
-	}
-	rc = run_transport(srv, tp);
-	/* The session already waited for its handlers up to the grace
+	return rc;
+}
+
+void mcp_server_end(mcp_server *srv)
+{
+	/* The sessions already waited for their handlers up to the grace
 	 * period; what still runs now is abandoned. */
 	eng_pool_stop(&srv->pool, eng_now_ns() + 50 * ENG_NS_PER_MS);
 	atomic_store(&srv->running, 0);
+}
+
+int mcp_server_run_tp(mcp_server *srv, tp_conn *tp)
+{
+	int rc = mcp_server_begin(srv);
+	if (rc != MCP_OK) {
+		tp->ops->free(tp);
+		return rc;
+	}
+	rc = mcp_server_serve_connection(srv, tp);
+	mcp_server_end(srv);
 	return rc;
 }
 

@@ -217,8 +217,8 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mcp-everything [--stdio] [--workers N] [--grace-ms N] [--trace] [--stats]\n"
-		"                      [--max-message BYTES]\n");
+		"usage: mcp-everything [--stdio | --http HOST:PORT] [--workers N] [--grace-ms N]\n"
+		"                      [--trace] [--stats] [--max-message BYTES]\n");
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
@@ -236,11 +236,14 @@ int main(int argc, char **argv)
 {
 	long workers = 4, grace = 1500, max_message = 16L << 20;
 	int want_trace = 0, want_stats = 0;
+	const char *http = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--stdio") == 0) {
-			continue;
+			http = NULL;
+		} else if (strcmp(a, "--http") == 0 && i + 1 < argc) {
+			http = argv[++i];
 		} else if (strcmp(a, "--trace") == 0) {
 			want_trace = 1;
 		} else if (strcmp(a, "--stats") == 0) {
@@ -291,7 +294,13 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	int rc = mcp_server_run_stdio(srv);
+	int rc;
+	if (http) {
+		int port = 0;
+		rc = mcp_server_run_http(srv, http, &port);
+	} else {
+		rc = mcp_server_run_stdio(srv);
+	}
 	if (rc != MCP_OK)
 		fprintf(stderr, "mcp-everything: %s\n", mcp_strerror(rc));
 	if (want_stats) {

@@ -216,6 +216,22 @@ MCP_EXTERN void mcp_memconn_close(mcp_memconn *c);
  * orderly shutdown).  NULL gives MCP_EINVAL. */
 MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
 
+/* Runs the server as an MCP Streamable HTTP endpoint at `/mcp` on
+ * `address` ("127.0.0.1:8080"; port 0 picks a free one, reported in
+ * *bound_port when bound_port is not NULL).  Each client session (created
+ * by initialize, named by the Mcp-Session-Id header, ended by DELETE or
+ * after 30 minutes idle) is served like a stdio connection on the shared
+ * worker pool.  A request is answered on an SSE stream when the client
+ * accepts text/event-stream (its progress, logs and server-to-client
+ * requests travel there first), else as one JSON body; messages not tied to
+ * a request go to the session's GET stream.  A client that disconnects
+ * mid-request does not cancel it: the handler runs on and its answer is
+ * dropped.  Requests from a foreign Origin get 403.  Blocks until
+ * mcp_server_shutdown(); returns MCP_OK, MCP_EINVAL (bad address),
+ * MCP_ESTATE, MCP_ESYS (cannot bind) or MCP_ENOTSUP (built without
+ * libmicrohttpd). */
+MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bound_port);
+
 /* Starts the orderly shutdown of a running server: cancels every request
  * with MCP_CANCEL_SHUTDOWN, fails pending server-to-client requests, waits
  * for handlers up to the grace period, flushes and returns from the run

@@ -1,0 +1,938 @@
+/*
+ * http.c - the MCP Streamable HTTP transport on libmicrohttpd: one endpoint
+ * for POST, GET and DELETE, sessions keyed by Mcp-Session-Id, each served
+ * by its own engine session (reader thread) on the server's shared pool.
+ *
+ * Each POSTed request gets a stream: an SSE response on which the
+ * request's progress, logs and server-to-client requests travel before its
+ * answer, or a JSON body holding just the answer.  Everything not tied to a
+ * request goes to the session's standalone GET stream.  A connection whose
+ * stream has nothing to send is suspended, never polled.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "api/internal.h"
+
+#define MAX_BODY (4u << 20)        /* default POST body limit */
+#define DEFAULT_MAX_SESSIONS 1000
+#define DEFAULT_IDLE_MS (30 * 60 * 1000)
+
+typedef struct http_sess http_sess;
+
+/* An outbound stream: one POST's answer (SSE or JSON) or the session's
+ * standalone GET stream.  Shared by the MHD connection and the session's
+ * writer; freed when both let go. */
+typedef struct stream {
+	struct stream *next;        /* hs->streams, under hs->mu */
+	int refs;                   /* under hs->mu */
+	char *route;                /* request id key; NULL for the GET stream */
+	int sse;
+	char *buf;                  /* pending bytes (SSE events or JSON body) */
+	size_t len, off, cap;
+	int finished;               /* nothing more will be added */
+	int gone;                   /* the client disconnected */
+	int suspended;              /* MHD connection suspended on us */
+	struct MHD_Connection *conn;
+	http_sess *hs;
+} stream;
+
+struct http_sess {
+	tp_conn tp;                 /* the engine's view; first member */
+	struct http_server *hsrv;
+	http_sess *next;            /* hsrv->sessions, under hsrv->mu */
+	int refs;                   /* under hsrv->mu */
+	char id[33];
+	pthread_mutex_t mu;         /* inbound queue, streams */
+	pthread_cond_t cv;
+	char **in;                  /* inbound lines */
+	size_t nin, capin, headin;
+	int woken, in_closed, out_closed;
+	char *current;
+	stream *streams;
+	stream *standalone;
+	int64_t last_active_ns;
+	int ended;                  /* its reader returned */
+	int deleted;                /* DELETE or expiry asked it to end */
+	pthread_t thread;
+	int joined;
+};
+
+typedef struct http_server {
+	mcp_server *srv;
+	struct MHD_Daemon *daemon;
+	pthread_mutex_t mu;         /* sessions */
+	http_sess *sessions;
+	size_t nsessions;
+	int stopping;
+} http_server;
+
+/* Per-request state MHD keeps for us between calls. */
+typedef struct http_req {
+	char *body;
+	size_t len, cap;
+	int too_big;
+	stream *st;                 /* set while a JSON answer is awaited */
+	http_sess *hs;
+	int new_session;
+} http_req;
+
+/* ---- sessions --------------------------------------------------------- */
+
+static void hs_ref(http_sess *hs)
+{
+	pthread_mutex_lock(&hs->hsrv->mu);
+	hs->refs++;
+	pthread_mutex_unlock(&hs->hsrv->mu);
+}
+
+static void stream_unref_locked(stream *st);
+
+static void hs_unref(http_sess *hs)
+{
+	http_server *h = hs->hsrv;
+	pthread_mutex_lock(&h->mu);
+	int last = --hs->refs == 0;
+	pthread_mutex_unlock(&h->mu);
+	if (!last)
+		return;
+	for (size_t i = 0; i < hs->nin; i++)
+		free(hs->in[(hs->headin + i) % hs->capin]);
+	free(hs->in);
+	free(hs->current);
+	pthread_mutex_destroy(&hs->mu);
+	pthread_cond_destroy(&hs->cv);
+	free(hs);
+}
+
+/* ---- streams ---------------------------------------------------------- */
+
+static stream *stream_new(http_sess *hs, const char *route, int sse)
+{
+	stream *st = calloc(1, sizeof *st);
+	if (!st)
+		return NULL;
+	if (route && !(st->route = strdup(route))) {
+		free(st);
+		return NULL;
+	}
+	st->sse = sse;
+	st->hs = hs;
+	st->refs = 2; /* the session's list and the HTTP response */
+	return st;
+}
+
+/* Under hs->mu. */
+static void stream_unref_locked(stream *st)
+{
+	if (--st->refs > 0)
+		return;
+	free(st->route);
+	free(st->buf);
+	free(st);
+}
+
+/* Wakes the MHD connection waiting on `st`.  Under hs->mu. */
+static void stream_kick(stream *st)
+{
+	if (st->suspended && st->conn) {
+		st->suspended = 0;
+		MHD_resume_connection(st->conn);
+	}
+}
+
+static int stream_append(stream *st, const char *data, size_t n, int as_event)
+{
+	size_t need = st->len + n + (as_event ? 32 : 0);
+	if (need > st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 4096;
+		while (cap < need)
+			cap *= 2;
+		char *b = realloc(st->buf, cap);
+		if (!b)
+			return -1;
+		st->buf = b;
+		st->cap = cap;
+	}
+	if (as_event) {
+		/* One SSE event per message; a JSON text never has a raw
+		 * newline, so one data line suffices. */
+		memcpy(st->buf + st->len, "event: message\ndata: ", 21);
+		st->len += 21;
+		size_t body = n && data[n - 1] == '\n' ? n - 1 : n;
+		memcpy(st->buf + st->len, data, body);
+		st->len += body;
+		memcpy(st->buf + st->len, "\n\n", 2);
+		st->len += 2;
+	} else {
+		memcpy(st->buf + st->len, data, n);
+		st->len += n;
+	}
+	return 0;
+}
+
+/* Unlinks a stream from its session.  Under hs->mu. */
+static void stream_detach(http_sess *hs, stream *st)
+{
+	for (stream **pp = &hs->streams; *pp; pp = &(*pp)->next)
+		if (*pp == st) {
+			*pp = st->next;
+			stream_unref_locked(st);
+			return;
+		}
+	if (hs->standalone == st) {
+		hs->standalone = NULL;
+		stream_unref_locked(st);
+	}
+}
+
+/* ---- the session's transport (the engine's side) ----------------------- */
+
+static int hs_recv(tp_conn *c, const char **line, size_t *len)
+{
+	http_sess *hs = (http_sess *)c;
+	pthread_mutex_lock(&hs->mu);
+	free(hs->current);
+	hs->current = NULL;
+	while (!hs->woken && hs->nin == 0 && !hs->in_closed)
+		pthread_cond_wait(&hs->cv, &hs->mu);
+	if (hs->woken) {
+		pthread_mutex_unlock(&hs->mu);
+		return TP_WOKEN;
+	}
+	if (hs->nin == 0) {
+		pthread_mutex_unlock(&hs->mu);
+		return TP_EOF;
+	}
+	char *l = hs->in[hs->headin];
+	hs->headin = (hs->headin + 1) % hs->capin;
+	hs->nin--;
+	hs->current = l;
+	pthread_mutex_unlock(&hs->mu);
+	*line = l;
+	*len = strlen(l);
+	return TP_LINE;
+}
+
+static int hs_send_routed(tp_conn *c, const tp_out *out, int n,
+			  const _Atomic int64_t *deadline_ns)
+{
+	http_sess *hs = (http_sess *)c;
+	(void)deadline_ns;
+	pthread_mutex_lock(&hs->mu);
+	for (int i = 0; i < n; i++) {
+		stream *st = NULL;
+		if (out[i].route)
+			for (stream *s = hs->streams; s; s = s->next)
+				if (s->route && strcmp(s->route, out[i].route) == 0) {
+					st = s;
+					break;
+				}
+		/* Not tied to a request with a live stream: the standalone
+		 * stream if the client opened one, else it has nowhere to go. */
+		if (!st && !out[i].is_response)
+			st = hs->standalone;
+		if (!st || st->gone || st->finished)
+			continue;
+		if (!st->sse && !out[i].is_response)
+			continue; /* a JSON answer carries only the answer */
+		stream_append(st, out[i].data, out[i].len, st->sse);
+		if (out[i].is_response && st != hs->standalone) {
+			st->finished = 1;
+			stream_kick(st);
+			stream_detach(hs, st);
+			continue;
+		}
+		stream_kick(st);
+	}
+	pthread_mutex_unlock(&hs->mu);
+	return 0;
+}
+
+static int hs_send(tp_conn *c, const struct iovec *iov, int n, const _Atomic int64_t *dl)
+{
+	(void)c;
+	(void)iov;
+	(void)n;
+	(void)dl;
+	return 0; /* unused: the writer always calls send_routed */
+}
+
+static void hs_wake(tp_conn *c)
+{
+	http_sess *hs = (http_sess *)c;
+	pthread_mutex_lock(&hs->mu);
+	hs->woken = 1;
+	pthread_cond_broadcast(&hs->cv);
+	pthread_mutex_unlock(&hs->mu);
+}
+
+static void hs_close_output(tp_conn *c)
+{
+	/* Every stream ends: SSE streams close, and a POST still waiting for a
+	 * JSON answer gets none (the request was cut off by the close). */
+	http_sess *hs = (http_sess *)c;
+	pthread_mutex_lock(&hs->mu);
+	hs->out_closed = 1;
+	while (hs->streams) {
+		stream *st = hs->streams;
+		st->finished = 1;
+		stream_kick(st);
+		stream_detach(hs, st);
+	}
+	if (hs->standalone) {
+		stream *st = hs->standalone;
+		st->finished = 1;
+		stream_kick(st);
+		stream_detach(hs, st);
+	}
+	pthread_mutex_unlock(&hs->mu);
+}
+
+static void hs_free(tp_conn *c)
+{
+	hs_unref((http_sess *)c);
+}
+
+static const struct tp_ops hs_ops = {
+	.recv = hs_recv,
+	.send = hs_send,
+	.send_routed = hs_send_routed,
+	.wake = hs_wake,
+	.close_output = hs_close_output,
+	.free = hs_free,
+};
+
+static int hs_push(http_sess *hs, const char *body, size_t len)
+{
+	char *l = malloc(len + 1);
+	if (!l)
+		return -1;
+	memcpy(l, body, len);
+	l[len] = 0;
+	pthread_mutex_lock(&hs->mu);
+	if (hs->nin == hs->capin) {
+		size_t cap = hs->capin ? hs->capin * 2 : 16;
+		char **n = malloc(cap * sizeof *n);
+		if (!n) {
+			pthread_mutex_unlock(&hs->mu);
+			free(l);
+			return -1;
+		}
+		for (size_t i = 0; i < hs->nin; i++)
+			n[i] = hs->in[(hs->headin + i) % hs->capin];
+		free(hs->in);
+		hs->in = n;
+		hs->capin = cap;
+		hs->headin = 0;
+	}
+	hs->in[(hs->headin + hs->nin) % hs->capin] = l;
+	hs->nin++;
+	hs->last_active_ns = eng_now_ns();
+	pthread_cond_broadcast(&hs->cv);
+	pthread_mutex_unlock(&hs->mu);
+	return 0;
+}
+
+static void *hs_main(void *arg)
+{
+	http_sess *hs = arg;
+	/* The engine session takes the transport's reference. */
+	mcp_server_serve_connection(hs->hsrv->srv, &hs->tp);
+	pthread_mutex_lock(&hs->hsrv->mu);
+	hs->ended = 1;
+	pthread_mutex_unlock(&hs->hsrv->mu);
+	return NULL;
+}
+
+static void random_hex(char out[33])
+{
+	unsigned char raw[16];
+	size_t got = 0;
+	while (got < sizeof raw) {
+		ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof raw; i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+static http_sess *session_create(http_server *h)
+{
+	http_sess *hs = calloc(1, sizeof *hs);
+	if (!hs)
+		return NULL;
+	hs->tp.ops = &hs_ops;
+	hs->tp.max_message = h->srv->max_message;
+	hs->hsrv = h;
+	hs->refs = 2; /* the server's map and the engine session */
+	pthread_mutex_init(&hs->mu, NULL);
+	pthread_cond_init(&hs->cv, NULL);
+	random_hex(hs->id);
+	hs->last_active_ns = eng_now_ns();
+	pthread_mutex_lock(&h->mu);
+	if (h->stopping || h->nsessions >= DEFAULT_MAX_SESSIONS) {
+		pthread_mutex_unlock(&h->mu);
+		pthread_mutex_destroy(&hs->mu);
+		pthread_cond_destroy(&hs->cv);
+		free(hs);
+		return NULL;
+	}
+	hs->next = h->sessions;
+	h->sessions = hs;
+	h->nsessions++;
+	pthread_mutex_unlock(&h->mu);
+	if (pthread_create(&hs->thread, NULL, hs_main, hs)) {
+		pthread_mutex_lock(&h->mu);
+		for (http_sess **pp = &h->sessions; *pp; pp = &(*pp)->next)
+			if (*pp == hs) {
+				*pp = hs->next;
+				break;
+			}
+		h->nsessions--;
+		pthread_mutex_unlock(&h->mu);
+		pthread_mutex_destroy(&hs->mu);
+		pthread_cond_destroy(&hs->cv);
+		free(hs);
+		return NULL;
+	}
+	hs_ref(hs); /* the caller's */
+	return hs;
+}
+
+/* The live session with this id, counted; NULL if unknown or ended. */
+static http_sess *session_find(http_server *h, const char *id)
+{
+	http_sess *found = NULL;
+	pthread_mutex_lock(&h->mu);
+	for (http_sess *hs = h->sessions; hs; hs = hs->next)
+		if (!hs->deleted && strcmp(hs->id, id) == 0) {
+			found = hs;
+			hs->refs++;
+			break;
+		}
+	pthread_mutex_unlock(&h->mu);
+	return found;
+}
+
+/* Ends a session: its engine runs the shutdown sequence for it alone. */
+static void session_end(http_sess *hs)
+{
+	pthread_mutex_lock(&hs->hsrv->mu);
+	hs->deleted = 1;
+	pthread_mutex_unlock(&hs->hsrv->mu);
+	pthread_mutex_lock(&hs->mu);
+	hs->in_closed = 1;
+	pthread_cond_broadcast(&hs->cv);
+	pthread_mutex_unlock(&hs->mu);
+}
+
+/* Joins sessions whose reader returned and drops them from the map; with
+ * `all`, ends and joins every session.  Also expires idle ones. */
+static void sessions_reap(http_server *h, int all)
+{
+	int64_t now = eng_now_ns();
+	for (;;) {
+		http_sess *victim = NULL;
+		pthread_mutex_lock(&h->mu);
+		for (http_sess **pp = &h->sessions; *pp; pp = &(*pp)->next) {
+			http_sess *hs = *pp;
+			if (!hs->deleted && !all &&
+			    now - hs->last_active_ns > (int64_t)DEFAULT_IDLE_MS * ENG_NS_PER_MS &&
+			    !hs->streams && !hs->standalone)
+				hs->deleted = 2; /* expired */
+			if (hs->ended || all || hs->deleted) {
+				*pp = hs->next;
+				h->nsessions--;
+				victim = hs;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&h->mu);
+		if (!victim)
+			return;
+		session_end(victim);
+		pthread_join(victim->thread, NULL);
+		hs_unref(victim); /* the map's reference */
+	}
+}
+
+/* ---- HTTP ----------------------------------------------------------------- */
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *ctype,
+			     const char *body, const char *session_id)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		body ? strlen(body) : 0, (void *)(body ? body : ""), MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	if (ctype)
+		MHD_add_response_header(r, "Content-Type", ctype);
+	if (session_id)
+		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
+	enum MHD_Result rc = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result reply_rpc_error(struct MHD_Connection *conn, unsigned status, int code,
+				       const char *message)
+{
+	char body[512];
+	snprintf(body, sizeof body,
+		 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,\"message\":\"%s\"}}",
+		 code, message);
+	return reply(conn, status, "application/json", body, NULL);
+}
+
+static const char *header(struct MHD_Connection *conn, const char *name)
+{
+	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+}
+
+static int accepts(struct MHD_Connection *conn, const char *type)
+{
+	const char *a = header(conn, "Accept");
+	return a && (strstr(a, type) || strstr(a, "*/*"));
+}
+
+/* DNS rebinding protection: a browser page from another origin must not
+ * reach a server bound to loopback. */
+static int origin_allowed(struct MHD_Connection *conn)
+{
+	const char *o = header(conn, "Origin");
+	if (!o)
+		return 1;
+	static const char *const ok[] = { "http://localhost", "http://127.0.0.1",
+					  "http://[::1]", "https://localhost",
+					  "https://127.0.0.1", "https://[::1]" };
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		size_t n = strlen(ok[i]);
+		if (strncmp(o, ok[i], n) == 0 && (o[n] == 0 || o[n] == ':'))
+			return 1;
+	}
+	return 0;
+}
+
+static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	stream *st = cls;
+	http_sess *hs = st->hs;
+	(void)pos;
+	pthread_mutex_lock(&hs->mu);
+	if (st->off < st->len) {
+		size_t n = st->len - st->off;
+		if (n > max)
+			n = max;
+		memcpy(buf, st->buf + st->off, n);
+		st->off += n;
+		if (st->off == st->len)
+			st->off = st->len = 0;
+		pthread_mutex_unlock(&hs->mu);
+		return (ssize_t)n;
+	}
+	if (st->finished) {
+		pthread_mutex_unlock(&hs->mu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	/* Nothing to send: park the connection until the writer kicks it. */
+	st->suspended = 1;
+	MHD_suspend_connection(st->conn);
+	pthread_mutex_unlock(&hs->mu);
+	return 0;
+}
+
+static void sse_free(void *cls)
+{
+	stream *st = cls;
+	http_sess *hs = st->hs;
+	/* The client went away (or the stream ended): not a cancellation
+	 * (2025-11-25); whatever the request still produces is dropped. */
+	pthread_mutex_lock(&hs->mu);
+	st->gone = 1;
+	st->conn = NULL;
+	stream_detach(hs, st);
+	stream_unref_locked(st);
+	pthread_mutex_unlock(&hs->mu);
+	hs_unref(hs);
+}
+
+static enum MHD_Result start_sse(struct MHD_Connection *conn, stream *st, const char *sid)
+{
+	st->conn = conn;
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+								   sse_reader, st, sse_free);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	if (sid)
+		MHD_add_response_header(r, "Mcp-Session-Id", sid);
+	enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static json_object *jget(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+	json_object_object_get_ex(o, k, &v);
+	return v;
+}
+
+/* Checks what the engine would refuse without an id to answer to; those
+ * must be answered here, or the POST would wait forever. */
+static const char *envelope_problem(json_object *m)
+{
+	json_object *v = jget(m, "jsonrpc");
+	if (!json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0"))
+		return "Invalid Request: \\\"jsonrpc\\\" must be \\\"2.0\\\"";
+	json_object *method = jget(m, "method");
+	json_object *id = NULL;
+	int has_id = json_object_object_get_ex(m, "id", &id);
+	if (!method)
+		return NULL; /* a response: the engine routes it */
+	if (!json_object_is_type(method, json_type_string))
+		return "Invalid Request: \\\"method\\\" must be a string";
+	if (has_id && !json_object_is_type(id, json_type_string) &&
+	    !json_object_is_type(id, json_type_int))
+		return "Invalid Request: \\\"id\\\" must be a string or an integer";
+	return NULL;
+}
+
+static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, http_req *rq)
+{
+	if (rq->st) {
+		/* Resumed: the JSON answer is ready (or the session closed). */
+		stream *st = rq->st;
+		http_sess *hs = rq->hs;
+		pthread_mutex_lock(&hs->mu);
+		char *body = st->len ? strndup(st->buf, st->len) : NULL;
+		rq->st = NULL;
+		stream_unref_locked(st);
+		pthread_mutex_unlock(&hs->mu);
+		enum MHD_Result rc;
+		if (body) {
+			size_t n = strlen(body);
+			while (n && body[n - 1] == '\n')
+				body[--n] = 0;
+			rc = reply(conn, MHD_HTTP_OK, "application/json", body,
+				   rq->new_session ? hs->id : NULL);
+		} else {
+			rc = reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_CONNECTION_CLOSED,
+					     "Session ended before the request was answered");
+		}
+		free(body);
+		return rc;
+	}
+	if (rq->too_big)
+		return reply_rpc_error(conn, 413,
+				       MCP_JSONRPC_INVALID_REQUEST, "Request body too large");
+	const char *ct = header(conn, "Content-Type");
+	if (!ct || strncasecmp(ct, "application/json", 16) != 0)
+		return reply_rpc_error(conn, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+				       MCP_JSONRPC_INVALID_REQUEST,
+				       "Content-Type must be application/json");
+	json_object *m = rq->body ? json_tokener_parse(rq->body) : NULL;
+	if (!m || !tp_utf8_valid((const unsigned char *)rq->body, rq->len))
+		return json_object_put(m), reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST,
+							   MCP_JSONRPC_PARSE_ERROR, "Parse error");
+	if (!json_object_is_type(m, json_type_object)) {
+		json_object_put(m);
+		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+				       "Invalid Request: one JSON-RPC message per POST");
+	}
+	const char *problem = envelope_problem(m);
+	if (problem) {
+		json_object_put(m);
+		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+				       problem);
+	}
+	json_object *method = jget(m, "method");
+	json_object *id = jget(m, "id");
+	int is_request = method && id;
+	int is_init = is_request && strcmp(json_object_get_string(method), "initialize") == 0;
+	char route[256] = "";
+	if (is_request) {
+		const char *t = eng_json_text(id, NULL);
+		snprintf(route, sizeof route, "%s", t ? t : "");
+	}
+	json_object_put(m);
+
+	http_sess *hs;
+	const char *sid = header(conn, "Mcp-Session-Id");
+	if (is_init) {
+		hs = session_create(h);
+		if (!hs)
+			return reply_rpc_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					       MCP_JSONRPC_SERVER_BUSY, "Too many sessions");
+		rq->new_session = 1;
+	} else {
+		if (!sid)
+			return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+					       "Bad Request: Mcp-Session-Id header is required");
+		hs = session_find(h, sid);
+		if (!hs)
+			return reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_INVALID_REQUEST,
+					       "Session not found");
+		const char *pv = header(conn, "MCP-Protocol-Version");
+		if (pv && !mcp_protocol_supported(pv)) {
+			hs_unref(hs);
+			return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+					       "Bad Request: unsupported MCP-Protocol-Version");
+		}
+	}
+	rq->hs = hs; /* released in request_completed */
+
+	if (!is_request) {
+		/* Notifications and responses: accepted, answered by nobody. */
+		hs_push(hs, rq->body, rq->len);
+		return reply(conn, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+	}
+	int sse = accepts(conn, "text/event-stream");
+	pthread_mutex_lock(&hs->mu);
+	for (stream *s = hs->streams; s; s = s->next)
+		if (s->route && strcmp(s->route, route) == 0) {
+			/* P5 over HTTP: the first request keeps its stream. */
+			pthread_mutex_unlock(&hs->mu);
+			return reply_rpc_error(conn, MHD_HTTP_OK, MCP_JSONRPC_INVALID_REQUEST,
+					       "Invalid Request: id is already in flight");
+		}
+	stream *st = hs->out_closed ? NULL : stream_new(hs, route, sse);
+	if (!st) {
+		pthread_mutex_unlock(&hs->mu);
+		return reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_CONNECTION_CLOSED,
+				       "Session ended");
+	}
+	st->next = hs->streams;
+	hs->streams = st;
+	st->conn = conn;
+	pthread_mutex_unlock(&hs->mu);
+
+	/* The stream exists before the engine sees the request, so no line of
+	 * its can arrive with nowhere to go. */
+	hs_push(hs, rq->body, rq->len);
+	if (sse) {
+		hs_ref(hs); /* the response's; released by sse_free */
+		return start_sse(conn, st, rq->new_session ? hs->id : NULL);
+	}
+	/* JSON: wait (suspended) for the answer, then MHD calls us again. */
+	pthread_mutex_lock(&hs->mu);
+	rq->st = st;
+	int ready = st->finished;
+	if (!ready) {
+		st->suspended = 1;
+		MHD_suspend_connection(conn);
+	}
+	pthread_mutex_unlock(&hs->mu);
+	return ready ? handle_post(h, conn, rq) : MHD_YES;
+}
+
+static enum MHD_Result handle_get(http_server *h, struct MHD_Connection *conn)
+{
+	if (!accepts(conn, "text/event-stream"))
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, NULL, NULL);
+	const char *sid = header(conn, "Mcp-Session-Id");
+	if (!sid)
+		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+				       "Bad Request: Mcp-Session-Id header is required");
+	http_sess *hs = session_find(h, sid);
+	if (!hs)
+		return reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_INVALID_REQUEST,
+				       "Session not found");
+	pthread_mutex_lock(&hs->mu);
+	if (hs->standalone || hs->out_closed) {
+		pthread_mutex_unlock(&hs->mu);
+		hs_unref(hs);
+		return reply_rpc_error(conn, MHD_HTTP_CONFLICT, MCP_JSONRPC_INVALID_REQUEST,
+				       "Conflict: the session already has a GET stream");
+	}
+	stream *st = stream_new(hs, NULL, 1);
+	if (!st) {
+		pthread_mutex_unlock(&hs->mu);
+		hs_unref(hs);
+		return MHD_NO;
+	}
+	hs->standalone = st;
+	hs->last_active_ns = eng_now_ns();
+	pthread_mutex_unlock(&hs->mu);
+	return start_sse(conn, st, NULL); /* keeps the session reference */
+}
+
+static enum MHD_Result handle_delete(http_server *h, struct MHD_Connection *conn)
+{
+	const char *sid = header(conn, "Mcp-Session-Id");
+	if (!sid)
+		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+				       "Bad Request: Mcp-Session-Id header is required");
+	http_sess *hs = session_find(h, sid);
+	if (!hs)
+		return reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_INVALID_REQUEST,
+				       "Session not found");
+	/* Its own shutdown sequence: handlers cancelled, pending requests
+	 * failed, nothing written after.  The main loop joins its reader. */
+	session_end(hs);
+	hs_unref(hs);
+	return reply(conn, MHD_HTTP_OK, NULL, NULL, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	http_server *h = cls;
+	(void)version;
+	http_req *rq = *con_cls;
+	if (!rq) {
+		rq = calloc(1, sizeof *rq);
+		if (!rq)
+			return MHD_NO;
+		*con_cls = rq;
+		return MHD_YES;
+	}
+	/* A response may only be queued once the body is in: bodies are
+	 * gathered first, every check runs on the final call. */
+	if (strcmp(method, "POST") == 0 && *upload_size) {
+		{
+			if (rq->len + *upload_size > MAX_BODY) {
+				rq->too_big = 1;
+			} else {
+				if (rq->len + *upload_size + 1 > rq->cap) {
+					size_t cap = (rq->len + *upload_size + 1) * 2;
+					char *b = realloc(rq->body, cap);
+					if (!b)
+						return MHD_NO;
+					rq->body = b;
+					rq->cap = cap;
+				}
+				memcpy(rq->body + rq->len, upload, *upload_size);
+				rq->len += *upload_size;
+				rq->body[rq->len] = 0;
+			}
+			*upload_size = 0;
+			return MHD_YES;
+		}
+	}
+	if (strcmp(url, "/mcp") != 0)
+		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", "not found\n", NULL);
+	if (!origin_allowed(conn))
+		return reply(conn, MHD_HTTP_FORBIDDEN, "text/plain", "forbidden origin\n", NULL);
+	if (strcmp(method, "POST") == 0)
+		return handle_post(h, conn, rq);
+	if (strcmp(method, "GET") == 0)
+		return handle_get(h, conn);
+	if (strcmp(method, "DELETE") == 0)
+		return handle_delete(h, conn);
+	return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, NULL, NULL);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	http_req *rq = *con_cls;
+	if (!rq)
+		return;
+	if (rq->st) {
+		/* A JSON-mode client left before its answer: drop the stream. */
+		pthread_mutex_lock(&rq->hs->mu);
+		rq->st->gone = 1;
+		rq->st->conn = NULL;
+		stream_detach(rq->hs, rq->st);
+		stream_unref_locked(rq->st);
+		pthread_mutex_unlock(&rq->hs->mu);
+	}
+	if (rq->hs)
+		hs_unref(rq->hs);
+	free(rq->body);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static int parse_address(const char *address, struct sockaddr_in *sa)
+{
+	char host[256];
+	const char *colon = strrchr(address, ':');
+	if (!colon || colon == address || (size_t)(colon - address) >= sizeof host)
+		return -1;
+	memcpy(host, address, (size_t)(colon - address));
+	host[colon - address] = 0;
+	char *end;
+	long port = strtol(colon + 1, &end, 10);
+	if (*end || port < 0 || port > 65535)
+		return -1;
+	memset(sa, 0, sizeof *sa);
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	if (strcmp(host, "localhost") == 0)
+		strcpy(host, "127.0.0.1");
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bound_port)
+{
+	if (!srv || !address)
+		return MCP_EINVAL;
+	struct sockaddr_in sa;
+	if (parse_address(address, &sa) != 0)
+		return MCP_EINVAL;
+	int rc = mcp_server_begin(srv);
+	if (rc != MCP_OK)
+		return rc;
+	http_server h = { .srv = srv };
+	pthread_mutex_init(&h.mu, NULL);
+	h.daemon = MHD_start_daemon(
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0,
+		NULL, NULL, on_request, &h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, &h, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+	if (!h.daemon) {
+		mcp_server_end(srv);
+		pthread_mutex_destroy(&h.mu);
+		return MCP_ESYS;
+	}
+	if (bound_port) {
+		const union MHD_DaemonInfo *info =
+			MHD_get_daemon_info(h.daemon, MHD_DAEMON_INFO_BIND_PORT);
+		*bound_port = info ? info->port : 0;
+	}
+	/* The calling thread waits for the shutdown request and reaps ended
+	 * or expired sessions meanwhile. */
+	for (;;) {
+		struct pollfd p = { .fd = srv->wake_fd, .events = POLLIN };
+		int n = poll(&p, 1, 250);
+		if (n > 0)
+			break;
+		sessions_reap(&h, 0);
+	}
+	pthread_mutex_lock(&h.mu);
+	h.stopping = 1;
+	pthread_mutex_unlock(&h.mu);
+	/* Every session runs its own shutdown; their streams end; then the
+	 * daemon stops. */
+	pthread_mutex_lock(&h.mu);
+	for (http_sess *hs = h.sessions; hs; hs = hs->next)
+		hs_wake(&hs->tp);
+	pthread_mutex_unlock(&h.mu);
+	sessions_reap(&h, 1);
+	MHD_stop_daemon(h.daemon);
+	mcp_server_end(srv);
+	pthread_mutex_destroy(&h.mu);
+	return MCP_OK;
+}

@@ -1,0 +1,808 @@
+/*
+ * conformance.c - the fixtures of the official MCP conformance suite
+ * (@modelcontextprotocol/conformance 0.1.16, server scenarios) for
+ * mcp-everything.
+ *
+ * Each fixture below names the scenario it serves.  Texts, MIME types,
+ * argument names and schemas follow what the scenarios send and assert;
+ * where a scenario only describes a result, the description is followed to
+ * the letter.  The image and audio fixtures are real files: a 1x1 red RGBA
+ * PNG and sixteen samples of a 1 kHz tone as 8 kHz mono 16-bit PCM WAV,
+ * generated for this file.
+ *
+ * Handlers that wait (sleep, sampling, elicitation) use the library's
+ * cancellation-aware waits and return MCP_ECANCELED when the request's
+ * token fired, so nothing is written for a cancelled call.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+
+/* How long a tool waits for the client to answer sampling or elicitation.
+ * A person may be filling in the form, so it is generous; cancellation and
+ * the connection closing end the wait at once anyway. */
+#define CLIENT_TIMEOUT_MS 600000
+
+/* ---- media ------------------------------------------------------------------ */
+
+/* PNG, 1x1 pixel, 8-bit RGBA, the pixel opaque red (255, 0, 0, 255). */
+static const unsigned char red_pixel_png[70] = {
+	0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d,
+	0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01,
+	0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00,
+	0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xf8, 0xcf, 0xc0, 0xf0,
+	0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x56, 0xc7, 0x2f, 0x0d, 0x00, 0x00,
+	0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+};
+
+/* RIFF/WAVE, PCM, 1 channel, 8000 Hz, 16 bits, 16 samples of a 1 kHz sine. */
+static const unsigned char tone_wav[76] = {
+	0x52, 0x49, 0x46, 0x46, 0x44, 0x00, 0x00, 0x00, 0x57, 0x41, 0x56, 0x45,
+	0x66, 0x6d, 0x74, 0x20, 0x10, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00,
+	0x40, 0x1f, 0x00, 0x00, 0x80, 0x3e, 0x00, 0x00, 0x02, 0x00, 0x10, 0x00,
+	0x64, 0x61, 0x74, 0x61, 0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0x16,
+	0x40, 0x1f, 0x18, 0x16, 0x00, 0x00, 0xe8, 0xe9, 0xc0, 0xe0, 0xe8, 0xe9,
+	0x00, 0x00, 0x18, 0x16, 0x40, 0x1f, 0x18, 0x16, 0x00, 0x00, 0xe8, 0xe9,
+	0xc0, 0xe0, 0xe8, 0xe9,
+};
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+/* A newly allocated formatted string (free()), or NULL when out of memory. */
+static char *vformat(const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return NULL;
+	char *s = malloc((size_t)n + 1);
+	if (s)
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+static char *format(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vformat(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* Appends a formatted text block to a tool result. */
+static int add_textf(mcp_result *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vformat(fmt, ap);
+	va_end(ap);
+	if (!s)
+		return MCP_ENOMEM;
+	int rc = mcp_result_add_text(out, s);
+	free(s);
+	return rc;
+}
+
+/* Compact JSON text of `v` (owned by `v`), "{}" for NULL. */
+static const char *json_text(json_object *v)
+{
+	if (!v)
+		return "{}";
+	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+						      JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+static json_object *member(json_object *obj, const char *key)
+{
+	json_object *v = NULL;
+	if (!json_object_is_type(obj, json_type_object) ||
+	    !json_object_object_get_ex(obj, key, &v))
+		return NULL;
+	return v;
+}
+
+/* The string member `key`, or NULL when it is absent or not a string. */
+static const char *string_member(json_object *obj, const char *key)
+{
+	json_object *v = member(obj, key);
+	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* A tool-level error (isError: true) the model can read. */
+static int tool_error(mcp_result *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vformat(fmt, ap);
+	va_end(ap);
+	if (!s)
+		return MCP_ENOMEM;
+	mcp_result_set_is_error(out, 1);
+	int rc = mcp_result_add_text(out, s);
+	free(s);
+	return rc;
+}
+
+/* Turns a failed server-to-client request into the tool's answer.  A
+ * cancelled request or a closed connection writes nothing: both mean the
+ * request's token fired (peer cancel, or end of input, where the waiter
+ * may see either code first), and only MCP_ECANCELED makes the library
+ * stay silent, so both return it.  Everything else is a tool-level error
+ * naming why.  `remote_error` (the client's error object for MCP_EREMOTE)
+ * is released. */
+static int client_request_failed(mcp_result *out, const char *what, const char *capability,
+				 int rc, json_object *remote_error)
+{
+	int ret;
+	if (rc == MCP_ECANCELED || rc == MCP_ECLOSED) {
+		ret = MCP_ECANCELED;
+	} else if (rc == MCP_ENOTSUP) {
+		ret = tool_error(out, "%s is not supported: the client did not declare the %s "
+				      "capability",
+				 what, capability);
+	} else if (rc == MCP_EREMOTE) {
+		const char *msg = string_member(remote_error, "message");
+		json_object *code = member(remote_error, "code");
+		ret = tool_error(out, "%s failed: the client answered error %lld: %s", what,
+				 (long long)json_object_get_int64(code), msg ? msg : "(no message)");
+	} else {
+		ret = tool_error(out, "%s failed: %s", what, mcp_strerror(rc));
+	}
+	json_object_put(remote_error);
+	return ret;
+}
+
+/* Log and progress notifications are best effort, except that a fired
+ * token ends the handler. */
+static int notify_status(int rc)
+{
+	return rc == MCP_ECANCELED ? MCP_ECANCELED : MCP_OK;
+}
+
+/* ---- tools: content types ----------------------------------------------------- */
+
+/* tools-call-simple-text */
+static int tool_simple_text(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return mcp_result_add_text(out, "This is a simple text response for testing.");
+}
+
+/* tools-call-image */
+static int tool_image_content(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return mcp_result_add_image(out, red_pixel_png, sizeof red_pixel_png, "image/png");
+}
+
+/* tools-call-audio: the scenario insists on the MIME type audio/wav. */
+static int tool_audio_content(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return mcp_result_add_audio(out, tone_wav, sizeof tone_wav, "audio/wav");
+}
+
+/* tools-call-embedded-resource */
+static int tool_embedded_resource(mcp_ctx *ctx, json_object *args, mcp_result *out,
+				  void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return mcp_result_add_resource_text(out, "test://embedded-resource", "text/plain",
+					    "This is an embedded resource content.");
+}
+
+/* tools-call-mixed-content: text, image and an embedded resource. */
+static int tool_multiple_content_types(mcp_ctx *ctx, json_object *args, mcp_result *out,
+				       void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	int rc = mcp_result_add_text(out, "Multiple content types test:");
+	if (rc == MCP_OK)
+		rc = mcp_result_add_image(out, red_pixel_png, sizeof red_pixel_png, "image/png");
+	if (rc == MCP_OK)
+		rc = mcp_result_add_resource_text(out, "test://mixed-content-resource",
+						  "application/json",
+						  "{\"test\":\"data\",\"value\":123}");
+	return rc;
+}
+
+/* tools-call-error: fails at its task, which the model should see
+ * (isError), as opposed to a JSON-RPC error. */
+static int tool_error_handling(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return tool_error(out, "This tool intentionally returns an error for testing");
+}
+
+/* ---- tools: notifications during a call -------------------------------------- */
+
+/* tools-call-with-logging: three info messages, 50 ms apart.  The scenario
+ * sets the level to debug first, so all three pass the filter. */
+static int tool_with_logging(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	static const char *const steps[] = { "Tool execution started", "Tool processing data",
+					     "Tool execution completed" };
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		if (i > 0 && mcp_ctx_sleep(ctx, 50) != MCP_OK)
+			return MCP_ECANCELED;
+		int rc = notify_status(mcp_ctx_log_text(ctx, MCP_LOG_INFO, NULL, steps[i]));
+		if (rc != MCP_OK)
+			return rc;
+	}
+	return mcp_result_add_text(out, "Tool with logging executed successfully");
+}
+
+/* tools-call-with-progress: 0, 50 and 100 of 100, 50 ms apart.  Without a
+ * progressToken the library sends nothing and the delays still happen. */
+static int tool_with_progress(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	static const double steps[] = { 0, 50, 100 };
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		if (i > 0 && mcp_ctx_sleep(ctx, 50) != MCP_OK)
+			return MCP_ECANCELED;
+		char msg[64];
+		snprintf(msg, sizeof msg, "Completed step %.0f of 100", steps[i]);
+		int rc = notify_status(mcp_ctx_progress(ctx, steps[i], 100, msg));
+		if (rc != MCP_OK)
+			return rc;
+	}
+	return mcp_result_add_text(out, "Tool with progress executed successfully");
+}
+
+/* server-sse-polling (SEP-1699).  Over streamable HTTP the tool should close
+ * the request's SSE stream mid-call and answer after the client resumed
+ * with Last-Event-ID; libmcp has no call for closing a request's stream, so
+ * this waits as the reference does and answers normally. */
+static int tool_reconnection(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	if (mcp_ctx_sleep(ctx, 100) != MCP_OK)
+		return MCP_ECANCELED;
+	return mcp_result_add_text(out, "Reconnection test completed successfully. If you "
+					"received this, the client properly reconnected after "
+					"stream closure.");
+}
+
+/* ---- tools: server-to-client requests ----------------------------------------- */
+
+/* The text of a sampling result's content: one block or (2025-11-25) an
+ * array of blocks; the first text block wins.  NULL when there is none. */
+static const char *sampled_text(json_object *result)
+{
+	json_object *content = member(result, "content");
+	if (json_object_is_type(content, json_type_array)) {
+		size_t n = json_object_array_length(content);
+		for (size_t i = 0; i < n; i++) {
+			json_object *b = json_object_array_get_idx(content, i);
+			const char *type = string_member(b, "type");
+			if (type && strcmp(type, "text") == 0 && string_member(b, "text"))
+				return string_member(b, "text");
+		}
+		return NULL;
+	}
+	const char *type = string_member(content, "type");
+	return type && strcmp(type, "text") == 0 ? string_member(content, "text") : NULL;
+}
+
+/* tools-call-sampling: sampling/createMessage with the prompt as the one
+ * user message and maxTokens 100, exactly as the scenario shows. */
+static int tool_sampling(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)user;
+	const char *prompt = string_member(args, "prompt");
+	if (!prompt)
+		return tool_error(out, "Invalid arguments: prompt (string) is required");
+
+	json_object *params = json_object_new_object();
+	json_object *messages = json_object_new_array();
+	json_object *message = json_object_new_object();
+	json_object *content = json_object_new_object();
+	if (!params || !messages || !message || !content) {
+		json_object_put(params);
+		json_object_put(messages);
+		json_object_put(message);
+		json_object_put(content);
+		return MCP_ENOMEM;
+	}
+	json_object_object_add(content, "type", json_object_new_string("text"));
+	json_object_object_add(content, "text", json_object_new_string(prompt));
+	json_object_object_add(message, "role", json_object_new_string("user"));
+	json_object_object_add(message, "content", content);
+	json_object_array_add(messages, message);
+	json_object_object_add(params, "messages", messages);
+	json_object_object_add(params, "maxTokens", json_object_new_int(100));
+
+	json_object *result = NULL;
+	int rc = mcp_ctx_sample(ctx, params, CLIENT_TIMEOUT_MS, &result);
+	json_object_put(params);
+	if (rc != MCP_OK)
+		return client_request_failed(out, "Sampling", "sampling", rc, result);
+	const char *text = sampled_text(result);
+	rc = add_textf(out, "LLM response: %s", text ? text : "(no text content)");
+	json_object_put(result);
+	return rc;
+}
+
+/* Sends `form` and answers with "<prefix>: action=..., content={...}". */
+static int elicit_and_report(mcp_ctx *ctx, mcp_form *form, const char *prefix,
+			     mcp_result *out)
+{
+	json_object *result = NULL;
+	int rc = mcp_ctx_elicit_form(ctx, form, CLIENT_TIMEOUT_MS, &result);
+	mcp_form_free(form);
+	if (rc != MCP_OK)
+		return client_request_failed(out, "Elicitation", "elicitation", rc, result);
+	const char *action = string_member(result, "action");
+	rc = add_textf(out, "%s: action=%s, content=%s", prefix, action ? action : "(none)",
+		       json_text(member(result, "content")));
+	json_object_put(result);
+	return rc;
+}
+
+/* Builds a form from `n` fields; NULL when out of memory or a field is
+ * rejected (a bug in this file). */
+static mcp_form *build_form(const char *message, const mcp_field *fields, size_t n)
+{
+	mcp_form *form = mcp_form_new(message);
+	for (size_t i = 0; form && i < n; i++) {
+		if (mcp_form_add(form, &fields[i]) != MCP_OK) {
+			mcp_form_free(form);
+			form = NULL;
+		}
+	}
+	return form;
+}
+
+/* tools-call-elicitation: the form of the scenario, username and email,
+ * both required. */
+static int tool_elicitation(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)user;
+	const char *message = string_member(args, "message");
+	if (!message)
+		return tool_error(out, "Invalid arguments: message (string) is required");
+	const mcp_field fields[] = {
+		{ .kind = MCP_FIELD_STRING, .name = "username", .description = "User's response",
+		  .required = 1 },
+		{ .kind = MCP_FIELD_STRING, .name = "email", .description = "User's email address",
+		  .required = 1 },
+	};
+	mcp_form *form = build_form(message, fields, sizeof fields / sizeof fields[0]);
+	if (!form)
+		return MCP_ENOMEM;
+	return elicit_and_report(ctx, form, "User response", out);
+}
+
+/* elicitation-sep1034-defaults: a default for every primitive type. */
+static int tool_elicitation_defaults(mcp_ctx *ctx, json_object *args, mcp_result *out,
+				     void *user)
+{
+	(void)args;
+	(void)user;
+	static const char *const statuses[] = { "active", "inactive", "pending" };
+	const mcp_field fields[] = {
+		{ .kind = MCP_FIELD_STRING, .name = "name", .description = "User name",
+		  .has_default = 1, .default_string = "John Doe" },
+		{ .kind = MCP_FIELD_INTEGER, .name = "age", .description = "User age",
+		  .has_default = 1, .default_number = 30 },
+		{ .kind = MCP_FIELD_NUMBER, .name = "score", .description = "User score",
+		  .has_default = 1, .default_number = 95.5 },
+		{ .kind = MCP_FIELD_ENUM, .name = "status", .description = "User status",
+		  .options = statuses, .noptions = 3, .style = MCP_ENUM_UNTITLED,
+		  .has_default = 1, .default_string = "active" },
+		{ .kind = MCP_FIELD_BOOLEAN, .name = "verified", .description = "Verification status",
+		  .has_default = 1, .default_bool = 1 },
+	};
+	mcp_form *form = build_form("Please review and update the form fields with defaults",
+				    fields, sizeof fields / sizeof fields[0]);
+	if (!form)
+		return MCP_ENOMEM;
+	return elicit_and_report(ctx, form, "Elicitation completed", out);
+}
+
+/* elicitation-sep1330-enums: the five enum shapes, one field each.  The
+ * multi-select fields (type array) exist from 2025-11-25 on; an older
+ * revision's schema rejects them, so older sessions get a tool error
+ * instead of an invalid request. */
+static int tool_elicitation_enums(mcp_ctx *ctx, json_object *args, mcp_result *out,
+				  void *user)
+{
+	(void)args;
+	(void)user;
+	const char *rev = mcp_ctx_protocol_version(ctx);
+	if (strcmp(rev, "2025-11-25") < 0)
+		return tool_error(out, "Enum elicitation (SEP-1330) needs protocol revision "
+				       "2025-11-25 or later; this session negotiated %s",
+				  rev);
+	static const char *const options[] = { "option1", "option2", "option3" };
+	static const char *const values[] = { "value1", "value2", "value3" };
+	static const char *const option_titles[] = { "First Option", "Second Option",
+						     "Third Option" };
+	static const char *const legacy[] = { "opt1", "opt2", "opt3" };
+	static const char *const legacy_names[] = { "Option One", "Option Two", "Option Three" };
+	static const char *const choice_titles[] = { "First Choice", "Second Choice",
+						     "Third Choice" };
+	const mcp_field fields[] = {
+		{ .kind = MCP_FIELD_ENUM, .name = "untitledSingle",
+		  .description = "Select one option", .options = options, .noptions = 3,
+		  .style = MCP_ENUM_UNTITLED },
+		{ .kind = MCP_FIELD_ENUM, .name = "titledSingle",
+		  .description = "Select one option with titles", .options = values,
+		  .option_titles = option_titles, .noptions = 3, .style = MCP_ENUM_TITLED },
+		{ .kind = MCP_FIELD_ENUM, .name = "legacyEnum",
+		  .description = "Select one option (legacy)", .options = legacy,
+		  .option_titles = legacy_names, .noptions = 3, .style = MCP_ENUM_LEGACY },
+		{ .kind = MCP_FIELD_MULTI_ENUM, .name = "untitledMulti",
+		  .description = "Select multiple options", .options = options, .noptions = 3,
+		  .style = MCP_ENUM_UNTITLED, .has_items = 1, .min_items = 1, .max_items = 3 },
+		{ .kind = MCP_FIELD_MULTI_ENUM, .name = "titledMulti",
+		  .description = "Select multiple options with titles", .options = values,
+		  .option_titles = choice_titles, .noptions = 3, .style = MCP_ENUM_TITLED,
+		  .has_items = 1, .min_items = 1, .max_items = 3 },
+	};
+	mcp_form *form = build_form("Please select options from the enum fields", fields,
+				    sizeof fields / sizeof fields[0]);
+	if (!form)
+		return MCP_ENOMEM;
+	return elicit_and_report(ctx, form, "Elicitation completed", out);
+}
+
+/* ---- tools: JSON Schema 2020-12 ----------------------------------------------- */
+
+/* json-schema-2020-12 (SEP-1613) checks that $schema, $defs and
+ * additionalProperties reach tools/list unchanged. */
+static const char json_schema_2020_12[] =
+	"{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+	"\"type\":\"object\","
+	"\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{"
+	"\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
+	"\"properties\":{\"name\":{\"type\":\"string\"},"
+	"\"address\":{\"$ref\":\"#/$defs/address\"}},"
+	"\"additionalProperties\":false}";
+
+/* Checks the arguments against the schema above (the library does not
+ * validate arguments); a violation is a tool-level error. */
+static int tool_json_schema_2020_12(mcp_ctx *ctx, json_object *args, mcp_result *out,
+				    void *user)
+{
+	(void)ctx;
+	(void)user;
+	json_object_object_foreach(args, key, val)
+	{
+		if (strcmp(key, "name") == 0) {
+			if (!json_object_is_type(val, json_type_string))
+				return tool_error(out, "Invalid arguments: name must be a string");
+		} else if (strcmp(key, "address") == 0) {
+			if (!json_object_is_type(val, json_type_object))
+				return tool_error(out, "Invalid arguments: address must be an object");
+			static const char *const parts[] = { "street", "city" };
+			for (size_t i = 0; i < 2; i++) {
+				json_object *p = member(val, parts[i]);
+				if (p && !json_object_is_type(p, json_type_string))
+					return tool_error(out, "Invalid arguments: address.%s must "
+							       "be a string",
+							  parts[i]);
+			}
+		} else {
+			return tool_error(out, "Invalid arguments: unknown property '%s' "
+					       "(additionalProperties is false)",
+					  key);
+		}
+	}
+	return add_textf(out, "JSON Schema 2020-12 tool called with: %s", json_text(args));
+}
+
+/* ---- the tool table -------------------------------------------------------------- */
+
+#define NO_ARGS "{\"type\":\"object\",\"properties\":{}}"
+
+static const mcp_tool conformance_tools[] = {
+	{ .name = "test_simple_text", .title = "Simple text",
+	  .description = "Tests simple text content response", .input_schema = NO_ARGS,
+	  .fn = tool_simple_text },
+	{ .name = "test_image_content", .title = "Image content",
+	  .description = "Tests image content response (a 1x1 red PNG)", .input_schema = NO_ARGS,
+	  .fn = tool_image_content },
+	{ .name = "test_audio_content", .title = "Audio content",
+	  .description = "Tests audio content response (a short WAV tone)",
+	  .input_schema = NO_ARGS, .fn = tool_audio_content },
+	{ .name = "test_embedded_resource", .title = "Embedded resource",
+	  .description = "Tests embedded resource content response", .input_schema = NO_ARGS,
+	  .fn = tool_embedded_resource },
+	{ .name = "test_multiple_content_types", .title = "Multiple content types",
+	  .description = "Tests response with multiple content types (text, image, resource)",
+	  .input_schema = NO_ARGS, .fn = tool_multiple_content_types },
+	{ .name = "test_tool_with_logging", .title = "Tool with logging",
+	  .description = "Tests tool that emits log messages during execution",
+	  .input_schema = NO_ARGS, .fn = tool_with_logging },
+	{ .name = "test_error_handling", .title = "Error handling",
+	  .description = "Tests error response handling (always returns isError)",
+	  .input_schema = NO_ARGS, .fn = tool_error_handling },
+	{ .name = "test_tool_with_progress", .title = "Tool with progress",
+	  .description = "Tests tool that reports progress notifications",
+	  .input_schema = NO_ARGS, .fn = tool_with_progress },
+	{ .name = "test_sampling", .title = "Sampling",
+	  .description = "Tests server-initiated sampling (LLM completion request)",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"prompt\":{\"type\":\"string\","
+			  "\"description\":\"The prompt to send to the LLM\"}},"
+			  "\"required\":[\"prompt\"]}",
+	  .fn = tool_sampling },
+	{ .name = "test_elicitation", .title = "Elicitation",
+	  .description = "Tests server-initiated elicitation (user input request)",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"string\","
+			  "\"description\":\"The message to show the user\"}},"
+			  "\"required\":[\"message\"]}",
+	  .fn = tool_elicitation },
+	{ .name = "test_elicitation_sep1034_defaults", .title = "Elicitation defaults",
+	  .description = "Tests elicitation with default values per SEP-1034",
+	  .input_schema = NO_ARGS, .fn = tool_elicitation_defaults },
+	{ .name = "test_elicitation_sep1330_enums", .title = "Elicitation enums",
+	  .description = "Tests elicitation with enum schema improvements per SEP-1330",
+	  .input_schema = NO_ARGS, .fn = tool_elicitation_enums },
+	{ .name = "json_schema_2020_12_tool", .title = "JSON Schema 2020-12",
+	  .description = "Tool with JSON Schema 2020-12 features for conformance testing "
+			 "(SEP-1613)",
+	  .input_schema = json_schema_2020_12, .fn = tool_json_schema_2020_12 },
+	{ .name = "test_reconnection", .title = "Reconnection",
+	  .description = "Tests SSE stream disconnection and client reconnection (SEP-1699)",
+	  .input_schema = NO_ARGS, .fn = tool_reconnection },
+};
+
+/* ---- resources ------------------------------------------------------------------ */
+
+static const char static_text[] = "This is the content of the static text resource.";
+
+/* resources-read-text */
+static int read_static_text(mcp_ctx *ctx, const char *uri, json_object *vars,
+			    mcp_contents *out, void *user)
+{
+	(void)ctx;
+	(void)vars;
+	(void)user;
+	return mcp_contents_add_text(out, uri, "text/plain", static_text);
+}
+
+/* resources-read-binary */
+static int read_static_binary(mcp_ctx *ctx, const char *uri, json_object *vars,
+			      mcp_contents *out, void *user)
+{
+	(void)ctx;
+	(void)vars;
+	(void)user;
+	return mcp_contents_add_blob(out, uri, "image/png", red_pixel_png, sizeof red_pixel_png);
+}
+
+/* resources-subscribe and resources-unsubscribe subscribe to this one; the
+ * library answers both.  Its content never changes, so no
+ * notifications/resources/updated is ever due. */
+static int read_watched(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_contents *out,
+			void *user)
+{
+	(void)ctx;
+	(void)vars;
+	(void)user;
+	return mcp_contents_add_text(out, uri, "text/plain", "Watched resource content");
+}
+
+/* resources-templates-read: test://template/{id}/data gives
+ * {"id":"<id>","templateTest":true,"data":"Data for ID: <id>"}. */
+static int read_template(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_contents *out,
+			 void *user)
+{
+	(void)ctx;
+	(void)user;
+	const char *id = string_member(vars, "id");
+	if (!id)
+		return MCP_ENOENT;
+	char *data = format("Data for ID: %s", id);
+	json_object *doc = json_object_new_object();
+	if (!data || !doc) {
+		free(data);
+		json_object_put(doc);
+		return MCP_ENOMEM;
+	}
+	json_object_object_add(doc, "id", json_object_new_string(id));
+	json_object_object_add(doc, "templateTest", json_object_new_boolean(1));
+	json_object_object_add(doc, "data", json_object_new_string(data));
+	free(data);
+	int rc = mcp_contents_add_text(out, uri, "application/json", json_text(doc));
+	json_object_put(doc);
+	return rc;
+}
+
+/* Adds the candidates of `list` (NULL-terminated) that start with `prefix`. */
+static int complete_from(mcp_completion *out, const char *const *list, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	for (; *list; list++) {
+		if (strncmp(*list, prefix, n) == 0) {
+			int rc = mcp_completion_add(out, *list);
+			if (rc != MCP_OK)
+				return rc;
+		}
+	}
+	return MCP_OK;
+}
+
+/* completion/complete on ref/resource test://template/{id}/data, variable id. */
+static int complete_template(mcp_ctx *ctx, const char *argument, const char *value,
+			     json_object *context, mcp_completion *out, void *user)
+{
+	(void)ctx;
+	(void)context;
+	(void)user;
+	static const char *const ids[] = { "123", "456", "789", NULL };
+	if (strcmp(argument, "id") != 0)
+		return MCP_OK;
+	return complete_from(out, ids, value);
+}
+
+static const mcp_resource conformance_resources[] = {
+	{ .uri = "test://static-text", .name = "static-text", .title = "Static Text Resource",
+	  .description = "A static text resource for testing", .mime_type = "text/plain",
+	  .size = sizeof static_text - 1, .read = read_static_text },
+	{ .uri = "test://static-binary", .name = "static-binary",
+	  .title = "Static Binary Resource",
+	  .description = "A static binary resource (a 1x1 red PNG) for testing",
+	  .mime_type = "image/png", .size = sizeof red_pixel_png, .read = read_static_binary },
+	{ .uri = "test://watched-resource", .name = "watched-resource",
+	  .title = "Watched Resource",
+	  .description = "A resource clients may subscribe to (resources/subscribe)",
+	  .mime_type = "text/plain", .read = read_watched },
+};
+
+static const mcp_resource_template conformance_templates[] = {
+	{ .uri_template = "test://template/{id}/data", .name = "template",
+	  .title = "Resource Template",
+	  .description = "A resource template with parameter substitution",
+	  .mime_type = "application/json", .read = read_template,
+	  .complete = complete_template },
+};
+
+/* ---- prompts -------------------------------------------------------------------- */
+
+/* prompts-get-simple */
+static int prompt_simple(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return mcp_prompt_add_text(out, MCP_ROLE_USER, "This is a simple prompt for testing.");
+}
+
+/* prompts-get-with-args (both arguments are required, so the library
+ * guarantees them) and completion-complete (argument arg1). */
+static int prompt_with_arguments(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out,
+				 void *user)
+{
+	(void)ctx;
+	(void)user;
+	const char *arg1 = string_member(args, "arg1");
+	const char *arg2 = string_member(args, "arg2");
+	char *text = format("Prompt with arguments: arg1='%s', arg2='%s'", arg1 ? arg1 : "",
+			    arg2 ? arg2 : "");
+	if (!text)
+		return MCP_ENOMEM;
+	int rc = mcp_prompt_add_text(out, MCP_ROLE_USER, text);
+	free(text);
+	return rc;
+}
+
+/* prompts-get-embedded-resource */
+static int prompt_with_embedded_resource(mcp_ctx *ctx, json_object *args,
+					 mcp_prompt_result *out, void *user)
+{
+	(void)ctx;
+	(void)user;
+	const char *uri = string_member(args, "resourceUri");
+	if (!uri)
+		return MCP_EINVAL;
+	int rc = mcp_prompt_add_resource_text(out, MCP_ROLE_USER, uri, "text/plain",
+					      "Embedded resource content for testing.");
+	if (rc == MCP_OK)
+		rc = mcp_prompt_add_text(out, MCP_ROLE_USER,
+					 "Please process the embedded resource above.");
+	return rc;
+}
+
+/* prompts-get-with-image */
+static int prompt_with_image(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out,
+			     void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	int rc = mcp_prompt_add_image(out, MCP_ROLE_USER, red_pixel_png, sizeof red_pixel_png,
+				      "image/png");
+	if (rc == MCP_OK)
+		rc = mcp_prompt_add_text(out, MCP_ROLE_USER, "Please analyze the image above.");
+	return rc;
+}
+
+/* completion/complete on ref/prompt for the arguments of the prompts with
+ * arguments; the scenario asks for arg1 of test_prompt_with_arguments. */
+static int complete_prompt_argument(mcp_ctx *ctx, const char *argument, const char *value,
+				    json_object *context, mcp_completion *out, void *user)
+{
+	(void)ctx;
+	(void)context;
+	(void)user;
+	static const char *const arg1[] = { "paris", "park", "party", "test", "testValue1", NULL };
+	static const char *const arg2[] = { "hello", "testValue2", "world", NULL };
+	static const char *const uris[] = { "test://static-text", "test://static-binary",
+					    "test://watched-resource", "test://template/123/data",
+					    NULL };
+	if (strcmp(argument, "arg1") == 0)
+		return complete_from(out, arg1, value);
+	if (strcmp(argument, "arg2") == 0)
+		return complete_from(out, arg2, value);
+	if (strcmp(argument, "resourceUri") == 0)
+		return complete_from(out, uris, value);
+	return MCP_OK;
+}
+
+static const mcp_prompt_arg with_arguments_args[] = {
+	{ .name = "arg1", .description = "First test argument", .required = 1 },
+	{ .name = "arg2", .description = "Second test argument", .required = 1 },
+};
+
+static const mcp_prompt_arg embedded_resource_args[] = {
+	{ .name = "resourceUri", .description = "URI of the resource to embed", .required = 1 },
+};
+
+static const mcp_prompt conformance_prompts[] = {
+	{ .name = "test_simple_prompt", .title = "Simple Test Prompt",
+	  .description = "A simple prompt without arguments", .get = prompt_simple },
+	{ .name = "test_prompt_with_arguments", .title = "Prompt With Arguments",
+	  .description = "A prompt with required arguments", .args = with_arguments_args,
+	  .nargs = 2, .get = prompt_with_arguments, .complete = complete_prompt_argument },
+	{ .name = "test_prompt_with_embedded_resource", .title = "Prompt With Embedded Resource",
+	  .description = "A prompt that includes an embedded resource",
+	  .args = embedded_resource_args, .nargs = 1, .get = prompt_with_embedded_resource,
+	  .complete = complete_prompt_argument },
+	{ .name = "test_prompt_with_image", .title = "Prompt With Image",
+	  .description = "A prompt that includes image content", .get = prompt_with_image },
+};
+
+/* ---- registration --------------------------------------------------------------- */
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+int everything_register_conformance(mcp_server *srv)
+{
+	if (!srv)
+		return MCP_EINVAL;
+	int rc = MCP_OK;
+	for (size_t i = 0; rc == MCP_OK && i < COUNT(conformance_tools); i++)
+		rc = mcp_server_add_tool(srv, &conformance_tools[i]);
+	for (size_t i = 0; rc == MCP_OK && i < COUNT(conformance_resources); i++)
+		rc = mcp_server_add_resource(srv, &conformance_resources[i]);
+	for (size_t i = 0; rc == MCP_OK && i < COUNT(conformance_templates); i++)
+		rc = mcp_server_add_resource_template(srv, &conformance_templates[i]);
+	for (size_t i = 0; rc == MCP_OK && i < COUNT(conformance_prompts); i++)
+		rc = mcp_server_add_prompt(srv, &conformance_prompts[i]);
+	return rc;
+}
