@@ -15,6 +15,7 @@
 struct mcp_form {
 	char *message;
 	json_object *schema;      /* {type, properties, required?} */
+	int min_rev;              /* oldest revision whose schema allows it */
 };
 
 MCP_EXTERN mcp_form *mcp_form_new(const char *message)
@@ -216,6 +217,10 @@ MCP_EXTERN int mcp_form_add(mcp_form *form, const mcp_field *field)
 		return MCP_EINVAL;
 	if (json_object_object_add(props, field->name, p))
 		return MCP_ENOMEM;
+	/* Multi-select fields exist from 2025-11-25; older schemas allow only
+	 * primitive fields. */
+	if (field->kind == MCP_FIELD_MULTI_ENUM && form->min_rev < MCP_REV_2025_11_25)
+		form->min_rev = MCP_REV_2025_11_25;
 	if (field->required) {
 		json_object *req = NULL;
 		if (!json_object_object_get_ex(form->schema, "required", &req)) {
@@ -236,6 +241,8 @@ MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t t
 		*result = NULL;
 	if (!ctx || !form || !result)
 		return MCP_EINVAL;
+	if (ctx->sess->rev < form->min_rev)
+		return MCP_ENOTSUP; /* the client's revision cannot express it */
 	json_object *params = json_object_new_object();
 	json_object *schema = mcp_json_copy(form->schema);
 	if (!params || !schema) {

@@ -303,6 +303,29 @@ static void not_found(eng_session *s, json_object *id, const char *uri)
 				  data);
 }
 
+/* An RFC 3986 URI as far as its characters go: a scheme, a colon, and only
+ * unreserved, reserved or percent-encoded characters.  Anything else cannot
+ * name a resource and would make the answer invalid. */
+static int uri_valid(const char *uri)
+{
+	const char *p = uri;
+	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+		return 0;
+	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+	       *p == '+' || *p == '-' || *p == '.')
+		p++;
+	if (*p != ':')
+		return 0;
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~:/?#[]@!$&'()*+,;=%{}", c))
+			continue;
+		return 0;
+	}
+	return 1;
+}
+
 static int resource_exists(mcp_server *srv, const char *uri)
 {
 	mcp_entry *e = mcp_registry_find(srv, &srv->resources, uri);
@@ -322,9 +345,9 @@ static void m_subscribe(eng_session *s, json_object *id, json_object *params)
 {
 	mcp_sess *ms = sess_of(s);
 	const char *uri = get_str(params, "uri");
-	if (!uri) {
+	if (!uri || !uri_valid(uri)) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: uri (string) is required", NULL);
+					  "Invalid params: uri must be a URI string", NULL);
 		return;
 	}
 	if (!resource_exists(ms->srv, uri)) {
@@ -464,8 +487,10 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		return;
 	}
 	json_object_put(result);
-	if (rc == MCP_ECANCELED && reason != MCP_CANCEL_NONE) {
-		/* Stopped because of its token: nothing is written (P1, P2). */
+	int closing = reason != MCP_CANCEL_NONE || atomic_load(&r->sess->closed);
+	if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
+		/* Stopped because of its token or the close: nothing is written
+		 * (P1, P2, P6). */
 		json_object_put(data);
 		eng_req_finish_silent(r);
 	} else if (code) {
@@ -560,8 +585,8 @@ static void run_resources_read(eng_req *r)
 	mcp_server *srv = ms->srv;
 	json_object *params = get(r->msg, "params");
 	const char *uri = get_str(params, "uri");
-	if (!uri) {
-		finish_invalid(r, "Invalid params: uri (string) is required", NULL);
+	if (!uri || !uri_valid(uri)) {
+		finish_invalid(r, "Invalid params: uri must be a URI string", NULL);
 		return;
 	}
 	json_object *vars = NULL;

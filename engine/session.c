@@ -664,7 +664,10 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 	eng_pending_remove(&s->pending, p);
 	int64_t id = p->id;
 	eng_pending_unref(p);
-	if (state == ENG_PEND_FAILED)
+	/* A fired token wins over a failed table: the shutdown fires every
+	 * token before it fails the table, and the handler must see the one
+	 * code that means "stop, write nothing". */
+	if (state == ENG_PEND_FAILED && reason == MCP_CANCEL_NONE)
 		return MCP_ECLOSED;
 	if (timed_out || reason == MCP_CANCEL_PEER || reason == MCP_CANCEL_TIMEOUT) {
 		/* Tell the client to stop working on it.  Not tied to r: after a

@@ -143,8 +143,8 @@ static int client_request_failed(mcp_result *out, const char *what, const char *
 	if (rc == MCP_ECANCELED || rc == MCP_ECLOSED) {
 		ret = MCP_ECANCELED;
 	} else if (rc == MCP_ENOTSUP) {
-		ret = tool_error(out, "%s is not supported: the client did not declare the %s "
-				      "capability",
+		ret = tool_error(out, "%s is not available: the client did not declare the %s "
+				      "capability, or the negotiated revision lacks it",
 				 what, capability);
 	} else if (rc == MCP_EREMOTE) {
 		const char *msg = string_member(remote_error, "message");
@@ -346,7 +346,8 @@ static int tool_sampling(mcp_ctx *ctx, json_object *args, mcp_result *out, void 
 	return rc;
 }
 
-/* Sends `form` and answers with "<prefix>: action=..., content={...}". */
+/* Sends `form` (taken: freed here) and answers with
+ * "<prefix>: action=..., content={...}". */
 static int elicit_and_report(mcp_ctx *ctx, mcp_form *form, const char *prefix,
 			     mcp_result *out)
 {
@@ -742,25 +743,34 @@ static int prompt_with_image(mcp_ctx *ctx, json_object *args, mcp_prompt_result 
 	return rc;
 }
 
-/* completion/complete on ref/prompt for the arguments of the prompts with
- * arguments; the scenario asks for arg1 of test_prompt_with_arguments. */
+/* Completion candidates per prompt argument name (completion/complete on
+ * ref/prompt); the scenario asks for arg1 of test_prompt_with_arguments
+ * with the value "test". */
+static const char *const arg1_candidates[] = { "paris", "park", "party", "test", "testValue1",
+					       NULL };
+static const char *const arg2_candidates[] = { "hello", "testValue2", "world", NULL };
+static const char *const uri_candidates[] = { "test://static-text", "test://static-binary",
+					      "test://watched-resource",
+					      "test://template/123/data", NULL };
+
+static const struct {
+	const char *argument;
+	const char *const *candidates;
+} prompt_completions[] = {
+	{ "arg1", arg1_candidates },
+	{ "arg2", arg2_candidates },
+	{ "resourceUri", uri_candidates },
+};
+
 static int complete_prompt_argument(mcp_ctx *ctx, const char *argument, const char *value,
 				    json_object *context, mcp_completion *out, void *user)
 {
 	(void)ctx;
 	(void)context;
 	(void)user;
-	static const char *const arg1[] = { "paris", "park", "party", "test", "testValue1", NULL };
-	static const char *const arg2[] = { "hello", "testValue2", "world", NULL };
-	static const char *const uris[] = { "test://static-text", "test://static-binary",
-					    "test://watched-resource", "test://template/123/data",
-					    NULL };
-	if (strcmp(argument, "arg1") == 0)
-		return complete_from(out, arg1, value);
-	if (strcmp(argument, "arg2") == 0)
-		return complete_from(out, arg2, value);
-	if (strcmp(argument, "resourceUri") == 0)
-		return complete_from(out, uris, value);
+	for (size_t i = 0; i < sizeof prompt_completions / sizeof prompt_completions[0]; i++)
+		if (strcmp(argument, prompt_completions[i].argument) == 0)
+			return complete_from(out, prompt_completions[i].candidates, value);
 	return MCP_OK;
 }
 

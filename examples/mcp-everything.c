@@ -15,6 +15,8 @@
 
 #include <mcp/mcp.h>
 
+#include "conformance.h"
+
 static mcp_server *the_server;
 
 /* ---- argument helpers ---------------------------------------------------- */
@@ -126,8 +128,8 @@ static int tool_roots(mcp_ctx *ctx, json_object *args, mcp_result *out, void *us
 		return MCP_EINVAL;
 	json_object *res = NULL;
 	int rc = mcp_ctx_list_roots(ctx, timeout, &res);
-	if (rc == MCP_ECANCELED)
-		return rc;
+	if (rc == MCP_ECANCELED || rc == MCP_ECLOSED)
+		return rc; /* stopped by cancellation or the close: no answer */
 	if (rc == MCP_OK) {
 		json_object *roots = NULL;
 		json_object_object_get_ex(res, "roots", &roots);
@@ -285,6 +287,12 @@ int main(int argc, char **argv)
 				mcp_strerror(rc));
 			return 1;
 		}
+	}
+	/* What the official conformance suite expects of an everything server. */
+	int crc = everything_register_conformance(srv);
+	if (crc != MCP_OK) {
+		fprintf(stderr, "mcp-everything: conformance fixtures: %s\n", mcp_strerror(crc));
+		return 1;
 	}
 
 	struct sigaction sa;

@@ -692,7 +692,8 @@ MCP_EXTERN json_object *mcp_form_schema(const mcp_form *form);
 /* Asks the user to fill in `form` (borrowed) through elicitation/create in
  * form mode.  Results and errors as the other server-to-client requests;
  * *result holds {action, content?}.  MCP_ENOTSUP when the client did not
- * declare form elicitation or negotiated a revision without elicitation. */
+ * declare form elicitation, negotiated a revision without elicitation, or
+ * negotiated one older than a field needs (multi-select: 2025-11-25). */
 MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t timeout_ms,
 				   json_object **result);
 
