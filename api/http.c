@@ -53,7 +53,8 @@ struct http_sess {
 	http_sess *next;            /* hsrv->sessions, under hsrv->mu */
 	int refs;                   /* under hsrv->mu */
 	char id[33];
-	pthread_mutex_t mu;         /* inbound queue, streams */
+	pthread_mutex_t mu;         /* inbound queue, streams, last_active_ns;
+				       taken after hsrv->mu, never before */
 	pthread_cond_t cv;
 	char **in;                  /* inbound lines */
 	size_t nin, capin, headin;
@@ -449,10 +450,16 @@ static void sessions_reap(http_server *h, int all)
 		pthread_mutex_lock(&h->mu);
 		for (http_sess **pp = &h->sessions; *pp; pp = &(*pp)->next) {
 			http_sess *hs = *pp;
-			if (!hs->deleted && !all &&
-			    now - hs->last_active_ns > (int64_t)DEFAULT_IDLE_MS * ENG_NS_PER_MS &&
-			    !hs->streams && !hs->standalone)
-				hs->deleted = 2; /* expired */
+			if (!hs->deleted && !all) {
+				/* Lock order: the server's map, then a session. */
+				pthread_mutex_lock(&hs->mu);
+				int idle = now - hs->last_active_ns >
+						   (int64_t)DEFAULT_IDLE_MS * ENG_NS_PER_MS &&
+					   !hs->streams && !hs->standalone;
+				pthread_mutex_unlock(&hs->mu);
+				if (idle)
+					hs->deleted = 2; /* expired */
+			}
 			if (hs->ended || all || hs->deleted) {
 				*pp = hs->next;
 				h->nsessions--;

@@ -161,6 +161,9 @@ def main():
             srv.kill()
             code = "killed"
         check("SIGTERM: orderly exit 0", code == 0, code)
+        if code != 0:
+            time.sleep(0.2)
+            print("server stderr (tail):\n" + "\n".join(err_lines[-60:]))
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0
 
