@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -356,20 +355,6 @@ static void *hs_main(void *arg)
 	return NULL;
 }
 
-static void random_hex(char out[33])
-{
-	unsigned char raw[16];
-	size_t got = 0;
-	while (got < sizeof raw) {
-		ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	for (size_t i = 0; i < sizeof raw; i++)
-		snprintf(out + 2 * i, 3, "%02x", raw[i]);
-}
-
 static http_sess *session_create(http_server *h)
 {
 	http_sess *hs = calloc(1, sizeof *hs);
@@ -381,7 +366,7 @@ static http_sess *session_create(http_server *h)
 	hs->refs = 2; /* the server's map and the engine session */
 	pthread_mutex_init(&hs->mu, NULL);
 	pthread_cond_init(&hs->cv, NULL);
-	random_hex(hs->id);
+	mcp_random_hex(hs->id);
 	hs->last_active_ns = eng_now_ns();
 	pthread_mutex_lock(&h->mu);
 	if (h->stopping || h->nsessions >= DEFAULT_MAX_SESSIONS) {
@@ -620,6 +605,24 @@ static const char *envelope_problem(json_object *m)
 	return NULL;
 }
 
+/* The live session the request names (counted), or NULL after answering
+ * 400 (no Mcp-Session-Id) or 404 (unknown or ended) into *rc. */
+static http_sess *session_of_request(http_server *h, struct MHD_Connection *conn,
+				     enum MHD_Result *rc)
+{
+	const char *sid = header(conn, "Mcp-Session-Id");
+	if (!sid) {
+		*rc = reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+				      "Bad Request: Mcp-Session-Id header is required");
+		return NULL;
+	}
+	http_sess *hs = session_find(h, sid);
+	if (!hs)
+		*rc = reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_INVALID_REQUEST,
+				      "Session not found");
+	return hs;
+}
+
 static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, http_req *rq)
 {
 	if (rq->st) {
@@ -680,7 +683,6 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 	json_object_put(m);
 
 	http_sess *hs;
-	const char *sid = header(conn, "Mcp-Session-Id");
 	if (is_init) {
 		hs = session_create(h);
 		if (!hs)
@@ -688,13 +690,10 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 					       MCP_JSONRPC_SERVER_BUSY, "Too many sessions");
 		rq->new_session = 1;
 	} else {
-		if (!sid)
-			return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
-					       "Bad Request: Mcp-Session-Id header is required");
-		hs = session_find(h, sid);
+		enum MHD_Result rc;
+		hs = session_of_request(h, conn, &rc);
 		if (!hs)
-			return reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_INVALID_REQUEST,
-					       "Session not found");
+			return rc;
 		const char *pv = header(conn, "MCP-Protocol-Version");
 		if (pv && !mcp_protocol_supported(pv)) {
 			hs_unref(hs);
@@ -752,14 +751,10 @@ static enum MHD_Result handle_get(http_server *h, struct MHD_Connection *conn)
 {
 	if (!accepts(conn, "text/event-stream"))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, NULL, NULL);
-	const char *sid = header(conn, "Mcp-Session-Id");
-	if (!sid)
-		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
-				       "Bad Request: Mcp-Session-Id header is required");
-	http_sess *hs = session_find(h, sid);
+	enum MHD_Result rc;
+	http_sess *hs = session_of_request(h, conn, &rc);
 	if (!hs)
-		return reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_INVALID_REQUEST,
-				       "Session not found");
+		return rc;
 	pthread_mutex_lock(&hs->mu);
 	if (hs->standalone || hs->out_closed) {
 		pthread_mutex_unlock(&hs->mu);
@@ -781,14 +776,10 @@ static enum MHD_Result handle_get(http_server *h, struct MHD_Connection *conn)
 
 static enum MHD_Result handle_delete(http_server *h, struct MHD_Connection *conn)
 {
-	const char *sid = header(conn, "Mcp-Session-Id");
-	if (!sid)
-		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
-				       "Bad Request: Mcp-Session-Id header is required");
-	http_sess *hs = session_find(h, sid);
+	enum MHD_Result rc;
+	http_sess *hs = session_of_request(h, conn, &rc);
 	if (!hs)
-		return reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_INVALID_REQUEST,
-				       "Session not found");
+		return rc;
 	/* Its own shutdown sequence: handlers cancelled, pending requests
 	 * failed, nothing written after.  The main loop joins its reader. */
 	session_end(hs);

@@ -180,6 +180,8 @@ void mcp_registry_clear(mcp_registry *r);
 char *mcp_strdup_opt(const char *s, int *failed);
 json_object *mcp_json_copy(json_object *o);
 void mcp_json_add_str(json_object *o, const char *key, const char *value);
+/* 32 lowercase hex digits from the kernel's CSPRNG (session and task ids). */
+void mcp_random_hex(char out[33]);
 
 /* What a list_changed notification is about. */
 enum { MCP_KIND_TOOLS = 1, MCP_KIND_RESOURCES = 2, MCP_KIND_PROMPTS = 4 };

@@ -139,27 +139,3 @@ void mcp_registry_clear(mcp_registry *r)
 	r->items = NULL;
 	r->n = r->cap = 0;
 }
-
-char *mcp_strdup_opt(const char *s, int *failed)
-{
-	if (!s)
-		return NULL;
-	char *d = strdup(s);
-	if (!d)
-		*failed = 1;
-	return d;
-}
-
-json_object *mcp_json_copy(json_object *o)
-{
-	json_object *c = NULL;
-	if (o && json_object_deep_copy(o, &c, NULL) != 0)
-		return NULL;
-	return c;
-}
-
-void mcp_json_add_str(json_object *o, const char *key, const char *value)
-{
-	if (value)
-		json_object_object_add(o, key, json_object_new_string(value));
-}

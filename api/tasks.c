@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "api/internal.h"
@@ -171,26 +170,6 @@ static void task_sink(eng_req *r, json_object *msg, void *arg)
 	eng_req_unref(r);
 }
 
-static void random_id(char out[33])
-{
-	unsigned char raw[16];
-	size_t got = 0;
-	while (got < sizeof raw) {
-		ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	/* getrandom on Linux does not fail for 16 bytes once the pool is
-	 * ready; the clock is a last resort that still yields unique ids. */
-	if (got < sizeof raw) {
-		uint64_t x = (uint64_t)eng_now_ns() ^ (uint64_t)wall_ms() << 20;
-		memcpy(raw, &x, sizeof x);
-	}
-	for (size_t i = 0; i < sizeof raw; i++)
-		snprintf(out + 2 * i, 3, "%02x", raw[i]);
-}
-
 int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_object *args,
 		      json_object *task_params)
 {
@@ -208,7 +187,7 @@ int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_objec
 	mcp_task *t = calloc(1, sizeof *t);
 	if (!t)
 		return -1;
-	random_id(t->id);
+	mcp_random_hex(t->id);
 	t->ms = ms;
 	t->status = T_WORKING;
 	t->created_ms = t->updated_ms = wall_ms();

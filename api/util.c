@@ -1,0 +1,54 @@
+/*
+ * util.c - small helpers shared by the protocol layer: optional string
+ * copies, JSON copies and fields, and random identifiers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "api/internal.h"
+
+char *mcp_strdup_opt(const char *s, int *failed)
+{
+	if (!s)
+		return NULL;
+	char *d = strdup(s);
+	if (!d)
+		*failed = 1;
+	return d;
+}
+
+json_object *mcp_json_copy(json_object *o)
+{
+	json_object *c = NULL;
+	if (o && json_object_deep_copy(o, &c, NULL) != 0)
+		return NULL;
+	return c;
+}
+
+void mcp_json_add_str(json_object *o, const char *key, const char *value)
+{
+	if (value)
+		json_object_object_add(o, key, json_object_new_string(value));
+}
+
+void mcp_random_hex(char out[33])
+{
+	unsigned char raw[16];
+	size_t got = 0;
+	while (got < sizeof raw) {
+		ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	/* getrandom does not fail for 16 bytes once the pool is ready; the
+	 * clock is a last resort that still gives distinct ids. */
+	if (got < sizeof raw) {
+		uint64_t x = (uint64_t)eng_now_ns();
+		memcpy(raw, &x, sizeof x);
+	}
+	for (size_t i = 0; i < sizeof raw; i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
