@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+"""test_stdio.py - scenario tests of mcp-everything over real pipes.
+
+Each scenario spawns the real binary, talks newline-delimited JSON-RPC to
+it, and checks the invariants of DESIGN.md on everything it printed: every
+stdout line one complete JSON-RPC 2.0 message, at most one answer per id,
+nothing for a request after its peer cancel (unless the cancel raced the
+answer on purpose), a prompt orderly exit.  Standard library only.
+
+Usage: MCP_EVERYTHING=path/to/mcp-everything test_stdio.py [--repeat N] [NAME...]
+Prints "ok - NAME" / "not ok - NAME" and a final "N passed, M failed".
+Timeouts are generous upper bounds (the machine is shared): they catch a
+hang, they do not measure speed.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+BIN = os.environ.get("MCP_EVERYTHING")
+LATEST = "2025-11-25"
+
+
+class Fail(Exception):
+    pass
+
+
+class Server:
+    """One mcp-everything process over pipes, with its output collected."""
+
+    def __init__(self, *args, read=True):
+        self.p = subprocess.Popen([BIN, *args], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines = []          # (time, raw bytes) of every stdout line
+        self.msgs = []           # parsed messages, same order
+        self.err = []
+        self.cv = threading.Condition()
+        self.cancelled = {}      # id text -> "strict" | "racy"
+        self.stdout_done = False
+        self.readers = []
+        if read:                 # read=False: a client that never reads stdout
+            self.readers.append(threading.Thread(target=self._read_out, daemon=True))
+        self.readers.append(threading.Thread(target=self._read_err, daemon=True))
+        for t in self.readers:
+            t.start()
+
+    def _read_out(self):
+        for raw in self.p.stdout:
+            with self.cv:
+                self.lines.append((time.monotonic(), raw))
+                try:
+                    self.msgs.append(json.loads(raw))
+                except ValueError:
+                    self.msgs.append(None)
+                self.cv.notify_all()
+        with self.cv:
+            self.stdout_done = True
+            self.cv.notify_all()
+
+    def _read_err(self):
+        for raw in self.p.stderr:
+            with self.cv:
+                self.err.append(raw.decode(errors="replace").rstrip("\n"))
+                self.cv.notify_all()
+
+    def send_raw(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def send(self, *msgs):
+        self.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in msgs))
+
+    def call(self, rid, tool, args=None, meta=None):
+        params = {"name": tool, "arguments": args or {}}
+        if meta:
+            params["_meta"] = meta
+        self.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+
+    def cancel(self, rid, racy=False):
+        self.cancelled[json.dumps(rid)] = "racy" if racy else "strict"
+        self.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": rid, "reason": "test"}})
+
+    def wait_for(self, pred, timeout=10, what="a message", start=0):
+        """The first message from index `start` on that satisfies pred."""
+        end = time.monotonic() + timeout
+        with self.cv:
+            while True:
+                for m in self.msgs[start:]:
+                    if m is not None and pred(m):
+                        return m
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise Fail(f"timed out waiting for {what}; last: {self.msgs[-3:]}")
+                self.cv.wait(left)
+
+    def answer(self, rid, timeout=10):
+        return self.wait_for(lambda m: "method" not in m and m.get("id") == rid and
+                             type(m.get("id")) is type(rid), timeout, f"the answer to {rid!r}")
+
+    def wait_err(self, text, timeout=10):
+        end = time.monotonic() + timeout
+        with self.cv:
+            while not any(text in line for line in self.err):
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise Fail(f"stderr never said {text!r}; tail: {self.err[-5:]}")
+                self.cv.wait(left)
+
+    def none_for(self, pred, seconds, what):
+        time.sleep(seconds)
+        with self.cv:
+            bad = [m for m in self.msgs if m is not None and pred(m)]
+        if bad:
+            raise Fail(f"unexpected {what}: {bad[:2]}")
+
+    def init(self, version=LATEST, caps=None):
+        self.send({"jsonrpc": "2.0", "id": "init", "method": "initialize",
+                   "params": {"protocolVersion": version, "capabilities": caps or {},
+                              "clientInfo": {"name": "test_stdio", "version": "1"}}})
+        m = self.answer("init")
+        if m.get("result", {}).get("protocolVersion") != version:
+            raise Fail(f"initialize: {m}")
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def close_stdin(self):
+        try:
+            self.p.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    def wait_exit(self, timeout=10):
+        t0 = time.monotonic()
+        try:
+            code = self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            raise Fail(f"did not exit within {timeout} s")
+        took = time.monotonic() - t0
+        for t in self.readers:   # everything it printed is in before checks
+            t.join(5)
+        return code, took
+
+    def check_invariants(self):
+        """DESIGN.md invariants 1-3 on everything printed."""
+        with self.cv:
+            lines, msgs = list(self.lines), list(self.msgs)
+        answers = {}
+        for (_, raw), m in zip(lines, msgs):
+            if m is None or not isinstance(m, (dict, list)):
+                raise Fail(f"stdout line is not JSON: {raw[:120]!r}")
+            for one in (m if isinstance(m, list) else [m]):
+                if one.get("jsonrpc") != "2.0":
+                    raise Fail(f"not JSON-RPC 2.0: {one}")
+                if "method" in one:
+                    if not isinstance(one["method"], str):
+                        raise Fail(f"bad method: {one}")
+                    continue
+                if "id" not in one or (("result" in one) == ("error" in one)):
+                    raise Fail(f"malformed response: {one}")
+                if one["id"] is None:
+                    continue
+                key = json.dumps(one["id"])
+                answers[key] = answers.get(key, 0) + 1
+        dup = {k: n for k, n in answers.items() if n > 1}
+        if dup:
+            raise Fail(f"more than one answer for ids {dup}")
+        for key, mode in self.cancelled.items():
+            if mode == "strict" and key in answers:
+                raise Fail(f"an answer was written for cancelled request {key}")
+
+    def stats(self):
+        for line in reversed(self.err):
+            if line.startswith("stats "):
+                return json.loads(line[6:])
+        raise Fail("no stats line on stderr")
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def is_answer(rid):
+    return lambda m: "method" not in m and m.get("id") == rid and type(m["id"]) is type(rid)
+
+
+# ---- scenarios -------------------------------------------------------------
+
+def eof_cancel_aware_handler():
+    """EOF while a cancellation-aware handler runs: prompt exit, one cleanup
+    with reason transport_closed, nothing written for it."""
+    s = Server("--trace", "--grace-ms", "1500")
+    s.init()
+    s.call(1, "sleep", {"ms": 60000})
+    s.wait_err("started 1")
+    s.close_stdin()
+    code, took = s.wait_exit()
+    if code != 0 or took > 1.5:
+        raise Fail(f"exit {code} after {took:.2f} s")
+    cleanups = [l for l in s.err if l.startswith("cleanup 1 ")]
+    if cleanups != ["cleanup 1 transport_closed"]:
+        raise Fail(f"cleanup lines: {cleanups}")
+    if any(m and m.get("id") == 1 for m in s.msgs):
+        raise Fail("an answer was written for the cut-off request")
+    s.check_invariants()
+
+
+def eof_two_handlers_blocked_on_roots():
+    """Two handlers blocked on roots/list the client never answers, then
+    EOF: both wake, no crash, prompt exit."""
+    s = Server("--trace", "--stats")
+    s.init(caps={"roots": {}})
+    s.call(1, "roots", {"timeout_ms": 600000})
+    s.call(2, "roots", {"timeout_ms": 600000})
+    s.wait_for(lambda m: m.get("method") == "roots/list" and m["id"] != s.msgs[0].get("id"),
+               what="roots/list")
+    with s.cv:
+        n = sum(1 for m in s.msgs if m and m.get("method") == "roots/list")
+    if n < 2:
+        s.wait_for(lambda m: sum(1 for x in s.msgs if x and x.get("method") == "roots/list") >= 2,
+                   what="two roots/list requests")
+    s.close_stdin()
+    code, took = s.wait_exit()
+    if code != 0 or took > 1.5:
+        raise Fail(f"exit {code} after {took:.2f} s")
+    st = s.stats()
+    if st["abandoned"] or st["inflight_left"] or st["pending_left"]:
+        raise Fail(f"stats {st}")
+    if sorted(l for l in s.err if l.startswith("cleanup")) != [
+            "cleanup 1 transport_closed", "cleanup 2 transport_closed"]:
+        raise Fail(f"cleanups: {[l for l in s.err if l.startswith('cleanup')]}")
+    s.check_invariants()
+
+
+def waiter_not_polling_token_wakes_on_close():
+    """A handler waiting on a server-to-client answer wakes on close even
+    with a huge timeout (the pending table is failed, not only tokens)."""
+    s = Server("--trace", "--grace-ms", "5000")
+    s.init(caps={"roots": {}})
+    s.call(7, "roots", {"timeout_ms": 3600000})
+    s.wait_for(lambda m: m.get("method") == "roots/list", what="roots/list")
+    s.close_stdin()
+    code, took = s.wait_exit()
+    if code != 0 or took > 2.0:
+        raise Fail(f"exit {code} after {took:.2f} s (grace 5 s: it must not wait for it)")
+    if any(m and m.get("id") == 7 for m in s.msgs):
+        raise Fail("an answer was written after close")
+    s.check_invariants()
+
+
+def peer_cancel_running_and_queued():
+    """Peer cancel of a running and of a queued request: nothing written for
+    either; the next request works."""
+    s = Server("--trace", "--workers", "1")
+    s.init()
+    s.call(1, "sleep", {"ms": 60000})
+    s.wait_err("started 1")
+    s.call(2, "sleep", {"ms": 60000})   # queued behind 1 (one worker)
+    s.cancel(2)
+    s.cancel(1)
+    s.wait_err("cleanup 1 peer_cancelled")
+    s.call(3, "echo", {"text": "after"})
+    m = s.answer(3)
+    if m["result"]["content"][0]["text"] != "after":
+        raise Fail(f"echo after cancel: {m}")
+    s.none_for(lambda m: m.get("id") in (1, 2), 0.3, "answer for a cancelled request")
+    if any(l.startswith("started 2") for l in s.err):
+        raise Fail("the queued request's handler ran although it was cancelled first")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def cancel_racing_completion():
+    """Cancels racing completion, hundreds of times: zero or one answer per
+    id, never two; the connection stays usable."""
+    s = Server("--workers", "2")
+    s.init()
+    batch = []
+    for i in range(600):
+        tool, args = ("echo", {"text": "x"}) if i % 2 else ("sleep", {"ms": i % 3})
+        batch.append({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                      "params": {"name": tool, "arguments": args}})
+        batch.append({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": i}})
+        s.cancelled[json.dumps(i)] = "racy"
+    s.send(*batch)
+    s.call("last", "echo", {"text": "still here"})
+    s.answer("last", timeout=30)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def one_shot_pipe():
+    """initialize, initialized and two echo calls written at once, stdin
+    closed: all three answered."""
+    s = Server()
+    s.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": LATEST, "capabilities": {}}},
+           {"jsonrpc": "2.0", "method": "notifications/initialized"},
+           {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "a"}}},
+           {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "b"}}})
+    s.close_stdin()
+    code, _ = s.wait_exit()
+    for rid in (0, 1, 2):
+        s.answer(rid, timeout=5)
+    if code != 0:
+        raise Fail(f"exit {code}")
+    s.check_invariants()
+
+
+def client_stops_reading_then_closes():
+    """The client stops reading stdout (the pipe fills) and closes stdin:
+    the server still exits within the grace period."""
+    s = Server("--grace-ms", "1000", read=False)   # the pipe fills up
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": LATEST, "capabilities": {}}}
+    s.send(init)
+    for i in range(1, 6):
+        s.call(i, "echo", {"text": "x", "pad_bytes": 1000000})
+    time.sleep(0.5)
+    s.close_stdin()
+    code, took = s.wait_exit(timeout=10)
+    if took > 2.0:
+        raise Fail(f"took {took:.2f} s to exit (grace 1 s)")
+    if code != 0:
+        raise Fail(f"exit {code}")
+
+
+def client_closes_read_end():
+    """The client closes its read end and keeps sending: no SIGPIPE death,
+    the server notices the write error and exits 0."""
+    s = Server(read=False)
+    s.p.stdout.close()           # our read end is gone: the server gets EPIPE
+    try:
+        s.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": LATEST, "capabilities": {}}})
+        for i in range(20):
+            s.call(i + 1, "echo", {"text": "x"})
+            time.sleep(0.01)
+    except BrokenPipeError:
+        pass                     # the server already left, as it should
+    code, _ = s.wait_exit()
+    if code != 0:
+        raise Fail(f"exit status {code} (negative: killed by signal {-code})")
+
+
+def malformed_input():
+    """Malformed input gets the right error (or silence) and the connection
+    stays usable."""
+    s = Server("--max-message", "4096")
+    s.init()
+    cases = [
+        (b"{not json}\n", -32700),
+        (b'{"jsonrpc":"2.0","id":5,"method":"ping","x":"\xff"}\n', -32700),
+        (b"\xc3\x28 outside\n", -32700),
+        (b'{"jsonrpc":"1.0","id":1,"method":"ping"}\n', -32600),
+        (b'{"id":1,"method":"ping"}\n', -32600),
+        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}\n', -32600),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}\n', -32600),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n', -32600),
+        (b'{"jsonrpc":"2.0","id":{},"method":"ping"}\n', -32600),
+        (b'{"jsonrpc":"2.0","id":[],"method":"ping"}\n', -32600),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n', -32600),
+        (b'{"jsonrpc":"2.0","id":1,"method":7}\n', -32600),
+        (b'{"jsonrpc":"2.0","method":"x","params":3}\n', -32600),
+        (b"[" * 200 + b"]" * 200 + b"\n", -32600),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","pad":"' + b"y" * 8000 + b'"}\n', -32600),
+    ]
+    for raw, code in cases:
+        before = len(s.msgs)
+        s.send_raw(raw)
+        m = s.wait_for(lambda m: m.get("id") is None and "error" in m,
+                       what=f"error for {raw[:40]!r}", start=before)
+        if m["error"]["code"] != code:
+            raise Fail(f"{raw[:40]!r}: got {m['error']}, want {code}")
+        s.call(f"after-{before}", "echo", {"text": "ok"})
+        s.answer(f"after-{before}")
+    # unknown method: -32601 on the request's id; unknown notification and a
+    # response-shaped message: silence; CRLF and blank lines accepted.
+    s.send_raw(b'{"jsonrpc":"2.0","id":"u","method":"no/such"}\r\n\r\n\n')
+    if s.answer("u")["error"]["code"] != -32601:
+        raise Fail("unknown method")
+    before = len(s.msgs)
+    s.send_raw(b'{"jsonrpc":"2.0","method":"notifications/no_such"}\n'
+               b'{"jsonrpc":"2.0","id":424242,"result":{}}\n')
+    s.call("z", "echo", {"text": "z"})
+    s.answer("z")
+    if len(s.msgs) != before + 1:
+        raise Fail(f"unexpected output: {s.msgs[before:]}")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def id_fidelity():
+    """Ids are echoed exactly; "0" and 0 differ; a duplicate in-flight id is
+    refused without touching the first request."""
+    s = Server("--trace")
+    s.init()
+    ids = [0, "", "0", 9007199254740993, "ünï→code"]
+    for i in ids:
+        s.call(i, "echo", {"text": repr(i)})
+    for i in ids:
+        m = s.answer(i)
+        if m["result"]["content"][0]["text"] != repr(i):
+            raise Fail(f"id {i!r} got {m}")
+    raw = [l for _, l in s.lines if b"9007199254740993" in l]
+    if not raw or b'"id":9007199254740993' not in raw[0]:
+        raise Fail(f"2^53+1 not echoed exactly: {raw[:1]}")
+    s.call(42, "sleep", {"ms": 60000})
+    s.wait_err("started 42")
+    s.call(42, "echo", {"text": "dup"})
+    m = s.wait_for(lambda m: m.get("id") is None and "error" in m, what="duplicate error")
+    if m["error"]["code"] != -32600:
+        raise Fail(f"duplicate: {m}")
+    s.cancel(42)                 # the first is untouched and still cancellable
+    s.wait_err("cleanup 42 peer_cancelled")
+    s.call(42, "echo", {"text": "reused"})   # legal reuse after it ended
+    if s.answer(42)["result"]["content"][0]["text"] != "reused":
+        raise Fail("reuse after completion")
+    s.cancelled.pop(json.dumps(42))
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def ping_while_workers_busy():
+    """ping is answered while every worker is busy."""
+    s = Server("--trace", "--workers", "1")
+    s.init()
+    s.call(1, "sleep", {"ms": 60000})
+    s.wait_err("started 1")
+    s.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
+    s.answer("p", timeout=5)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def sigterm_with_handler_running():
+    """SIGTERM with a handler running: orderly exit 0 within the grace."""
+    s = Server("--trace", "--grace-ms", "1500")
+    s.init()
+    s.call(1, "sleep", {"ms": 60000})
+    s.wait_err("started 1")
+    s.p.send_signal(signal.SIGTERM)
+    code, took = s.wait_exit()
+    if code != 0 or took > 1.5:
+        raise Fail(f"exit {code} after {took:.2f} s")
+    s.wait_err("cleanup 1 shutdown")
+    s.check_invariants()
+
+
+def spin_abandoned_at_deadline():
+    """A handler that ignores cancellation is abandoned at the deadline; the
+    process still exits promptly and counts it."""
+    s = Server("--grace-ms", "300", "--stats")
+    s.init()
+    s.call(1, "spin", {"ms": 5000})
+    time.sleep(0.2)
+    s.close_stdin()
+    code, took = s.wait_exit()
+    if code != 0 or took > 2.0:
+        raise Fail(f"exit {code} after {took:.2f} s")
+    s.wait_err("stats ")
+    if s.stats()["abandoned"] != 1:
+        raise Fail(f"stats {s.stats()}")
+    s.check_invariants()
+
+
+def progress_before_answer():
+    """Progress notifications, increasing, all before the answer."""
+    s = Server()
+    s.init()
+    s.call(1, "progress", {"steps": 3, "interval_ms": 5}, {"progressToken": "tok"})
+    s.answer(1)
+    with s.cv:
+        seen = [m for m in s.msgs if m and (m.get("id") == 1 or
+                                             m.get("method") == "notifications/progress")]
+    values = [m["params"]["progress"] for m in seen[:-1]]
+    if values != [1, 2, 3] or seen[-1].get("id") != 1:
+        raise Fail(f"order: {seen}")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def batches_per_revision():
+    """A batch is one -32600 unless the session negotiated 2025-03-26, where
+    it is answered as one array."""
+    s = Server()
+    s.init()
+    s.send([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+    m = s.wait_for(lambda m: m.get("id") is None and "error" in m, what="batch refusal")
+    if m["error"]["code"] != -32600:
+        raise Fail(f"{m}")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+    old = Server()
+    old.init(version="2025-03-26")
+    old.send([{"jsonrpc": "2.0", "id": 1, "method": "ping"},
+              {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "echo", "arguments": {"text": "b"}}}])
+    arr = old.wait_for(lambda m: isinstance(m, list), what="batch answer")
+    if sorted(x["id"] for x in arr) != [1, 2]:
+        raise Fail(f"batch answer {arr}")
+    old.close_stdin()
+    old.wait_exit()
+
+
+SCENARIOS = [eof_cancel_aware_handler, eof_two_handlers_blocked_on_roots,
+             waiter_not_polling_token_wakes_on_close, peer_cancel_running_and_queued,
+             cancel_racing_completion, one_shot_pipe, client_stops_reading_then_closes,
+             client_closes_read_end, malformed_input, id_fidelity, ping_while_workers_busy,
+             sigterm_with_handler_running, spin_abandoned_at_deadline, progress_before_answer,
+             batches_per_revision]
+
+
+def main(argv):
+    if not BIN or not os.access(BIN, os.X_OK):
+        print("skip: set MCP_EVERYTHING to the fixture binary")
+        return 77
+    repeat = 1
+    if argv[:1] == ["--repeat"]:
+        repeat, argv = int(argv[1]), argv[2:]
+    chosen = [f for f in SCENARIOS if not argv or f.__name__ in argv]
+    passed = failed = 0
+    for f in chosen:
+        for i in range(repeat):
+            try:
+                f()
+            except Fail as e:
+                failed += 1
+                print(f"not ok - {f.__name__} (run {i + 1}): {e}")
+                break
+        else:
+            passed += 1
+            print(f"ok - {f.__name__}" + (f" ({repeat} runs)" if repeat > 1 else ""))
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
