@@ -33,14 +33,10 @@ rm -rf "$rec"
 mkdir -p "$rec"
 # In-process tests that record what the server wrote.
 MCP_SCHEMA_RECORD="$rec/surface.jsonl" "$build/tests/unit/test_surface" >/dev/null
-# Scenario scripts over real pipes record through the harness when it
-# supports MCP_SCHEMA_RECORD (one file per script).
-if [ -x "$build/tests/harness/mcp-harness" ] && [ -d "$src/tests/scenarios" ]; then
-	for scn in "$src"/tests/scenarios/*.scn; do
-		name=$(basename "$scn" .scn)
-		MCP_SCHEMA_RECORD="$rec/$name.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
-			"$build/tests/harness/mcp-harness" "$scn" >/dev/null 2>&1 || true
-	done
+# The scenarios over real pipes record what the binary wrote.
+if command -v python3 >/dev/null 2>&1; then
+	MCP_SCHEMA_RECORD="$rec/stdio.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
+		python3 "$src/tests/stdio/test_stdio.py" >/dev/null
 fi
 set -- "$rec"/*.jsonl
 MCP_NODE_PREFIX="$prefix" node "$src/tests/schema/validate.mjs" "$schemas" "$@"

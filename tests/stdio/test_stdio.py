@@ -39,6 +39,8 @@ class Server:
         self.err = []
         self.cv = threading.Condition()
         self.cancelled = {}      # id text -> "strict" | "racy"
+        self.sent = {}           # id text -> method, for schema recording
+        self.rev = None          # the negotiated revision once initialized
         self.stdout_done = False
         self.readers = []
         if read:                 # read=False: a client that never reads stdout
@@ -55,6 +57,7 @@ class Server:
                     self.msgs.append(json.loads(raw))
                 except ValueError:
                     self.msgs.append(None)
+                self._record(self.msgs[-1])
                 self.cv.notify_all()
         with self.cv:
             self.stdout_done = True
@@ -66,11 +69,33 @@ class Server:
                 self.err.append(raw.decode(errors="replace").rstrip("\n"))
                 self.cv.notify_all()
 
+    def _record(self, m):
+        """With MCP_SCHEMA_RECORD set, append what the server wrote (and the
+        method it answers) for tests/schema/validate.mjs."""
+        path = os.environ.get("MCP_SCHEMA_RECORD")
+        if not path or m is None or self.rev is None:
+            return
+        if isinstance(m, list):  # a batch answer: each element on its own
+            for one in m:
+                self._record(one)
+            return
+        method = None
+        if isinstance(m, dict) and "method" not in m and m.get("id") is not None:
+            method = self.sent.get(json.dumps(m["id"]))
+        if isinstance(m, dict) and "result" in m and method is None:
+            return               # an answer to raw input we did not track
+        with open(path, "a") as f:
+            f.write(json.dumps({"rev": self.rev, "method": method, "msg": m}) + "\n")
+
     def send_raw(self, data):
         self.p.stdin.write(data)
         self.p.stdin.flush()
 
     def send(self, *msgs):
+        for m in msgs:
+            for one in (m if isinstance(m, list) else [m]):
+                if isinstance(one, dict) and "method" in one and "id" in one:
+                    self.sent[json.dumps(one["id"])] = one["method"]
         self.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in msgs))
 
     def call(self, rid, tool, args=None, meta=None):
@@ -118,6 +143,7 @@ class Server:
             raise Fail(f"unexpected {what}: {bad[:2]}")
 
     def init(self, version=LATEST, caps=None):
+        self.rev = version
         self.send({"jsonrpc": "2.0", "id": "init", "method": "initialize",
                    "params": {"protocolVersion": version, "capabilities": caps or {},
                               "clientInfo": {"name": "test_stdio", "version": "1"}}})
