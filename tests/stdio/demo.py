@@ -1,92 +1,53 @@
 #!/usr/bin/env python3
 """demo.py - a short, real MCP session with mcp-everything over pipes
-(make demo): initialize, list the tools, call echo, cancel a sleep, and cut
-a second sleep off by closing stdin.  Prints every line sent (>>) and
-received (<<), and the server's trace on stderr (!!)."""
-import json
+(make demo), run through the test harness in verbose mode: initialize, list
+the tools, call echo, cancel a sleep, and cut a second sleep off by closing
+stdin.  Prints every line sent (>>), received (<<), and the server's trace
+on stderr (!!).  Fails if either sleep gets an answer or the exit is not 0."""
 import os
-import subprocess
 import sys
-import threading
 import time
 
-BIN = os.environ.get("MCP_EVERYTHING") or (sys.argv[1] if len(sys.argv) > 1 else None)
-if not BIN:
-    sys.exit("usage: MCP_EVERYTHING=path/to/mcp-everything demo.py")
-
-p = subprocess.Popen([BIN, "--trace", "--stats"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     stderr=subprocess.PIPE)
-got = []
-cv = threading.Condition()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
 
-def short(line, limit=160):
-    return line if len(line) <= limit else line[:limit] + " ..."
+def note(text):
+    print(f"\n-- {text}", flush=True)
 
 
-def read_out():
-    for raw in p.stdout:
-        line = raw.decode().rstrip("\n")
-        print("<< " + short(line), flush=True)
-        with cv:
-            got.append(json.loads(line))
-            cv.notify_all()
+def main():
+    if not harness.BIN:
+        sys.exit("usage: MCP_EVERYTHING=path/to/mcp-everything demo.py")
+    harness.VERBOSE = True
+    s = harness.Server("--trace", "--stats")
+    note("initialize")
+    s.init()
+    note("list the tools")
+    s.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    tools = [t["name"] for t in s.answer(2)["result"]["tools"]]
+    print(f"   ({len(tools)} tools: {', '.join(tools[:6])}, ...)", flush=True)
+    note("call echo")
+    s.call(3, "echo", {"text": "hello from libmcp"})
+    s.answer(3)
+    note("a 60 s sleep, cancelled by the client: nothing is written for it")
+    s.call(4, "sleep", {"ms": 60000})
+    s.wait_err("started 4")
+    s.cancel(4)
+    s.wait_err("cleanup 4 peer_cancelled")
+    note("another 60 s sleep, cut off by closing stdin: the server exits promptly")
+    s.call(5, "sleep", {"ms": 60000})
+    s.wait_err("started 5")
+    s.close_stdin()
+    code, took = s.wait_exit()
+    s.check_invariants()
+    answered = [m for m in s.msgs if m and m.get("id") in (4, 5)]
+    print(f"\n-- the server exited with status {code}, {took:.3f} s after end of input", flush=True)
+    return 0 if code == 0 and not answered else 1
 
 
-def read_err():
-    for raw in p.stderr:
-        print("!! " + raw.decode().rstrip("\n"), flush=True)
-
-
-threading.Thread(target=read_out, daemon=True).start()
-t_err = threading.Thread(target=read_err, daemon=True)
-t_err.start()
-
-
-def send(msg, note=None):
-    if note:
-        print(f"\n-- {note}", flush=True)
-    line = json.dumps(msg)
-    print(">> " + short(line), flush=True)
-    p.stdin.write(line.encode() + b"\n")
-    p.stdin.flush()
-
-
-def wait(pred, timeout=10):
-    end = time.monotonic() + timeout
-    with cv:
-        while not any(pred(m) for m in got):
-            if not cv.wait(max(0, end - time.monotonic())):
-                sys.exit("demo: the server did not answer in time")
-
-
-send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-      "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                 "clientInfo": {"name": "demo", "version": "1"}}}, "initialize")
-wait(lambda m: m.get("id") == 1)
-send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, "list the tools")
-wait(lambda m: m.get("id") == 2)
-names = [t["name"] for t in next(m for m in got if m.get("id") == 2)["result"]["tools"]]
-print(f"   ({len(names)} tools: {', '.join(names[:6])}, ...)")
-send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-      "params": {"name": "echo", "arguments": {"text": "hello from libmcp"}}}, "call echo")
-wait(lambda m: m.get("id") == 3)
-send({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-      "params": {"name": "sleep", "arguments": {"ms": 60000}}},
-     "a 60 s sleep, cancelled by the client: nothing is written for it")
-time.sleep(0.3)
-send({"jsonrpc": "2.0", "method": "notifications/cancelled",
-      "params": {"requestId": 4, "reason": "user pressed stop"}})
-time.sleep(0.3)
-send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-      "params": {"name": "sleep", "arguments": {"ms": 60000}}},
-     "another 60 s sleep, cut off by closing stdin: the server exits promptly")
-time.sleep(0.3)
-print(">> (close stdin)", flush=True)
-t0 = time.monotonic()
-p.stdin.close()
-code = p.wait(10)
-t_err.join(2)
-print(f"\n-- the server exited with status {code} {time.monotonic() - t0:.3f} s after end of input")
-sys.exit(0 if code == 0 and not any(m.get("id") in (4, 5) for m in got) else 1)
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except harness.Fail as e:
+        sys.exit(f"demo failed: {e}")

@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_stdio  # noqa: E402
+import test_stdio  # noqa: E402  (the scenarios, run through harness.py)
 
 if __name__ == "__main__":
     rc = test_stdio.main(["--repeat", "200", "eof_two_handlers_blocked_on_roots"])
