@@ -6,7 +6,7 @@
 # on first use.  When npm or the registry is not available run.sh exits 77;
 # the target then reports SKIP and succeeds, as automake does for a skipped
 # test.
-EXTRA_DIST += tests/interop/stdio-client.mjs tests/interop/run.sh \
+EXTRA_DIST += tests/interop/stdio-client.mjs tests/interop/surface-client.mjs tests/interop/run.sh \
 	tests/interop/package.json tests/interop/package-lock.json
 
 .PHONY += check-interop

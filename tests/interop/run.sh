@@ -102,8 +102,14 @@ fi
 
 # The client resolves the SDK from its own location, so it runs from a copy
 # next to node_modules (the source tree may be elsewhere: VPATH builds).
-cp "$here/stdio-client.mjs" "$prefix/stdio-client.mjs"
+cp "$here/stdio-client.mjs" "$here/surface-client.mjs" "$prefix/"
 echo "check-interop: Node $("$node" --version), @modelcontextprotocol/sdk $sdk_pin, server $server"
 MCP_EVERYTHING=$server
 export MCP_EVERYTHING
-exec "$node" "$prefix/stdio-client.mjs" "$server" "$@"
+# The core client (tools, progress, cancel, close), then the rest of the
+# surface (resources, prompts, completion, logging, sampling, elicitation,
+# roots); both must pass.
+rc=0
+"$node" "$prefix/stdio-client.mjs" "$server" "$@" || rc=1
+"$node" "$prefix/surface-client.mjs" "$server" || rc=1
+exit $rc
