@@ -178,7 +178,8 @@ static const mcp_tool tools[] = {
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\","
 			  "\"minimum\":0},\"cancellable\":{\"type\":\"boolean\"}},"
 			  "\"required\":[\"ms\"]}",
-	  .fn = tool_sleep },
+	  .fn = tool_sleep,
+	  .task_support = MCP_TASKS_OPTIONAL /* 2025-11-25 clients may run it as a task */ },
 	{ .name = "spin", .title = "Spin",
 	  .description = "Busy-loops for ms milliseconds and never looks at cancellation.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\","

@@ -349,7 +349,90 @@ def batches_per_revision():
     old.wait_exit()
 
 
-SCENARIOS = [eof_cancel_aware_handler, eof_two_handlers_blocked_on_roots,
+def every_method_and_error_path():
+    """Every server-side method of 2025-11-25 over pipes, with its error
+    paths; with MCP_SCHEMA_RECORD set, every answer is schema-checked."""
+    s = Server()
+    s.init(caps={"roots": {}, "sampling": {}, "elicitation": {"form": {}}})
+    n = [100]
+
+    def req(method, params=None):
+        n[0] += 1
+        s.send({"jsonrpc": "2.0", "id": n[0], "method": method, "params": params or {}})
+        return s.answer(n[0])
+
+    def ok(method, params=None, key=None):
+        m = req(method, params)
+        if "result" not in m or (key and key not in m["result"]):
+            raise Fail(f"{method}: {m}")
+        return m["result"]
+
+    def err(method, params, code):
+        m = req(method, params)
+        if m.get("error", {}).get("code") != code:
+            raise Fail(f"{method} {params}: want {code}, got {m}")
+
+    ok("ping")
+    ok("logging/setLevel", {"level": "debug"})
+    err("logging/setLevel", {"level": "loud"}, -32602)
+    ok("tools/list", key="tools")
+    err("tools/list", {"cursor": "bogus"}, -32602)
+    err("tools/call", {"name": "no_such_tool"}, -32602)
+    err("tools/call", {"name": "echo", "arguments": 5}, -32602)
+    ok("resources/list", key="resources")
+    ok("resources/templates/list", key="resourceTemplates")
+    ok("resources/read", {"uri": "test://static-text"}, "contents")
+    ok("resources/read", {"uri": "test://template/7/data"}, "contents")
+    err("resources/read", {"uri": "test://missing"}, -32002)
+    err("resources/read", {}, -32602)
+    ok("resources/subscribe", {"uri": "test://watched-resource"})
+    ok("resources/unsubscribe", {"uri": "test://watched-resource"})
+    err("resources/subscribe", {"uri": "test://missing"}, -32002)
+    ok("prompts/list", key="prompts")
+    ok("prompts/get", {"name": "test_simple_prompt"}, "messages")
+    err("prompts/get", {"name": "no_such_prompt"}, -32602)
+    err("prompts/get", {"name": "test_prompt_with_arguments", "arguments": {}}, -32602)
+    ok("completion/complete", {"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                               "argument": {"name": "arg1", "value": "t"}}, "completion")
+    err("completion/complete", {"ref": {"type": "ref/prompt", "name": "nope"},
+                                "argument": {"name": "a", "value": ""}}, -32602)
+    err("no/such/method", {}, -32601)
+    # Server-to-client requests, answered by this client.
+    for tool, args, method, result in (
+            ("test_sampling", {"prompt": "hi"}, "sampling/createMessage",
+             {"role": "assistant", "model": "m", "content": {"type": "text", "text": "sampled"}}),
+            ("test_elicitation", {"message": "who?"}, "elicitation/create",
+             {"action": "accept", "content": {"username": "a", "email": "a@b.c"}}),
+            ("roots", {}, "roots/list", {"roots": [{"uri": "file:///r", "name": "r"}]})):
+        n[0] += 1
+        rid = n[0]
+        s.call(rid, tool, args)
+        q = s.wait_for(lambda m, method=method: m.get("method") == method, what=method)
+        s.send({"jsonrpc": "2.0", "id": q["id"], "result": result})
+        if "result" not in s.answer(rid):
+            raise Fail(f"{tool}: {s.answer(rid)}")
+    # Tasks: a task-augmented sleep, polled, fetched, listed; another cancelled.
+    created = ok("tools/call", {"name": "sleep", "arguments": {"ms": 20}, "task": {"ttl": 60000}},
+                 "task")
+    tid = created["task"]["taskId"]
+    ok("tasks/get", {"taskId": tid}, "status")
+    if "content" not in ok("tasks/result", {"taskId": tid}):
+        raise Fail("tasks/result did not return the call's result")
+    ok("tasks/list", key="tasks")
+    long = ok("tools/call", {"name": "sleep", "arguments": {"ms": 60000}, "task": {}}, "task")
+    if ok("tasks/cancel", {"taskId": long["task"]["taskId"]})["status"] != "cancelled":
+        raise Fail("tasks/cancel")
+    err("tasks/cancel", {"taskId": tid}, -32602)
+    err("tasks/get", {"taskId": "nope"}, -32602)
+    err("tools/call", {"name": "echo", "arguments": {"text": "x"}, "task": {}}, -32601)
+    s.close_stdin()
+    code, _ = s.wait_exit()
+    if code != 0:
+        raise Fail(f"exit {code}")
+    s.check_invariants()
+
+
+SCENARIOS = [every_method_and_error_path, eof_cancel_aware_handler, eof_two_handlers_blocked_on_roots,
              waiter_not_polling_token_wakes_on_close, peer_cancel_running_and_queued,
              cancel_racing_completion, one_shot_pipe, client_stops_reading_then_closes,
              client_closes_read_end, malformed_input, id_fidelity, ping_while_workers_busy,
