@@ -33,10 +33,13 @@ typedef struct mcp_entry {
 	void (*destroy)(struct mcp_entry *e);
 } mcp_entry;
 
-/* Entries in registration order, under the server's reg_lock. */
+/* Entries in registration order, under the server's reg_lock.  Adding or
+ * removing an entry tells ready connections about it (list_changed of
+ * `kind`). */
 typedef struct mcp_registry {
 	mcp_entry **items;
 	size_t n, cap;
+	int kind;                        /* MCP_KIND_* */
 } mcp_registry;
 
 int mcp_entry_init(mcp_entry *e, const char *key, void (*destroy)(mcp_entry *));
@@ -164,7 +167,8 @@ int mcp_server_begin(mcp_server *srv);
 int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp);
 void mcp_server_end(mcp_server *srv);
 
-/* Registries (registry.c): add takes the entry (freed on error). */
+/* Registries (registry.c): add takes the entry (freed on error); add and
+ * remove send the list_changed notification on success. */
 int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e);
 int mcp_registry_remove(mcp_server *srv, mcp_registry *r, const char *key);
 mcp_entry *mcp_registry_find(mcp_server *srv, mcp_registry *r, const char *key);

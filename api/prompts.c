@@ -60,20 +60,14 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
 		mcp_entry_unref(&p->base);
 		return MCP_ENOMEM;
 	}
-	int rc = mcp_registry_add(srv, &srv->prompts, &p->base);
-	if (rc == MCP_OK)
-		mcp_notify_list_changed(srv, MCP_KIND_PROMPTS);
-	return rc;
+	return mcp_registry_add(srv, &srv->prompts, &p->base);
 }
 
 MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name)
 {
 	if (!srv || !name)
 		return MCP_EINVAL;
-	int rc = mcp_registry_remove(srv, &srv->prompts, name);
-	if (rc == MCP_OK)
-		mcp_notify_list_changed(srv, MCP_KIND_PROMPTS);
-	return rc;
+	return mcp_registry_remove(srv, &srv->prompts, name);
 }
 
 json_object *mcp_prompt_describe(mcp_entry *e, int rev)

@@ -50,6 +50,7 @@ int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e)
 	}
 	r->items[r->n++] = e;
 	pthread_rwlock_unlock(&srv->reg_lock);
+	mcp_notify_list_changed(srv, r->kind);
 	return MCP_OK;
 }
 
@@ -63,6 +64,7 @@ int mcp_registry_remove(mcp_server *srv, mcp_registry *r, const char *key)
 			r->n--;
 			pthread_rwlock_unlock(&srv->reg_lock);
 			mcp_entry_unref(e);
+			mcp_notify_list_changed(srv, r->kind);
 			return MCP_OK;
 		}
 	}

@@ -83,10 +83,7 @@ MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *res)
 	if (!r)
 		return MCP_ENOMEM;
 	r->size = res->size;
-	int rc = mcp_registry_add(srv, &srv->resources, &r->base);
-	if (rc == MCP_OK)
-		mcp_notify_list_changed(srv, MCP_KIND_RESOURCES);
-	return rc;
+	return mcp_registry_add(srv, &srv->resources, &r->base);
 }
 
 MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
@@ -101,30 +98,21 @@ MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
 		return MCP_ENOMEM;
 	r->is_template = 1;
 	r->complete = tpl->complete;
-	int rc = mcp_registry_add(srv, &srv->templates, &r->base);
-	if (rc == MCP_OK)
-		mcp_notify_list_changed(srv, MCP_KIND_RESOURCES);
-	return rc;
+	return mcp_registry_add(srv, &srv->templates, &r->base);
 }
 
 MCP_EXTERN int mcp_server_remove_resource(mcp_server *srv, const char *uri)
 {
 	if (!srv || !uri)
 		return MCP_EINVAL;
-	int rc = mcp_registry_remove(srv, &srv->resources, uri);
-	if (rc == MCP_OK)
-		mcp_notify_list_changed(srv, MCP_KIND_RESOURCES);
-	return rc;
+	return mcp_registry_remove(srv, &srv->resources, uri);
 }
 
 MCP_EXTERN int mcp_server_remove_resource_template(mcp_server *srv, const char *uri_template)
 {
 	if (!srv || !uri_template)
 		return MCP_EINVAL;
-	int rc = mcp_registry_remove(srv, &srv->templates, uri_template);
-	if (rc == MCP_OK)
-		mcp_notify_list_changed(srv, MCP_KIND_RESOURCES);
-	return rc;
+	return mcp_registry_remove(srv, &srv->templates, uri_template);
 }
 
 json_object *mcp_resource_describe(mcp_entry *e, int rev)

@@ -32,6 +32,10 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->max_queue = 100000;
 	srv->max_pending = 1024;
 	srv->page_size = 100;
+	srv->tools.kind = MCP_KIND_TOOLS;
+	srv->resources.kind = MCP_KIND_RESOURCES;
+	srv->templates.kind = MCP_KIND_RESOURCES;
+	srv->prompts.kind = MCP_KIND_PROMPTS;
 	srv->task_ttl_default = 3600 * 1000;
 	srv->task_ttl_max = 24 * 3600 * 1000;
 	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

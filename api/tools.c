@@ -68,20 +68,14 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 		mcp_entry_unref(&t->base);
 		return rc;
 	}
-	rc = mcp_registry_add(srv, &srv->tools, &t->base);
-	if (rc == MCP_OK)
-		mcp_notify_list_changed(srv, MCP_KIND_TOOLS);
-	return rc;
+	return mcp_registry_add(srv, &srv->tools, &t->base);
 }
 
 MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name)
 {
 	if (!srv || !name)
 		return MCP_EINVAL;
-	int rc = mcp_registry_remove(srv, &srv->tools, name);
-	if (rc == MCP_OK)
-		mcp_notify_list_changed(srv, MCP_KIND_TOOLS);
-	return rc;
+	return mcp_registry_remove(srv, &srv->tools, name);
 }
 
 json_object *mcp_tool_describe(mcp_entry *e, int rev)
