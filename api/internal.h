@@ -242,14 +242,26 @@ char *mcp_make_cursor(const char *list, size_t offset);
 int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset);
 json_object *mcp_notification(const char *method, json_object *params);
 
+/* A handler's own JSON-RPC error for its answer (code 0: none). */
+typedef struct mcp_rpc_error {
+	int code;
+	char *message;
+	json_object *data;
+} mcp_rpc_error;
+
+int mcp_rpc_error_set(mcp_rpc_error *e, int code, const char *message, json_object *data);
+void mcp_rpc_error_clear(mcp_rpc_error *e);
+
 struct mcp_contents {
 	json_object *items;          /* array */
+	mcp_rpc_error err;
 };
 
 struct mcp_prompt_result {
 	json_object *messages;       /* array */
 	char *description;
 	int rev;
+	mcp_rpc_error err;
 };
 
 struct mcp_completion {

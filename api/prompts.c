@@ -172,6 +172,16 @@ MCP_EXTERN int mcp_prompt_add_resource_text(mcp_prompt_result *out, mcp_role rol
 			 mcp_block_resource(uri, mime_type, "text", json_object_new_string(text)));
 }
 
+MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char *message,
+				    json_object *data)
+{
+	if (!out) {
+		json_object_put(data);
+		return MCP_EINVAL;
+	}
+	return mcp_rpc_error_set(&out->err, code, message, data);
+}
+
 /* ---- completion results -------------------------------------------------- */
 
 #define MAX_COMPLETIONS 100 /* the spec's cap on values per response */

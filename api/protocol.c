@@ -610,11 +610,13 @@ static void run_resources_read(eng_req *r)
 		json_object_object_add(result, "contents", out.items);
 		out.items = NULL;
 	}
-	if (rc == MCP_ENOENT)
+	if (rc == MCP_ENOENT && !out.err.code)
 		mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
 			name_data("uri", uri));
 	else
-		mcp_ctx_end(&ctx, rc, result, 0, NULL, NULL);
+		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
+	out.err.data = NULL; /* taken by mcp_ctx_end */
+	mcp_rpc_error_clear(&out.err);
 	json_object_put(out.items);
 	json_object_put(vars);
 	mcp_entry_unref(&res->base);
@@ -668,7 +670,9 @@ static void run_prompts_get(eng_req *r)
 				       out.messages ? out.messages : json_object_new_array());
 		out.messages = NULL;
 	}
-	mcp_ctx_end(&ctx, rc, result, 0, NULL, NULL);
+	mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
+	out.err.data = NULL; /* taken by mcp_ctx_end */
+	mcp_rpc_error_clear(&out.err);
 	json_object_put(out.messages);
 	free(out.description);
 	json_object_put(own_args);

@@ -236,3 +236,13 @@ MCP_EXTERN int mcp_contents_add_blob(mcp_contents *out, const char *uri,
 	free(b64);
 	return add_contents(out, uri, mime_type, "blob", v);
 }
+
+MCP_EXTERN int mcp_contents_set_error(mcp_contents *out, int code, const char *message,
+				      json_object *data)
+{
+	if (!out) {
+		json_object_put(data);
+		return MCP_EINVAL;
+	}
+	return mcp_rpc_error_set(&out->err, code, message, data);
+}

@@ -52,3 +52,30 @@ void mcp_random_hex(char out[33])
 	for (size_t i = 0; i < sizeof raw; i++)
 		snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }
+
+int mcp_rpc_error_set(mcp_rpc_error *e, int code, const char *message, json_object *data)
+{
+	if (!e || !message || code == 0) {
+		json_object_put(data);
+		return MCP_EINVAL;
+	}
+	char *m = strdup(message);
+	if (!m) {
+		json_object_put(data);
+		return MCP_ENOMEM;
+	}
+	mcp_rpc_error_clear(e);
+	e->code = code;
+	e->message = m;
+	e->data = data;
+	return MCP_OK;
+}
+
+void mcp_rpc_error_clear(mcp_rpc_error *e)
+{
+	free(e->message);
+	json_object_put(e->data);
+	e->code = 0;
+	e->message = NULL;
+	e->data = NULL;
+}

@@ -14,6 +14,8 @@
  *    function sets errno as its way of reporting, none calls exit() or
  *    abort(), none prints to stdout.
  *  - Strings handed to the library are copied; the caller keeps ownership.
+ *    Text that goes on the wire (names, content, messages) must be valid
+ *    UTF-8: MCP messages are UTF-8 JSON and the library does not re-encode.
  *  - json-c objects are either *borrowed* (the library neither keeps nor
  *    frees them past the call, like json_object_object_get_ex) or *taken*
  *    (the library now owns the reference, like json_object_object_add).
@@ -208,8 +210,9 @@ MCP_EXTERN int mcp_memconn_send(mcp_memconn *c, const char *msg, size_t len);
  * output and nothing is left.  Thread-safe. */
 MCP_EXTERN int mcp_memconn_recv(mcp_memconn *c, int timeout_ms, char **msg, size_t *len);
 /* Ends the client's input: the server sees end of input and runs its
- * orderly shutdown (answers still owed are delivered, then the output
- * closes).  Idempotent. */
+ * orderly shutdown, as on stdio: running handlers see MCP_CANCEL_TRANSPORT_
+ * CLOSED; answers they still return normally are delivered, those that stop
+ * because of it write nothing; then the output closes.  Idempotent. */
 MCP_EXTERN void mcp_memconn_close(mcp_memconn *c);
 /* Closes the input if still open, waits for the server's run to finish and
  * releases the connection.  Returns the run's result (MCP_OK after an
@@ -391,6 +394,11 @@ MCP_EXTERN int mcp_contents_add_text(mcp_contents *out, const char *uri,
 /* Appends binary contents; `data` raw, base64-encoded by the library. */
 MCP_EXTERN int mcp_contents_add_blob(mcp_contents *out, const char *uri,
 				     const char *mime_type, const void *data, size_t len);
+/* Makes the answer a JSON-RPC error with this code and message (copied;
+ * `data` taken, may be NULL); the handler then returns non-zero.  As
+ * mcp_result_set_error() for tools. */
+MCP_EXTERN int mcp_contents_set_error(mcp_contents *out, int code, const char *message,
+				      json_object *data);
 
 /* ---------------------------------------------------------------------- */
 /* Prompts                                                                 */
@@ -441,6 +449,9 @@ MCP_EXTERN int mcp_prompt_add_resource_text(mcp_prompt_result *out, mcp_role rol
 					    const char *text);
 MCP_EXTERN int mcp_prompt_add_content(mcp_prompt_result *out, mcp_role role,
 				      json_object *block);
+/* Makes the answer a JSON-RPC error, as mcp_contents_set_error(). */
+MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char *message,
+				    json_object *data);
 
 /* ---------------------------------------------------------------------- */
 /* Completion and pagination                                               */

@@ -31,6 +31,10 @@ static int read_template(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_c
 	json_object_object_get_ex(vars, "id", &id);
 	if (strcmp(json_object_get_string(id), "missing") == 0)
 		return MCP_ENOENT;
+	if (strcmp(json_object_get_string(id), "huge") == 0) {
+		mcp_contents_set_error(out, -32603, "file too large for --max-file-bytes", NULL);
+		return MCP_EBUSY;
+	}
 	static const unsigned char bytes[] = { 0, 1, 2, 255 };
 	mcp_contents_add_text(out, uri, NULL, json_object_get_string(id));
 	return mcp_contents_add_blob(out, uri, "application/octet-stream", bytes, sizeof bytes);
@@ -332,6 +336,11 @@ START_TEST(resources_list_and_read)
 	json_object_put(m);
 	m = request("resources/read", "{\"uri\":\"test://item/missing/data\"}");
 	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32002);
+	json_object_put(m);
+	/* A handler's own error text reaches the client. */
+	m = request("resources/read", "{\"uri\":\"test://item/huge/data\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32603);
+	ck_assert_str_eq(str_at(m, "error.message"), "file too large for --max-file-bytes");
 	json_object_put(m);
 	/* A variable never spans a '/'. */
 	m = request("resources/read", "{\"uri\":\"test://item/a/b/data\"}");
