@@ -894,8 +894,10 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 		return rc;
 	http_server h = { .srv = srv };
 	pthread_mutex_init(&h.mu, NULL);
+	/* No MHD_USE_ERROR_LOG: a library does not write to the application's
+	 * stderr; a client that hangs up mid-stream is not an error here. */
 	h.daemon = MHD_start_daemon(
-		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0,
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0,
 		NULL, NULL, on_request, &h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2, MHD_OPTION_NOTIFY_COMPLETED,
 		on_completed, &h, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
