@@ -24,8 +24,6 @@
 #include "api/internal.h"
 
 #define MAX_BODY (4u << 20)        /* default POST body limit */
-#define DEFAULT_MAX_SESSIONS 1000
-#define DEFAULT_IDLE_MS (30 * 60 * 1000)
 
 typedef struct http_sess http_sess;
 
@@ -369,7 +367,7 @@ static http_sess *session_create(http_server *h)
 	mcp_random_hex(hs->id);
 	hs->last_active_ns = eng_now_ns();
 	pthread_mutex_lock(&h->mu);
-	if (h->stopping || h->nsessions >= DEFAULT_MAX_SESSIONS) {
+	if (h->stopping || h->nsessions >= (size_t)h->srv->max_sessions) {
 		pthread_mutex_unlock(&h->mu);
 		pthread_mutex_destroy(&hs->mu);
 		pthread_cond_destroy(&hs->cv);
@@ -439,7 +437,7 @@ static void sessions_reap(http_server *h, int all)
 				/* Lock order: the server's map, then a session. */
 				pthread_mutex_lock(&hs->mu);
 				int idle = now - hs->last_active_ns >
-						   (int64_t)DEFAULT_IDLE_MS * ENG_NS_PER_MS &&
+						   h->srv->session_idle_ms * ENG_NS_PER_MS &&
 					   !hs->streams && !hs->standalone;
 				pthread_mutex_unlock(&hs->mu);
 				if (idle)
@@ -708,7 +706,7 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 		hs_push(hs, rq->body, rq->len);
 		return reply(conn, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
 	}
-	int sse = accepts(conn, "text/event-stream");
+	int sse = !h->srv->http_json_only && accepts(conn, "text/event-stream");
 	pthread_mutex_lock(&hs->mu);
 	for (stream *s = hs->streams; s; s = s->next)
 		if (s->route && strcmp(s->route, route) == 0) {
@@ -824,7 +822,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_YES;
 		}
 	}
-	if (strcmp(url, "/mcp") != 0)
+	if (strcmp(url, h->srv->http_path ? h->srv->http_path : "/mcp") != 0)
 		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", "not found\n", NULL);
 	if (!origin_allowed(conn))
 		return reply(conn, MHD_HTTP_FORBIDDEN, "text/plain", "forbidden origin\n", NULL);

@@ -90,6 +90,10 @@ struct mcp_server {
 	void *trace_user;
 
 	int page_size;
+	char *http_path;             /* NULL: "/mcp" */
+	int http_json_only;
+	int max_sessions;
+	int64_t session_idle_ms;
 	int64_t task_ttl_default, task_ttl_max;
 	pthread_rwlock_t reg_lock;   /* the registries below */
 	mcp_registry tools, resources, templates, prompts;

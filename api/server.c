@@ -32,6 +32,8 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->max_queue = 100000;
 	srv->max_pending = 1024;
 	srv->page_size = 100;
+	srv->max_sessions = 1000;
+	srv->session_idle_ms = 30 * 60 * 1000;
 	srv->tools.kind = MCP_KIND_TOOLS;
 	srv->resources.kind = MCP_KIND_RESOURCES;
 	srv->templates.kind = MCP_KIND_RESOURCES;
@@ -72,6 +74,7 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	free(srv->name);
 	free(srv->version);
 	free(srv->instructions);
+	free(srv->http_path);
 	free(srv);
 }
 
@@ -114,6 +117,32 @@ RANGE_SETTER(mcp_server_set_max_depth, max_depth, int, 2, 10000)
 RANGE_SETTER(mcp_server_set_max_queue, max_queue, int, 1, 10000000)
 RANGE_SETTER(mcp_server_set_max_pending, max_pending, int, 1, 1000000)
 RANGE_SETTER(mcp_server_set_page_size, page_size, int, 1, 100000)
+RANGE_SETTER(mcp_server_set_max_sessions, max_sessions, int, 1, 1000000)
+RANGE_SETTER(mcp_server_set_session_idle_ms, session_idle_ms, int64_t, 1000, INT64_C(1) << 31)
+
+MCP_EXTERN int mcp_server_set_http_json(mcp_server *srv, int json_only)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	srv->http_json_only = json_only != 0;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_http_path(mcp_server *srv, const char *path)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	if (!path || path[0] != '/')
+		return MCP_EINVAL;
+	char *p = strdup(path);
+	if (!p)
+		return MCP_ENOMEM;
+	free(srv->http_path);
+	srv->http_path = p;
+	return MCP_OK;
+}
 
 MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int64_t max_ms)
 {

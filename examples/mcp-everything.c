@@ -221,7 +221,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mcp-everything [--stdio | --http HOST:PORT] [--workers N] [--grace-ms N]\n"
-		"                      [--trace] [--stats] [--max-message BYTES]\n");
+		"                      [--trace] [--stats] [--max-message BYTES]\n"
+		"                      [--json] [--max-sessions N]\n");
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
@@ -240,6 +241,8 @@ int main(int argc, char **argv)
 	long workers = 4, grace = 1500, max_message = 16L << 20;
 	int want_trace = 0, want_stats = 0;
 	const char *http = NULL;
+	int json_only = 0;
+	long max_sessions = 1000;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -247,6 +250,11 @@ int main(int argc, char **argv)
 			http = NULL;
 		} else if (strcmp(a, "--http") == 0 && i + 1 < argc) {
 			http = argv[++i];
+		} else if (strcmp(a, "--json") == 0) {
+			json_only = 1;
+		} else if (strcmp(a, "--max-sessions") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, 1000000, &max_sessions))
+				goto bad;
 		} else if (strcmp(a, "--trace") == 0) {
 			want_trace = 1;
 		} else if (strcmp(a, "--stats") == 0) {
@@ -277,6 +285,8 @@ int main(int argc, char **argv)
 	mcp_server_set_workers(srv, (int)workers);
 	mcp_server_set_grace_ms(srv, (int)grace);
 	mcp_server_set_max_message(srv, (size_t)max_message);
+	mcp_server_set_http_json(srv, json_only);
+	mcp_server_set_max_sessions(srv, (int)max_sessions);
 	mcp_server_set_instructions(srv, "The libmcp fixture server: echo, sleep, spin, "
 					 "roots and progress tools for tests and benchmarks.");
 	if (want_trace)

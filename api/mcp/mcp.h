@@ -235,6 +235,21 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
  * libmicrohttpd). */
 MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bound_port);
 
+/* Streamable HTTP settings; call before mcp_server_run_http().  Each
+ * returns MCP_OK, MCP_EINVAL or MCP_ESTATE (server running). */
+/* The endpoint path (copied; must start with '/'; default "/mcp"). */
+MCP_EXTERN int mcp_server_set_http_path(mcp_server *srv, const char *path);
+/* Non-zero: answer every request as one JSON body even when the client
+ * accepts SSE (progress and other messages tied to the request are then
+ * not delivered).  Default 0: SSE when accepted. */
+MCP_EXTERN int mcp_server_set_http_json(mcp_server *srv, int json_only);
+/* Sessions open at once (1..1000000; default 1000); initialize beyond it
+ * gets HTTP 503. */
+MCP_EXTERN int mcp_server_set_max_sessions(mcp_server *srv, int n);
+/* Idle time after which a session with no open stream ends, in ms
+ * (1000..2^31; default 30 minutes). */
+MCP_EXTERN int mcp_server_set_session_idle_ms(mcp_server *srv, int64_t ms);
+
 /* Starts the orderly shutdown of a running server: cancels every request
  * with MCP_CANCEL_SHUTDOWN, fails pending server-to-client requests, waits
  * for handlers up to the grace period, flushes and returns from the run

@@ -170,8 +170,42 @@ def main():
         if code != 0:
             time.sleep(0.2)
             print("server stderr (tail):\n" + "\n".join(err_lines[-60:]))
+    options_json_and_session_limit()
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0
+
+
+def options_json_and_session_limit():
+    """--json answers as JSON even when SSE is accepted; --max-sessions 2
+    refuses a third initialize with 503."""
+    port = free_port()
+    srv = subprocess.Popen([BIN, "--http", f"127.0.0.1:{port}", "--json", "--max-sessions", "2"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    try:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}}}
+        st, hd, body = post(port, init)
+        check("--json: answered as application/json although SSE is accepted",
+              st == 200 and hd.get("Content-Type") == "application/json" and
+              json.loads(body)["id"] == 1, f"{st} {hd}")
+        st2, _, _ = post(port, init)
+        st3, _, _ = post(port, init)
+        check("--max-sessions 2: the third initialize gets 503", (st2, st3) == (200, 503),
+              (st2, st3))
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        try:
+            code = srv.wait(10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            code = "killed"
+        check("option server exits 0", code == 0, code)
 
 
 if __name__ == "__main__":
