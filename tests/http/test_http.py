@@ -51,6 +51,33 @@ def post(port, body, session=None, accept="application/json, text/event-stream",
     return r.status, dict(r.getheaders()), data
 
 
+def start_server(*args, stderr=subprocess.DEVNULL):
+    """mcp-everything --http on a free port with `args`; returns (proc,
+    port) once it accepts connections."""
+    port = free_port()
+    srv = subprocess.Popen([BIN, "--http", f"127.0.0.1:{port}", *args],
+                           stdout=subprocess.DEVNULL, stderr=stderr)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return srv, port
+
+
+def stop_server(srv, name):
+    """SIGTERM, and check the orderly exit."""
+    srv.send_signal(signal.SIGTERM)
+    try:
+        code = srv.wait(10)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        code = "killed"
+    check(name, code == 0, code)
+    return code
+
+
 def sse_messages(text):
     return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
 
@@ -59,18 +86,10 @@ def main():
     if not BIN or not os.access(BIN, os.X_OK):
         print("skip: no mcp-everything binary")
         return 77
-    port = free_port()
-    srv = subprocess.Popen([BIN, "--http", f"127.0.0.1:{port}", "--trace", "--grace-ms", "1500"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    srv, port = start_server("--trace", "--grace-ms", "1500", stderr=subprocess.PIPE)
     err_lines = []
     threading.Thread(target=lambda: err_lines.extend(l.decode().rstrip() for l in srv.stderr),
                      daemon=True).start()
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
     try:
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
@@ -160,13 +179,7 @@ def main():
         check("the other session still works", st == 200 and json.loads(body)["id"] == 10, body)
         _ = t0
     finally:
-        srv.send_signal(signal.SIGTERM)
-        try:
-            code = srv.wait(10)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            code = "killed"
-        check("SIGTERM: orderly exit 0", code == 0, code)
+        code = stop_server(srv, "SIGTERM: orderly exit 0")
         if code != 0:
             time.sleep(0.2)
             print("server stderr (tail):\n" + "\n".join(err_lines[-60:]))
@@ -178,15 +191,7 @@ def main():
 def options_json_and_session_limit():
     """--json answers as JSON even when SSE is accepted; --max-sessions 2
     refuses a third initialize with 503."""
-    port = free_port()
-    srv = subprocess.Popen([BIN, "--http", f"127.0.0.1:{port}", "--json", "--max-sessions", "2"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
+    srv, port = start_server("--json", "--max-sessions", "2")
     try:
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {}}}
@@ -199,13 +204,7 @@ def options_json_and_session_limit():
         check("--max-sessions 2: the third initialize gets 503", (st2, st3) == (200, 503),
               (st2, st3))
     finally:
-        srv.send_signal(signal.SIGTERM)
-        try:
-            code = srv.wait(10)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            code = "killed"
-        check("option server exits 0", code == 0, code)
+        stop_server(srv, "option server exits 0")
 
 
 if __name__ == "__main__":
