@@ -479,16 +479,13 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 	const char *why = "completed";
 	if (reason == MCP_CANCEL_PEER || (rc != MCP_OK && reason != MCP_CANCEL_NONE))
 		why = mcp_cancel_reason_name((mcp_cancel_reason)reason);
-	trace(ctx->sess->srv, "cleanup", r, why);
+	int closing = reason != MCP_CANCEL_NONE || atomic_load(&r->sess->closed);
 
 	if (rc == MCP_OK && result) {
 		json_object_put(data);
 		eng_req_finish_result(r, result);
-		return;
-	}
-	json_object_put(result);
-	int closing = reason != MCP_CANCEL_NONE || atomic_load(&r->sess->closed);
-	if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
+		result = NULL;
+	} else if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
 		/* Stopped because of its token or the close: nothing is written
 		 * (P1, P2, P6). */
 		json_object_put(data);
@@ -502,6 +499,10 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 						      : MCP_JSONRPC_INTERNAL_ERROR,
 				     rc == MCP_OK ? "out of memory" : mcp_strerror(rc), NULL);
 	}
+	json_object_put(result);
+	/* Traced once the request has its outcome and has left the in-flight
+	 * table: from "cleanup" on, its id may be reused (P5). */
+	trace(ctx->sess->srv, "cleanup", r, why);
 }
 
 static void finish_invalid(eng_req *r, const char *message, json_object *data)
