@@ -266,8 +266,10 @@ MCP_EXTERN void mcp_server_shutdown_from_signal(mcp_server *srv);
 /* Returns a newly allocated JSON object text of the engine counters:
  * started, completed, cancelled_peer, cancelled_transport, responses_written,
  * responses_dropped, dropped_queued, pending_failed, abandoned,
- * inflight_left, pending_left.  The caller frees it with free().  NULL when
- * out of memory.  Any thread. */
+ * inflight_left, pending_left, rejected (requests answered with an error
+ * before reaching a handler: a duplicate in-flight id, or a full work
+ * queue).  Counters cover every session the server has run.  The caller
+ * frees it with free().  NULL when out of memory.  Any thread. */
 MCP_EXTERN char *mcp_server_stats_json(mcp_server *srv);
 
 /* ---------------------------------------------------------------------- */
@@ -494,7 +496,8 @@ MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int n);
 /* Tool results (filled by a handler on its own thread)                    */
 /* ---------------------------------------------------------------------- */
 
-/* Appends a text content block (text copied).  MCP_OK or MCP_ENOMEM. */
+/* Appends a text content block (text copied).  MCP_OK, MCP_EINVAL (`out`
+ * or `text` NULL) or MCP_ENOMEM. */
 MCP_EXTERN int mcp_result_add_text(mcp_result *out, const char *text);
 /* Appends text of explicit length (may contain NUL-free UTF-8 only). */
 MCP_EXTERN int mcp_result_add_text_len(mcp_result *out, const char *text, size_t len);
@@ -626,6 +629,9 @@ MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level,
  *                 wire);
  *   MCP_ECLOSED   the connection closed before an answer;
  *   MCP_EBUSY     too many outstanding requests on this connection;
+ *   MCP_EPROTO    the client's answer had neither an object "result" nor
+ *                 an object "error";
+ *   MCP_EINVAL    `ctx` or `result` NULL, or an invalid argument;
  *   MCP_ENOMEM.
  * On any code but MCP_OK and MCP_EREMOTE, *result is NULL. */
 
