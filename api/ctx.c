@@ -65,6 +65,15 @@ MCP_EXTERN int mcp_ctx_off_cancel(mcp_ctx *ctx, int handle)
 	return eng_token_off_cancel(&ctx->req->token, handle);
 }
 
+MCP_EXTERN int mcp_ctx_close_stream(mcp_ctx *ctx, int retry_ms)
+{
+	if (!ctx || retry_ms < 0 || retry_ms > 86400000)
+		return MCP_EINVAL;
+	if (ctx->task)
+		return MCP_ENOTSUP; /* a task's answer travels by tasks/result */
+	return eng_session_close_stream(ctx->req->sess, ctx->req, retry_ms);
+}
+
 static json_object *notification(const char *method, json_object *params)
 {
 	json_object *n = json_object_new_object();

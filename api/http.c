@@ -8,6 +8,18 @@
  * answer, or a JSON body holding just the answer.  Everything not tied to a
  * request goes to the session's standalone GET stream.  A connection whose
  * stream has nothing to send is suspended, never polled.
+ *
+ * Resumability: every SSE event carries the id "S-N" (S the stream's number
+ * in its session, N its sequence in the stream), and each SSE stream keeps
+ * an event log that outlives the HTTP connection carrying it.  When that
+ * connection ends (the client went away, or a handler called
+ * mcp_ctx_close_stream), the stream stays in the session and goes on
+ * logging; a GET with Last-Event-ID "S-N" re-attaches it and replays what
+ * followed event N, then continues live.  The log keeps REPLAY_KEEP bytes of
+ * delivered events and at most BACKLOG_MAX bytes in all; finished streams
+ * are kept for replay up to RETAIN_DONE per session.  Sessions that
+ * negotiated 2025-11-25 or later get a priming event (id, retry, empty data)
+ * first on every new SSE stream.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,23 +36,50 @@
 #include "api/internal.h"
 
 #define MAX_BODY (4u << 20)        /* default POST body limit */
+#define REPLAY_KEEP (256u << 10)   /* delivered SSE bytes kept per stream */
+#define BACKLOG_MAX (4u << 20)     /* SSE bytes kept per stream in all */
+#define RETAIN_DONE 16             /* finished SSE streams kept per session */
+#define RETRY_MS 1000              /* the reconnection delay advertised */
 
 typedef struct http_sess http_sess;
 
+/* One SSE event as written on the wire, in a stream's log. */
+typedef struct sse_ev {
+	struct sse_ev *next;
+	uint64_t seq;
+	size_t len;
+	char text[];
+} sse_ev;
+
 /* An outbound stream: one POST's answer (SSE or JSON) or the session's
- * standalone GET stream.  Shared by the MHD connection and the session's
- * writer; freed when both let go. */
+ * standalone GET stream.  Shared by the session and the MHD response
+ * attached to it (at most one at a time); freed when all let go.  Every
+ * field is under hs->mu. */
 typedef struct stream {
-	struct stream *next;        /* hs->streams, under hs->mu */
-	int refs;                   /* under hs->mu */
+	struct stream *next;        /* hs->streams */
+	int refs;
 	char *route;                /* request id key; NULL for the GET stream */
+	unsigned num;               /* S of the event ids "S-N" */
 	int sse;
-	char *buf;                  /* pending bytes (SSE events or JSON body) */
-	size_t len, off, cap;
+	/* JSON: the answer. */
+	char *buf;
+	size_t len, cap;
+	int gone;                   /* the JSON client disconnected */
+	/* SSE: the event log, oldest first; `cur` is the next event to send
+	 * (NULL: all sent), `cur_off` the bytes of it already sent. */
+	sse_ev *head, *tail, *cur;
+	size_t cur_off, kept;
+	uint64_t next_seq;
+	/* A handler ended this connection: the events logged until then
+	 * (seq <= hang_upto) go out, then `hang_text` ("retry: N"), then the
+	 * end of the response; the stream itself lives on. */
+	int hangup;
+	int64_t hang_upto;
+	char hang_text[40];
+	size_t hang_len, hang_off;
 	int finished;               /* nothing more will be added */
-	int gone;                   /* the client disconnected */
-	int suspended;              /* MHD connection suspended on us */
-	struct MHD_Connection *conn;
+	int suspended;              /* the attached connection is suspended */
+	struct MHD_Connection *conn; /* the attached connection, or NULL */
 	http_sess *hs;
 } stream;
 
@@ -64,6 +103,8 @@ struct http_sess {
 	int deleted;                /* DELETE or expiry asked it to end */
 	pthread_t thread;
 	int joined;
+	unsigned stream_no;         /* numbers handed out (under mu) */
+	int rev;                    /* negotiated revision index; -1 unknown */
 };
 
 typedef struct http_server {
@@ -104,6 +145,18 @@ static void hs_unref(http_sess *hs)
 	pthread_mutex_unlock(&h->mu);
 	if (!last)
 		return;
+	/* Every response let go of its session first, so the streams left
+	 * hold only the session's reference. */
+	pthread_mutex_lock(&hs->mu);
+	while (hs->streams) {
+		stream *st = hs->streams;
+		hs->streams = st->next;
+		stream_unref_locked(st);
+	}
+	if (hs->standalone)
+		stream_unref_locked(hs->standalone);
+	hs->standalone = NULL;
+	pthread_mutex_unlock(&hs->mu);
 	for (size_t i = 0; i < hs->nin; i++)
 		free(hs->in[(hs->headin + i) % hs->capin]);
 	free(hs->in);
@@ -115,6 +168,8 @@ static void hs_unref(http_sess *hs)
 
 /* ---- streams ---------------------------------------------------------- */
 
+/* Under hs->mu.  Two references: the session's and the first response's
+ * (the SSE response, or the POST waiting for a JSON answer). */
 static stream *stream_new(http_sess *hs, const char *route, int sse)
 {
 	stream *st = calloc(1, sizeof *st);
@@ -126,7 +181,9 @@ static stream *stream_new(http_sess *hs, const char *route, int sse)
 	}
 	st->sse = sse;
 	st->hs = hs;
-	st->refs = 2; /* the session's list and the HTTP response */
+	st->num = ++hs->stream_no;
+	st->next_seq = 1;
+	st->refs = 2;
 	return st;
 }
 
@@ -135,6 +192,11 @@ static void stream_unref_locked(stream *st)
 {
 	if (--st->refs > 0)
 		return;
+	while (st->head) {
+		sse_ev *e = st->head;
+		st->head = e->next;
+		free(e);
+	}
 	free(st->route);
 	free(st->buf);
 	free(st);
@@ -149,12 +211,11 @@ static void stream_kick(stream *st)
 	}
 }
 
-static int stream_append(stream *st, const char *data, size_t n, int as_event)
+static int json_append(stream *st, const char *data, size_t n)
 {
-	size_t need = st->len + n + (as_event ? 32 : 0);
-	if (need > st->cap) {
+	if (st->len + n > st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 4096;
-		while (cap < need)
+		while (cap < st->len + n)
 			cap *= 2;
 		char *b = realloc(st->buf, cap);
 		if (!b)
@@ -162,20 +223,66 @@ static int stream_append(stream *st, const char *data, size_t n, int as_event)
 		st->buf = b;
 		st->cap = cap;
 	}
-	if (as_event) {
-		/* One SSE event per message; a JSON text never has a raw
-		 * newline, so one data line suffices. */
-		memcpy(st->buf + st->len, "event: message\ndata: ", 21);
-		st->len += 21;
-		size_t body = n && data[n - 1] == '\n' ? n - 1 : n;
-		memcpy(st->buf + st->len, data, body);
-		st->len += body;
-		memcpy(st->buf + st->len, "\n\n", 2);
-		st->len += 2;
-	} else {
-		memcpy(st->buf + st->len, data, n);
-		st->len += n;
+	memcpy(st->buf + st->len, data, n);
+	st->len += n;
+	return 0;
+}
+
+/* Drops the oldest events: delivered ones beyond REPLAY_KEEP, then any
+ * beyond BACKLOG_MAX (a client that stays away that long loses the oldest
+ * messages rather than the server its memory).  Under hs->mu. */
+static void log_trim(stream *st)
+{
+	for (;;) {
+		sse_ev *e = st->head;
+		if (!e || e == st->tail)
+			return;
+		if (e == st->cur) {
+			if (st->kept <= BACKLOG_MAX || (st->conn && st->cur_off))
+				return;
+			st->cur = e->next;
+			st->cur_off = 0;
+		} else if (st->kept <= REPLAY_KEEP) {
+			return;
+		}
+		st->head = e->next;
+		st->kept -= e->len;
+		free(e);
 	}
+}
+
+/* Appends one event to the log: a message (`data`, without its newline),
+ * or with data NULL the priming event (an id, the retry delay, empty
+ * data).  Under hs->mu. */
+static int sse_log(stream *st, const char *data, size_t n)
+{
+	if (n && data[n - 1] == '\n')
+		n--;
+	size_t cap = n + 96;
+	sse_ev *e = malloc(sizeof *e + cap);
+	if (!e)
+		return -1;
+	e->next = NULL;
+	e->seq = data ? st->next_seq++ : 0;
+	int k = data ? snprintf(e->text, cap, "id: %u-%llu\nevent: message\ndata: ", st->num,
+				(unsigned long long)e->seq)
+		     : snprintf(e->text, cap, "id: %u-0\nretry: %d\ndata: ", st->num, RETRY_MS);
+	/* A JSON text never has a raw newline, so one data line suffices. */
+	if (data)
+		memcpy(e->text + k, data, n);
+	memcpy(e->text + k + (data ? n : 0), "\n\n", 2);
+	e->len = (size_t)k + (data ? n : 0) + 2;
+	if (st->tail)
+		st->tail->next = e;
+	else
+		st->head = e;
+	st->tail = e;
+	if (!st->cur) {
+		st->cur = e;
+		st->cur_off = 0;
+	}
+	st->kept += e->len;
+	log_trim(st);
 	return 0;
 }
 
@@ -192,6 +299,38 @@ static void stream_detach(http_sess *hs, stream *st)
 		hs->standalone = NULL;
 		stream_unref_locked(st);
 	}
+}
+
+/* Keeps at most RETAIN_DONE finished, unattached SSE streams for replay,
+ * dropping the oldest (the list is newest first).  Under hs->mu. */
+static void retain_trim(http_sess *hs)
+{
+	int n = 0;
+	for (stream **pp = &hs->streams; *pp;) {
+		stream *st = *pp;
+		if (st->sse && st->finished && !st->conn && ++n > RETAIN_DONE) {
+			*pp = st->next;
+			stream_unref_locked(st);
+			continue;
+		}
+		pp = &st->next;
+	}
+}
+
+/* The live (unfinished) stream of a request, or NULL.  Under hs->mu. */
+static stream *stream_of_route(http_sess *hs, const char *route)
+{
+	for (stream *s = hs->streams; s; s = s->next)
+		if (!s->finished && s->route && strcmp(s->route, route) == 0)
+			return s;
+	return NULL;
+}
+
+/* Whether the session negotiated 2025-11-25 or later (priming events,
+ * servers closing streams).  Under hs->mu. */
+static int hs_polling(const http_sess *hs)
+{
+	return hs->rev >= 0 && hs->rev >= mcp_revision_index("2025-11-25");
 }
 
 /* ---- the session's transport (the engine's side) ----------------------- */
@@ -222,6 +361,24 @@ static int hs_recv(tp_conn *c, const char **line, size_t *len)
 	return TP_LINE;
 }
 
+/* The first answer of a session is the one to initialize: it names the
+ * negotiated revision.  Under hs->mu. */
+static void note_revision(http_sess *hs, const char *data, size_t len)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *m = tok ? json_tokener_parse_ex(tok, data, (int)len) : NULL;
+	json_object *res = NULL, *v = NULL;
+	if (json_object_object_get_ex(m, "result", &res) &&
+	    json_object_object_get_ex(res, "protocolVersion", &v) &&
+	    json_object_is_type(v, json_type_string))
+		hs->rev = mcp_revision_index(json_object_get_string(v));
+	else
+		hs->rev = 0;
+	json_object_put(m);
+	if (tok)
+		json_tokener_free(tok);
+}
+
 static int hs_send_routed(tp_conn *c, const tp_out *out, int n,
 			  const _Atomic int64_t *deadline_ns)
 {
@@ -229,27 +386,30 @@ static int hs_send_routed(tp_conn *c, const tp_out *out, int n,
 	(void)deadline_ns;
 	pthread_mutex_lock(&hs->mu);
 	for (int i = 0; i < n; i++) {
-		stream *st = NULL;
-		if (out[i].route)
-			for (stream *s = hs->streams; s; s = s->next)
-				if (s->route && strcmp(s->route, out[i].route) == 0) {
-					st = s;
-					break;
-				}
-		/* Not tied to a request with a live stream: the standalone
-		 * stream if the client opened one, else it has nowhere to go. */
+		if (hs->rev < 0 && out[i].is_response)
+			note_revision(hs, out[i].data, out[i].len);
+		stream *st = out[i].route ? stream_of_route(hs, out[i].route) : NULL;
+		/* Not tied to a request with a stream: the standalone stream
+		 * if the client opened one (attached now or not: it logs for
+		 * the next GET), else it has nowhere to go. */
 		if (!st && !out[i].is_response)
 			st = hs->standalone;
-		if (!st || st->gone || st->finished)
+		if (!st || st->finished)
 			continue;
-		if (!st->sse && !out[i].is_response)
-			continue; /* a JSON answer carries only the answer */
-		stream_append(st, out[i].data, out[i].len, st->sse);
-		if (out[i].is_response && st != hs->standalone) {
+		if (!st->sse) {
+			/* A JSON answer carries only the answer. */
+			if (!out[i].is_response || st->gone)
+				continue;
+			json_append(st, out[i].data, out[i].len);
 			st->finished = 1;
 			stream_kick(st);
 			stream_detach(hs, st);
 			continue;
+		}
+		sse_log(st, out[i].data, out[i].len);
+		if (out[i].is_response && st != hs->standalone) {
+			st->finished = 1;
+			retain_trim(hs);
 		}
 		stream_kick(st);
 	}
@@ -277,24 +437,49 @@ static void hs_wake(tp_conn *c)
 
 static void hs_close_output(tp_conn *c)
 {
-	/* Every stream ends: SSE streams close, and a POST still waiting for a
+	/* Every stream ends: SSE streams close (what they logged stays for
+	 * replay until the session is gone), and a POST still waiting for a
 	 * JSON answer gets none (the request was cut off by the close). */
 	http_sess *hs = (http_sess *)c;
 	pthread_mutex_lock(&hs->mu);
 	hs->out_closed = 1;
-	while (hs->streams) {
-		stream *st = hs->streams;
+	for (stream *st = hs->streams, *next; st; st = next) {
+		next = st->next;
 		st->finished = 1;
 		stream_kick(st);
-		stream_detach(hs, st);
+		if (!st->sse)
+			stream_detach(hs, st);
 	}
 	if (hs->standalone) {
-		stream *st = hs->standalone;
-		st->finished = 1;
-		stream_kick(st);
-		stream_detach(hs, st);
+		hs->standalone->finished = 1;
+		stream_kick(hs->standalone);
 	}
 	pthread_mutex_unlock(&hs->mu);
+}
+
+/* mcp_ctx_close_stream: ends the HTTP response carrying a request's SSE
+ * stream, after a "retry" field; the stream keeps logging for the GET
+ * that resumes it. */
+static int hs_close_route(tp_conn *c, const char *route, int retry_ms)
+{
+	http_sess *hs = (http_sess *)c;
+	int rc = 0;
+	pthread_mutex_lock(&hs->mu);
+	stream *st = stream_of_route(hs, route);
+	if (!st)
+		rc = -ENOENT;
+	else if (!st->sse || !hs_polling(hs))
+		rc = -ENOTSUP;
+	else if (st->conn && !st->hangup) {
+		st->hangup = 1;
+		st->hang_upto = st->tail ? (int64_t)st->tail->seq : -1;
+		st->hang_len = (size_t)snprintf(st->hang_text, sizeof st->hang_text,
+						"retry: %d\n\n", retry_ms);
+		st->hang_off = 0;
+		stream_kick(st);
+	}
+	pthread_mutex_unlock(&hs->mu);
+	return rc;
 }
 
 static void hs_free(tp_conn *c)
@@ -308,6 +493,7 @@ static const struct tp_ops hs_ops = {
 	.send_routed = hs_send_routed,
 	.wake = hs_wake,
 	.close_output = hs_close_output,
+	.close_route = hs_close_route,
 	.free = hs_free,
 };
 
@@ -362,6 +548,7 @@ static http_sess *session_create(http_server *h)
 	hs->tp.max_message = h->srv->max_message;
 	hs->hsrv = h;
 	hs->refs = 2; /* the server's map and the engine session */
+	hs->rev = -1;
 	pthread_mutex_init(&hs->mu, NULL);
 	pthread_cond_init(&hs->cv, NULL);
 	mcp_random_hex(hs->id);
@@ -436,9 +623,11 @@ static void sessions_reap(http_server *h, int all)
 			if (!hs->deleted && !all) {
 				/* Lock order: the server's map, then a session. */
 				pthread_mutex_lock(&hs->mu);
-				int idle = now - hs->last_active_ns >
-						   h->srv->session_idle_ms * ENG_NS_PER_MS &&
-					   !hs->streams && !hs->standalone;
+				int busy = hs->standalone && hs->standalone->conn;
+				for (stream *st = hs->streams; st && !busy; st = st->next)
+					busy = st->conn || !st->finished;
+				int idle = !busy && now - hs->last_active_ns >
+							    h->srv->session_idle_ms * ENG_NS_PER_MS;
 				pthread_mutex_unlock(&hs->mu);
 				if (idle)
 					hs->deleted = 2; /* expired */
@@ -522,18 +711,33 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	http_sess *hs = st->hs;
 	(void)pos;
 	pthread_mutex_lock(&hs->mu);
-	if (st->off < st->len) {
-		size_t n = st->len - st->off;
+	/* After a hang-up, only what was logged before it. */
+	if (st->cur && (!st->hangup || (int64_t)st->cur->seq <= st->hang_upto)) {
+		sse_ev *e = st->cur;
+		size_t n = e->len - st->cur_off;
 		if (n > max)
 			n = max;
-		memcpy(buf, st->buf + st->off, n);
-		st->off += n;
-		if (st->off == st->len)
-			st->off = st->len = 0;
+		memcpy(buf, e->text + st->cur_off, n);
+		st->cur_off += n;
+		if (st->cur_off == e->len) {
+			st->cur = e->next;
+			st->cur_off = 0;
+			log_trim(st);
+		}
+		hs->last_active_ns = eng_now_ns();
 		pthread_mutex_unlock(&hs->mu);
 		return (ssize_t)n;
 	}
-	if (st->finished) {
+	if (st->hangup && st->hang_off < st->hang_len) {
+		size_t n = st->hang_len - st->hang_off;
+		if (n > max)
+			n = max;
+		memcpy(buf, st->hang_text + st->hang_off, n);
+		st->hang_off += n;
+		pthread_mutex_unlock(&hs->mu);
+		return (ssize_t)n;
+	}
+	if (st->hangup || st->finished) {
 		pthread_mutex_unlock(&hs->mu);
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	}
@@ -548,24 +752,35 @@ static void sse_free(void *cls)
 {
 	stream *st = cls;
 	http_sess *hs = st->hs;
-	/* The client went away (or the stream ended): not a cancellation
-	 * (2025-11-25); whatever the request still produces is dropped. */
+	/* The response ended: the stream ran out, a handler hung up, or the
+	 * client went away.  None of these cancels anything (2025-11-25); the
+	 * stream stays in the session, logging, for a GET with Last-Event-ID. */
 	pthread_mutex_lock(&hs->mu);
-	st->gone = 1;
 	st->conn = NULL;
-	stream_detach(hs, st);
+	st->suspended = 0;
+	st->hangup = 0;
+	st->hang_len = st->hang_off = 0;
+	if (st->cur_off) {
+		/* A half-sent event is sent whole on the next attach. */
+		st->cur_off = 0;
+	}
+	hs->last_active_ns = eng_now_ns();
 	stream_unref_locked(st);
+	retain_trim(hs);
 	pthread_mutex_unlock(&hs->mu);
 	hs_unref(hs);
 }
 
+/* Queues the SSE response reading `st` (whose conn the caller set under
+ * hs->mu, with a stream reference and a session reference for it). */
 static enum MHD_Result start_sse(struct MHD_Connection *conn, stream *st, const char *sid)
 {
-	st->conn = conn;
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
 								   sse_reader, st, sse_free);
-	if (!r)
+	if (!r) {
+		sse_free(st);
 		return MHD_NO;
+	}
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
 	MHD_add_response_header(r, "Cache-Control", "no-cache");
 	MHD_add_response_header(r, "X-Accel-Buffering", "no");
@@ -708,15 +923,18 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 	}
 	int sse = !h->srv->http_json_only && accepts(conn, "text/event-stream");
 	pthread_mutex_lock(&hs->mu);
-	for (stream *s = hs->streams; s; s = s->next)
-		if (s->route && strcmp(s->route, route) == 0) {
-			/* P5 over HTTP: the first request keeps its stream. */
-			pthread_mutex_unlock(&hs->mu);
-			return reply_rpc_error(conn, MHD_HTTP_OK, MCP_JSONRPC_INVALID_REQUEST,
-					       "Invalid Request: id is already in flight");
-		}
+	if (stream_of_route(hs, route)) {
+		/* P5 over HTTP: the first request keeps its stream. */
+		pthread_mutex_unlock(&hs->mu);
+		return reply_rpc_error(conn, MHD_HTTP_OK, MCP_JSONRPC_INVALID_REQUEST,
+				       "Invalid Request: id is already in flight");
+	}
 	stream *st = hs->out_closed ? NULL : stream_new(hs, route, sse);
-	if (!st) {
+	if (!st || (sse && hs_polling(hs) && sse_log(st, NULL, 0) != 0)) {
+		if (st) {
+			st->refs = 1;
+			stream_unref_locked(st);
+		}
 		pthread_mutex_unlock(&hs->mu);
 		return reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_CONNECTION_CLOSED,
 				       "Session ended");
@@ -745,6 +963,25 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 	return ready ? handle_post(h, conn, rq) : MHD_YES;
 }
 
+/* Parses a Last-Event-ID of ours, "S-N". */
+static int parse_event_id(const char *v, unsigned *num, uint64_t *seq)
+{
+	char *end;
+	errno = 0;
+	unsigned long s = strtoul(v, &end, 10);
+	if (end == v || *end != '-' || errno || s == 0 || s > UINT32_MAX)
+		return -1;
+	const char *p = end + 1;
+	unsigned long long n = strtoull(p, &end, 10);
+	if (end == p || *end || errno)
+		return -1;
+	*num = (unsigned)s;
+	*seq = n;
+	return 0;
+}
+
+/* GET: the standalone stream, or with Last-Event-ID the resumption of any
+ * SSE stream of the session (a POST's included) after that event. */
 static enum MHD_Result handle_get(http_server *h, struct MHD_Connection *conn)
 {
 	if (!accepts(conn, "text/event-stream"))
@@ -753,20 +990,63 @@ static enum MHD_Result handle_get(http_server *h, struct MHD_Connection *conn)
 	http_sess *hs = session_of_request(h, conn, &rc);
 	if (!hs)
 		return rc;
+	const char *last = header(conn, "Last-Event-ID");
+	unsigned num = 0;
+	uint64_t seq = 0;
+	if (last && parse_event_id(last, &num, &seq) != 0) {
+		hs_unref(hs);
+		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+				       "Bad Request: malformed Last-Event-ID");
+	}
 	pthread_mutex_lock(&hs->mu);
-	if (hs->standalone || hs->out_closed) {
+	stream *st = NULL;
+	if (last) {
+		if (hs->standalone && hs->standalone->num == num)
+			st = hs->standalone;
+		for (stream *s = hs->streams; s && !st; s = s->next)
+			if (s->sse && s->num == num)
+				st = s;
+		if (!st) {
+			pthread_mutex_unlock(&hs->mu);
+			hs_unref(hs);
+			return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST,
+					       MCP_JSONRPC_INVALID_REQUEST,
+					       "Bad Request: Last-Event-ID names no stream of "
+					       "this session");
+		}
+	} else {
+		st = hs->standalone;
+	}
+	if ((st && st->conn) || (!st && hs->out_closed)) {
 		pthread_mutex_unlock(&hs->mu);
 		hs_unref(hs);
 		return reply_rpc_error(conn, MHD_HTTP_CONFLICT, MCP_JSONRPC_INVALID_REQUEST,
-				       "Conflict: the session already has a GET stream");
+				       "Conflict: that stream is already open");
 	}
-	stream *st = stream_new(hs, NULL, 1);
-	if (!st) {
-		pthread_mutex_unlock(&hs->mu);
-		hs_unref(hs);
-		return MHD_NO;
+	if (st) {
+		/* Re-attach; with Last-Event-ID, replay from the event after
+		 * it (or the oldest kept, if it is gone). */
+		if (last) {
+			st->cur = st->head;
+			while (st->cur && st->cur->seq <= seq)
+				st->cur = st->cur->next;
+			st->cur_off = 0;
+		}
+		st->refs++;
+	} else {
+		st = stream_new(hs, NULL, 1);
+		if (!st || (hs_polling(hs) && sse_log(st, NULL, 0) != 0)) {
+			if (st) {
+				st->refs = 1;
+				stream_unref_locked(st);
+			}
+			pthread_mutex_unlock(&hs->mu);
+			hs_unref(hs);
+			return MHD_NO;
+		}
+		hs->standalone = st;
 	}
-	hs->standalone = st;
+	st->conn = conn;
 	hs->last_active_ns = eng_now_ns();
 	pthread_mutex_unlock(&hs->mu);
 	return start_sse(conn, st, NULL); /* keeps the session reference */

@@ -346,6 +346,10 @@ void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data);
 /* Sends a notification not tied to a request (taken).  Never blocks. */
 int eng_session_notify(eng_session *s, json_object *msg);
+/* Asks the transport to end the stream carrying request r's messages for
+ * now (tp_ops.close_route).  MCP_OK, MCP_ENOTSUP (the transport cannot),
+ * MCP_ENOENT (r has no live stream) or MCP_ECLOSED. */
+int eng_session_close_stream(eng_session *s, eng_req *r, int retry_ms);
 
 /* From a worker: finish `r` with a result or an error (taken), honouring
  * the outcome rules.  Also removes r from the in-flight table. */

@@ -230,6 +230,16 @@ int eng_session_notify(eng_session *s, json_object *msg)
 	return push_message(s, msg, NULL, 0);
 }
 
+int eng_session_close_stream(eng_session *s, eng_req *r, int retry_ms)
+{
+	if (!s->tp->ops->close_route || !r->id_key)
+		return MCP_ENOTSUP;
+	if (atomic_load(&s->closed))
+		return MCP_ECLOSED;
+	int rc = s->tp->ops->close_route(s->tp, r->id_key, retry_ms);
+	return rc == 0 ? MCP_OK : rc == -ENOENT ? MCP_ENOENT : MCP_ENOTSUP;
+}
+
 /* ---- sessions ----------------------------------------------------------- */
 
 static void on_write_error(void *arg)

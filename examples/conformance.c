@@ -279,6 +279,12 @@ static int tool_reconnection(mcp_ctx *ctx, json_object *args, mcp_result *out, v
 {
 	(void)args;
 	(void)user;
+	/* Over Streamable HTTP (2025-11-25) the POST's stream ends here and the
+	 * answer waits for the client's GET with Last-Event-ID; elsewhere the
+	 * call is refused and the answer goes out as usual. */
+	int rc = mcp_ctx_close_stream(ctx, 200);
+	if (rc != MCP_OK && rc != MCP_ENOTSUP)
+		return rc;
 	if (mcp_ctx_sleep(ctx, 100) != MCP_OK)
 		return MCP_ECANCELED;
 	return mcp_result_add_text(out, "Reconnection test completed successfully. If you "

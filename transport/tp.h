@@ -52,6 +52,11 @@ struct tp_ops {
 	void (*wake)(tp_conn *c);
 	/* Closes the output side (after the writer drained). */
 	void (*close_output)(tp_conn *c);
+	/* Optional: ends the stream that carries the messages routed as
+	 * `route` for now, telling the client to reconnect after retry_ms;
+	 * later messages wait for it to resume.  0, -ENOENT (no such live
+	 * route) or -ENOTSUP. */
+	int (*close_route)(tp_conn *c, const char *route, int retry_ms);
 	void (*free)(tp_conn *c);
 };
 

@@ -227,9 +227,14 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
  * worker pool.  A request is answered on an SSE stream when the client
  * accepts text/event-stream (its progress, logs and server-to-client
  * requests travel there first), else as one JSON body; messages not tied to
- * a request go to the session's GET stream.  A client that disconnects
- * mid-request does not cancel it: the handler runs on and its answer is
- * dropped.  Requests from a foreign Origin get 403.  Blocks until
+ * a request go to the session's GET stream.  Every SSE event has an id;
+ * a client whose SSE stream ended (it disconnected, or the handler called
+ * mcp_ctx_close_stream) resumes it with GET and Last-Event-ID and gets what
+ * followed (finished streams are kept for replay, the last 16 per session,
+ * with up to 256 KiB of delivered events each).  A client that disconnects
+ * mid-request does not cancel it: the handler runs on; its answer waits for
+ * the resumption on an SSE stream and is dropped for a JSON response.
+ * Requests from a foreign Origin get 403.  Blocks until
  * mcp_server_shutdown(); returns MCP_OK, MCP_EINVAL (bad address),
  * MCP_ESTATE, MCP_ESYS (cannot bind) or MCP_ENOTSUP (built without
  * libmicrohttpd). */
@@ -615,6 +620,18 @@ MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger
 /* Convenience: logs a string message. */
 MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level,
 				const char *logger, const char *text);
+
+/* Streamable HTTP polling (2025-11-25): ends the HTTP response that carries
+ * this request's SSE stream now, after telling the client to reconnect in
+ * `retry_ms` (0..86400000).  The request is not cancelled: the handler runs
+ * on, and what it writes afterwards (progress, logs, server-to-client
+ * requests, its answer) waits in the stream's log until the client resumes
+ * it with GET and Last-Event-ID.  Long-running handlers use it to free the
+ * connection.  Returns MCP_OK, MCP_ENOTSUP (stdio or in-memory transport, a
+ * JSON response, or a session older than 2025-11-25), MCP_ENOENT (the
+ * request was already answered), MCP_ECLOSED or MCP_EINVAL.  Call from the
+ * handler's thread. */
+MCP_EXTERN int mcp_ctx_close_stream(mcp_ctx *ctx, int retry_ms);
 
 /* Server-to-client requests.  Each blocks the handler until the client
  * answers, `timeout_ms` passes (< 0: no timeout), the token fires, or the

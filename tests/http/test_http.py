@@ -79,7 +79,128 @@ def stop_server(srv, name):
 
 
 def sse_messages(text):
-    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+    """The JSON messages of an SSE body (the empty priming event skipped)."""
+    return [json.loads(line[6:]) for line in text.splitlines()
+            if line.startswith("data: ") and line[6:].strip()]
+
+
+def sse_events(text):
+    """Every SSE event of a body as a dict of its fields (id, retry, data, ...)."""
+    events, cur = [], {}
+    for line in text.split("\n"):
+        if line == "":
+            if cur:
+                events.append(cur)
+            cur = {}
+            continue
+        name, _, value = line.partition(":")
+        cur[name] = value[1:] if value.startswith(" ") else value
+    if cur:
+        events.append(cur)
+    return events
+
+
+def open_session(port, version="2025-11-25"):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    _, hd, _ = post(port, init, accept="application/json")
+    sid = hd.get("Mcp-Session-Id")
+    post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    return sid
+
+
+def get_stream(port, sid, last_event_id=None, timeout=10):
+    """GET the session's stream (resuming after `last_event_id`); returns
+    (status, body) once the server ends the response or `timeout` passes."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    h = {"Accept": "text/event-stream", "Mcp-Session-Id": sid}
+    if last_event_id:
+        h["Last-Event-ID"] = last_event_id
+    c.request("GET", "/mcp", headers=h)
+    r = c.getresponse()
+    try:
+        data = r.read().decode()
+    except (socket.timeout, TimeoutError):
+        data = ""
+    c.close()
+    return r.status, data
+
+
+def resumability():
+    """SSE event ids, priming, a handler closing its stream and the client
+    resuming it with Last-Event-ID, a client that disconnects mid-request
+    and resumes, and the errors of GET with a bad Last-Event-ID."""
+    srv, port = start_server()
+    try:
+        sid = open_session(port)
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "test_reconnection", "arguments": {}}}
+        st, hd, body = post(port, call, sid)
+        ev = sse_events(body)
+        check("2025-11-25 POST stream starts with a priming event (id, retry, empty data)",
+              st == 200 and ev and ev[0].get("id", "").endswith("-0") and
+              ev[0].get("data") == "" and "retry" in ev[0], body[:200])
+        check("a handler's mcp_ctx_close_stream ends the response with retry and no answer",
+              any(e.get("retry") == "200" for e in ev) and not sse_messages(body), body[:300])
+        last = [e["id"] for e in ev if "id" in e][-1]
+        st, body = get_stream(port, sid, last)
+        msgs = sse_messages(body)
+        check("GET with Last-Event-ID replays the rest of that stream: the answer",
+              st == 200 and len(msgs) == 1 and msgs[0].get("id") == 7 and
+              "Reconnection test completed" in json.dumps(msgs[0]), f"{st} {body[:300]}")
+        ids = [e["id"] for e in sse_events(body) if "id" in e]
+        st, body = get_stream(port, sid, ids[-1] if ids else last)
+        check("resuming after the last event gets nothing more (finished stream)",
+              st == 200 and not sse_messages(body), body[:200])
+        st, body = get_stream(port, sid, last)
+        check("a finished stream can be replayed again", len(sse_messages(body)) == 1, body[:200])
+
+        # A client that goes away mid-request: not a cancellation; the rest waits.
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        req = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                          "params": {"name": "progress",
+                                     "arguments": {"steps": 6, "interval_ms": 60},
+                                     "_meta": {"progressToken": "p8"}}})
+        sock.sendall((f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      f"Content-Type: application/json\r\n"
+                      f"Accept: application/json, text/event-stream\r\n"
+                      f"Mcp-Session-Id: {sid}\r\nContent-Length: {len(req)}\r\n\r\n"
+                      f"{req}").encode())
+        got = b""
+        while got.count(b"notifications/progress") < 1:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+        sock.close()
+        seen = [l.split(": ", 1)[1] for l in got.decode(errors="replace").split("\r\n")
+                for l in l.split("\n") if l.startswith("id: ")]
+        check("disconnecting client saw event ids before leaving", len(seen) >= 2, got[:300])
+        time.sleep(0.6)  # the handler finishes meanwhile
+        st, body = get_stream(port, sid, seen[-1])
+        msgs = sse_messages(body)
+        progress = [m["params"]["progress"] for m in msgs if m.get("method") == "notifications/progress"]
+        check("after a disconnect, resuming delivers the remaining progress and the answer",
+              st == 200 and msgs and msgs[-1].get("id") == 8 and progress and
+              progress == sorted(progress) and min(progress) > 1 and max(progress) == 6,
+              body[:400])
+
+        st, _ = get_stream(port, sid, "garbage")
+        check("malformed Last-Event-ID is 400", st == 400, st)
+        st, _ = get_stream(port, sid, "999-3")
+        check("Last-Event-ID of no stream of the session is 400", st == 400, st)
+
+        # A 2025-06-18 session: no priming; the handler cannot close its stream.
+        old = open_session(port, "2025-06-18")
+        st, hd, body = post(port, dict(call, id=9), old)
+        ev = sse_events(body)
+        check("2025-06-18: no priming event, the answer comes on the POST stream",
+              ev and ev[0].get("data", "") != "" and "retry" not in ev[0] and
+              [m.get("id") for m in sse_messages(body)] == [9], body[:300])
+        check("every SSE event has an id", all("id" in e for e in ev), body[:300])
+    finally:
+        stop_server(srv, "resumability server exits 0")
 
 
 def main():
@@ -184,6 +305,7 @@ def main():
             time.sleep(0.2)
             print("server stderr (tail):\n" + "\n".join(err_lines[-60:]))
     options_json_and_session_limit()
+    resumability()
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0
 
