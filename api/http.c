@@ -80,8 +80,16 @@ typedef struct stream {
 	int finished;               /* nothing more will be added */
 	int suspended;              /* the attached connection is suspended */
 	struct MHD_Connection *conn; /* the attached connection, or NULL */
+	unsigned gen;               /* attachments so far */
 	http_sess *hs;
 } stream;
+
+/* One SSE response reading a stream: the attachment `gen` of `st`.  A
+ * response whose stream was re-attached since sends nothing more. */
+typedef struct sse_att {
+	stream *st;
+	unsigned gen;
+} sse_att;
 
 struct http_sess {
 	tp_conn tp;                 /* the engine's view; first member */
@@ -105,6 +113,9 @@ struct http_sess {
 	int joined;
 	unsigned stream_no;         /* numbers handed out (under mu) */
 	int rev;                    /* negotiated revision index; -1 unknown */
+	int ephemeral;              /* stateless mode: serves one request */
+	int preset_rev;             /* stateless: served as initialized at this
+				       revision; -1 for an initialize */
 };
 
 typedef struct http_server {
@@ -388,6 +399,11 @@ static int hs_send_routed(tp_conn *c, const tp_out *out, int n,
 	for (int i = 0; i < n; i++) {
 		if (hs->rev < 0 && out[i].is_response)
 			note_revision(hs, out[i].data, out[i].len);
+		if (hs->ephemeral && out[i].is_response) {
+			/* Its one request is answered: the session ends. */
+			hs->in_closed = 1;
+			pthread_cond_broadcast(&hs->cv);
+		}
 		stream *st = out[i].route ? stream_of_route(hs, out[i].route) : NULL;
 		/* Not tied to a request with a stream: the standalone stream
 		 * if the client opened one (attached now or not: it logs for
@@ -532,14 +548,18 @@ static void *hs_main(void *arg)
 {
 	http_sess *hs = arg;
 	/* The engine session takes the transport's reference. */
-	mcp_server_serve_connection(hs->hsrv->srv, &hs->tp);
+	mcp_server_serve_connection_as(hs->hsrv->srv, &hs->tp, hs->preset_rev);
 	pthread_mutex_lock(&hs->hsrv->mu);
 	hs->ended = 1;
 	pthread_mutex_unlock(&hs->hsrv->mu);
 	return NULL;
 }
 
-static http_sess *session_create(http_server *h)
+/* A new session with its reader thread, counted for the caller; NULL when
+ * out of resources or at the session limit.  `preset_rev` >= 0 makes an
+ * ephemeral stateless session already initialized at that revision;
+ * ephemeral with -1 is a stateless one serving an initialize. */
+static http_sess *session_create(http_server *h, int ephemeral, int preset_rev)
 {
 	http_sess *hs = calloc(1, sizeof *hs);
 	if (!hs)
@@ -549,6 +569,8 @@ static http_sess *session_create(http_server *h)
 	hs->hsrv = h;
 	hs->refs = 2; /* the server's map and the engine session */
 	hs->rev = -1;
+	hs->ephemeral = ephemeral;
+	hs->preset_rev = preset_rev;
 	pthread_mutex_init(&hs->mu, NULL);
 	pthread_cond_init(&hs->cv, NULL);
 	mcp_random_hex(hs->id);
@@ -681,36 +703,129 @@ static const char *header(struct MHD_Connection *conn, const char *name)
 	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
+static enum MHD_Result reply_unauthorized(struct MHD_Connection *conn)
+{
+	static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+				   "\"message\":\"Unauthorized\"}}";
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		sizeof body - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+	enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 static int accepts(struct MHD_Connection *conn, const char *type)
 {
 	const char *a = header(conn, "Accept");
 	return a && (strstr(a, type) || strstr(a, "*/*"));
 }
 
-/* DNS rebinding protection: a browser page from another origin must not
- * reach a server bound to loopback. */
-static int origin_allowed(struct MHD_Connection *conn)
+/* Splits "name[:port]" or "[v6][:port]" into its host part (with the
+ * brackets) and port ("" when none).  0, or -1 when malformed. */
+static int split_host(const char *v, char *host, size_t hostsz, const char **port)
 {
-	const char *o = header(conn, "Origin");
-	if (!o)
+	const char *end;
+	if (v[0] == '[') {
+		end = strchr(v, ']');
+		if (!end)
+			return -1;
+		end++;
+	} else {
+		end = strchr(v, ':');
+		if (!end)
+			end = v + strlen(v);
+	}
+	size_t n = (size_t)(end - v);
+	if (n == 0 || n >= hostsz || (*end && *end != ':'))
+		return -1;
+	memcpy(host, v, n);
+	host[n] = 0;
+	*port = *end ? end + 1 : "";
+	return 0;
+}
+
+static int loopback_name(const char *host)
+{
+	return strcasecmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 ||
+	       strcmp(host, "[::1]") == 0;
+}
+
+/* DNS rebinding protection, part one: the Host a browser sent must be one
+ * this server answers to. */
+static int host_allowed(const mcp_server *srv, struct MHD_Connection *conn)
+{
+	const char *v = header(conn, "Host");
+	if (!v)
+		return 1; /* HTTP/1.0; browsers always send Host */
+	char host[256];
+	const char *port;
+	if (split_host(v, host, sizeof host, &port) != 0)
+		return 0;
+	if (loopback_name(host))
 		return 1;
-	static const char *const ok[] = { "http://localhost", "http://127.0.0.1",
-					  "http://[::1]", "https://localhost",
-					  "https://127.0.0.1", "https://[::1]" };
-	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-		size_t n = strlen(ok[i]);
-		if (strncmp(o, ok[i], n) == 0 && (o[n] == 0 || o[n] == ':'))
+	for (size_t i = 0; i < srv->n_http_hosts; i++) {
+		const char *a = srv->http_hosts[i];
+		char ahost[256];
+		const char *aport;
+		if (strcmp(a, "*") == 0)
+			return 1;
+		if (split_host(a, ahost, sizeof ahost, &aport) == 0 &&
+		    strcasecmp(ahost, host) == 0 && (!*aport || strcmp(aport, port) == 0))
 			return 1;
 	}
 	return 0;
 }
 
+/* DNS rebinding protection, part two: a browser page from another origin
+ * must not reach the server. */
+static int origin_allowed(const mcp_server *srv, struct MHD_Connection *conn)
+{
+	const char *o = header(conn, "Origin");
+	if (!o)
+		return 1;
+	for (size_t i = 0; i < srv->n_http_origins; i++)
+		if (strcmp(srv->http_origins[i], "*") == 0 ||
+		    strcasecmp(srv->http_origins[i], o) == 0)
+			return 1;
+	const char *rest = strncasecmp(o, "http://", 7) == 0	 ? o + 7
+			   : strncasecmp(o, "https://", 8) == 0 ? o + 8
+								: NULL;
+	char host[256];
+	const char *port;
+	return rest && !strchr(rest, '/') && split_host(rest, host, sizeof host, &port) == 0 &&
+	       loopback_name(host);
+}
+
+/* The attachment `gen` of `st` ended: the stream is free for the next
+ * GET at once, before MHD gets round to freeing the response.  Under
+ * hs->mu. */
+static void att_end_locked(stream *st, unsigned gen)
+{
+	if (st->gen != gen || !st->conn)
+		return;
+	st->conn = NULL;
+	st->suspended = 0;
+	st->hangup = 0;
+	st->hang_len = st->hang_off = 0;
+	st->cur_off = 0; /* a half-sent event is sent whole next time */
+	st->hs->last_active_ns = eng_now_ns();
+}
+
 static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	stream *st = cls;
+	sse_att *att = cls;
+	stream *st = att->st;
 	http_sess *hs = st->hs;
 	(void)pos;
 	pthread_mutex_lock(&hs->mu);
+	if (st->gen != att->gen) {
+		pthread_mutex_unlock(&hs->mu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
 	/* After a hang-up, only what was logged before it. */
 	if (st->cur && (!st->hangup || (int64_t)st->cur->seq <= st->hang_upto)) {
 		sse_ev *e = st->cur;
@@ -738,6 +853,7 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 		return (ssize_t)n;
 	}
 	if (st->hangup || st->finished) {
+		att_end_locked(st, att->gen);
 		pthread_mutex_unlock(&hs->mu);
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	}
@@ -750,35 +866,44 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 
 static void sse_free(void *cls)
 {
-	stream *st = cls;
+	sse_att *att = cls;
+	stream *st = att->st;
 	http_sess *hs = st->hs;
 	/* The response ended: the stream ran out, a handler hung up, or the
 	 * client went away.  None of these cancels anything (2025-11-25); the
 	 * stream stays in the session, logging, for a GET with Last-Event-ID. */
 	pthread_mutex_lock(&hs->mu);
-	st->conn = NULL;
-	st->suspended = 0;
-	st->hangup = 0;
-	st->hang_len = st->hang_off = 0;
-	if (st->cur_off) {
-		/* A half-sent event is sent whole on the next attach. */
-		st->cur_off = 0;
-	}
-	hs->last_active_ns = eng_now_ns();
+	att_end_locked(st, att->gen);
 	stream_unref_locked(st);
 	retain_trim(hs);
 	pthread_mutex_unlock(&hs->mu);
+	free(att);
 	hs_unref(hs);
 }
 
-/* Queues the SSE response reading `st` (whose conn the caller set under
- * hs->mu, with a stream reference and a session reference for it). */
+/* Queues the SSE response reading `st`.  The caller attached it under
+ * hs->mu (conn set, gen bumped, a stream reference and a session
+ * reference taken for the response), which sse_free gives back. */
 static enum MHD_Result start_sse(struct MHD_Connection *conn, stream *st, const char *sid)
 {
-	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
-								   sse_reader, st, sse_free);
+	http_sess *hs = st->hs;
+	sse_att *att = malloc(sizeof *att);
+	struct MHD_Response *r = NULL;
+	if (att) {
+		pthread_mutex_lock(&hs->mu);
+		*att = (sse_att){ st, st->gen };
+		pthread_mutex_unlock(&hs->mu);
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_reader, att,
+						      sse_free);
+	}
 	if (!r) {
-		sse_free(st);
+		pthread_mutex_lock(&hs->mu);
+		st->conn = NULL;
+		st->suspended = 0;
+		stream_unref_locked(st);
+		pthread_mutex_unlock(&hs->mu);
+		free(att);
+		hs_unref(hs);
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
@@ -896,8 +1021,25 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 	json_object_put(m);
 
 	http_sess *hs;
-	if (is_init) {
-		hs = session_create(h);
+	if (h->srv->http_stateless) {
+		/* Every request on its own; nothing else has anywhere to go. */
+		if (!is_request)
+			return reply(conn, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+		const char *pv = header(conn, "MCP-Protocol-Version");
+		int rev = mcp_revision_index(pv ? pv : "2025-03-26");
+		if (rev < 0)
+			return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+					       "Bad Request: unsupported MCP-Protocol-Version");
+		hs = session_create(h, 1, is_init ? -1 : rev);
+		if (!hs) {
+			sessions_reap(h, 0); /* finished ones may still hold places */
+			hs = session_create(h, 1, is_init ? -1 : rev);
+		}
+		if (!hs)
+			return reply_rpc_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					       MCP_JSONRPC_SERVER_BUSY, "Too many requests at once");
+	} else if (is_init) {
+		hs = session_create(h, 0, -1);
 		if (!hs)
 			return reply_rpc_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 					       MCP_JSONRPC_SERVER_BUSY, "Too many sessions");
@@ -942,6 +1084,7 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 	st->next = hs->streams;
 	hs->streams = st;
 	st->conn = conn;
+	st->gen++;
 	pthread_mutex_unlock(&hs->mu);
 
 	/* The stream exists before the engine sees the request, so no line of
@@ -1047,6 +1190,7 @@ static enum MHD_Result handle_get(http_server *h, struct MHD_Connection *conn)
 		hs->standalone = st;
 	}
 	st->conn = conn;
+	st->gen++;
 	hs->last_active_ns = eng_now_ns();
 	pthread_mutex_unlock(&hs->mu);
 	return start_sse(conn, st, NULL); /* keeps the session reference */
@@ -1104,8 +1248,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (strcmp(url, h->srv->http_path ? h->srv->http_path : "/mcp") != 0)
 		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", "not found\n", NULL);
-	if (!origin_allowed(conn))
+	if (!host_allowed(h->srv, conn))
+		return reply(conn, MHD_HTTP_FORBIDDEN, "text/plain", "forbidden host\n", NULL);
+	if (!origin_allowed(h->srv, conn))
 		return reply(conn, MHD_HTTP_FORBIDDEN, "text/plain", "forbidden origin\n", NULL);
+	if (h->srv->http_auth) {
+		int verdict = h->srv->http_auth(header(conn, "Authorization"),
+						header(conn, "Mcp-Session-Id"),
+						h->srv->http_auth_user);
+		if (verdict == 403)
+			return reply_rpc_error(conn, MHD_HTTP_FORBIDDEN, MCP_JSONRPC_INVALID_REQUEST,
+					       "Forbidden");
+		if (verdict != 0)
+			return reply_unauthorized(conn);
+	}
+	if (h->srv->http_stateless && strcmp(method, "POST") != 0)
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, NULL, NULL);
 	if (strcmp(method, "POST") == 0)
 		return handle_post(h, conn, rq);
 	if (strcmp(method, "GET") == 0)
@@ -1140,7 +1298,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
-static int parse_address(const char *address, struct sockaddr_in *sa)
+/* "HOST:PORT" with HOST an IPv4 address, "localhost", or "[IPv6]". */
+static int parse_address(const char *address, struct sockaddr_storage *ss, int *v6)
 {
 	char host[256];
 	const char *colon = strrchr(address, ':');
@@ -1149,12 +1308,24 @@ static int parse_address(const char *address, struct sockaddr_in *sa)
 	memcpy(host, address, (size_t)(colon - address));
 	host[colon - address] = 0;
 	char *end;
+	errno = 0;
 	long port = strtol(colon + 1, &end, 10);
-	if (*end || port < 0 || port > 65535)
+	if (end == colon + 1 || *end || errno || port < 0 || port > 65535)
 		return -1;
-	memset(sa, 0, sizeof *sa);
+	memset(ss, 0, sizeof *ss);
+	size_t n = strlen(host);
+	if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
+		struct sockaddr_in6 *sa = (struct sockaddr_in6 *)ss;
+		host[n - 1] = 0;
+		sa->sin6_family = AF_INET6;
+		sa->sin6_port = htons((uint16_t)port);
+		*v6 = 1;
+		return inet_pton(AF_INET6, host + 1, &sa->sin6_addr) == 1 ? 0 : -1;
+	}
+	struct sockaddr_in *sa = (struct sockaddr_in *)ss;
 	sa->sin_family = AF_INET;
 	sa->sin_port = htons((uint16_t)port);
+	*v6 = 0;
 	if (strcmp(host, "localhost") == 0)
 		strcpy(host, "127.0.0.1");
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
@@ -1164,8 +1335,9 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 {
 	if (!srv || !address)
 		return MCP_EINVAL;
-	struct sockaddr_in sa;
-	if (parse_address(address, &sa) != 0)
+	struct sockaddr_storage sa;
+	int v6 = 0;
+	if (parse_address(address, &sa, &v6) != 0)
 		return MCP_EINVAL;
 	int rc = mcp_server_begin(srv);
 	if (rc != MCP_OK)
@@ -1175,7 +1347,9 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 	/* No MHD_USE_ERROR_LOG: a library does not write to the application's
 	 * stderr; a client that hangs up mid-stream is not an error here. */
 	h.daemon = MHD_start_daemon(
-		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0,
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+			(v6 ? MHD_USE_IPv6 : 0),
+		0,
 		NULL, NULL, on_request, &h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2, MHD_OPTION_NOTIFY_COMPLETED,
 		on_completed, &h, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,

@@ -92,6 +92,13 @@ struct mcp_server {
 	int page_size;
 	char *http_path;             /* NULL: "/mcp" */
 	int http_json_only;
+	int http_stateless;
+	char **http_hosts;           /* extra allowed Host names */
+	size_t n_http_hosts;
+	char **http_origins;         /* extra allowed Origins */
+	size_t n_http_origins;
+	mcp_http_auth_fn http_auth;
+	void *http_auth_user;
 	int max_sessions;
 	int64_t session_idle_ms;
 	int64_t task_ttl_default, task_ttl_max;
@@ -169,6 +176,9 @@ int mcp_server_run_tp(mcp_server *srv, tp_conn *tp);
  * completes (tp taken), end (stops the pool). */
 int mcp_server_begin(mcp_server *srv);
 int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp);
+/* The same with the session already initialized at revision index
+ * `preset_rev` and no client capabilities (stateless HTTP); -1 as above. */
+int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev);
 void mcp_server_end(mcp_server *srv);
 
 /* Registries (registry.c): add takes the entry (freed on error); add and

@@ -75,6 +75,12 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	free(srv->version);
 	free(srv->instructions);
 	free(srv->http_path);
+	for (size_t i = 0; i < srv->n_http_hosts; i++)
+		free(srv->http_hosts[i]);
+	free(srv->http_hosts);
+	for (size_t i = 0; i < srv->n_http_origins; i++)
+		free(srv->http_origins[i]);
+	free(srv->http_origins);
 	free(srv);
 }
 
@@ -129,6 +135,60 @@ MCP_EXTERN int mcp_server_set_http_json(mcp_server *srv, int json_only)
 	return MCP_OK;
 }
 
+MCP_EXTERN int mcp_server_set_http_stateless(mcp_server *srv, int stateless)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	srv->http_stateless = stateless != 0;
+	return MCP_OK;
+}
+
+/* Appends a copy of `s` to a string list. */
+static int list_add(char ***list, size_t *n, const char *s)
+{
+	char *copy = strdup(s);
+	char **grown = copy ? realloc(*list, (*n + 1) * sizeof **list) : NULL;
+	if (!grown) {
+		free(copy);
+		return MCP_ENOMEM;
+	}
+	grown[(*n)++] = copy;
+	*list = grown;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_add_http_allowed_host(mcp_server *srv, const char *host)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	if (!host || !*host || strpbrk(host, " \t\r\n/"))
+		return MCP_EINVAL;
+	return list_add(&srv->http_hosts, &srv->n_http_hosts, host);
+}
+
+MCP_EXTERN int mcp_server_add_http_allowed_origin(mcp_server *srv, const char *origin)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	if (!origin || !*origin || strpbrk(origin, " \t\r\n") ||
+	    (strcmp(origin, "*") != 0 && !strstr(origin, "://")))
+		return MCP_EINVAL;
+	return list_add(&srv->http_origins, &srv->n_http_origins, origin);
+}
+
+MCP_EXTERN int mcp_server_set_http_auth(mcp_server *srv, mcp_http_auth_fn fn, void *user)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	srv->http_auth = fn;
+	srv->http_auth_user = user;
+	return MCP_OK;
+}
+
 MCP_EXTERN int mcp_server_set_http_path(mcp_server *srv, const char *path)
 {
 	int rc = settable(srv);
@@ -168,7 +228,24 @@ MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user
 
 int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp)
 {
+	return mcp_server_serve_connection_as(srv, tp, -1);
+}
+
+int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
+{
 	mcp_sess *ms = mcp_sess_new(srv);
+	if (ms && preset_rev >= 0) {
+		/* Stateless HTTP: no initialize will come; the request is
+		 * served as from a client with no capabilities. */
+		ms->client_caps = json_object_new_object();
+		if (!ms->client_caps) {
+			free(ms);
+			ms = NULL;
+		} else {
+			ms->rev = preset_rev;
+			atomic_store(&ms->state, MCP_SESS_READY);
+		}
+	}
 	if (!ms) {
 		tp->ops->free(tp);
 		return MCP_ENOMEM;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <mcp/mcp.h>
@@ -222,7 +223,21 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: mcp-everything [--stdio | --http HOST:PORT] [--workers N] [--grace-ms N]\n"
 		"                      [--trace] [--stats] [--max-message BYTES]\n"
-		"                      [--json] [--max-sessions N]\n");
+		"                      [--json] [--max-sessions N] [--stateless]\n"
+		"                      [--allow-host NAME]... [--allow-origin ORIGIN]...\n"
+		"                      [--bearer TOKEN]\n");
+}
+
+/* --bearer: the authorization hook of a deployment with one static token
+ * (a real one would verify a signed token or ask an introspection
+ * endpoint). */
+static int check_bearer(const char *authorization, const char *session_id, void *user)
+{
+	const char *token = user;
+	(void)session_id;
+	if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
+		return 401;
+	return strcmp(authorization + 7, token) == 0 ? 0 : 403;
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
@@ -241,8 +256,11 @@ int main(int argc, char **argv)
 	long workers = 4, grace = 1500, max_message = 16L << 20;
 	int want_trace = 0, want_stats = 0;
 	const char *http = NULL;
-	int json_only = 0;
+	int json_only = 0, stateless = 0;
 	long max_sessions = 1000;
+	const char *bearer = NULL;
+	const char *allow_host[16], *allow_origin[16];
+	int n_hosts = 0, n_origins = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -252,6 +270,14 @@ int main(int argc, char **argv)
 			http = argv[++i];
 		} else if (strcmp(a, "--json") == 0) {
 			json_only = 1;
+		} else if (strcmp(a, "--stateless") == 0) {
+			stateless = 1;
+		} else if (strcmp(a, "--bearer") == 0 && i + 1 < argc) {
+			bearer = argv[++i];
+		} else if (strcmp(a, "--allow-host") == 0 && i + 1 < argc && n_hosts < 16) {
+			allow_host[n_hosts++] = argv[++i];
+		} else if (strcmp(a, "--allow-origin") == 0 && i + 1 < argc && n_origins < 16) {
+			allow_origin[n_origins++] = argv[++i];
 		} else if (strcmp(a, "--max-sessions") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1, 1000000, &max_sessions))
 				goto bad;
@@ -287,6 +313,19 @@ int main(int argc, char **argv)
 	mcp_server_set_max_message(srv, (size_t)max_message);
 	mcp_server_set_http_json(srv, json_only);
 	mcp_server_set_max_sessions(srv, (int)max_sessions);
+	mcp_server_set_http_stateless(srv, stateless);
+	if (bearer)
+		mcp_server_set_http_auth(srv, check_bearer, (void *)bearer);
+	for (int i = 0; i < n_hosts; i++)
+		if (mcp_server_add_http_allowed_host(srv, allow_host[i]) != MCP_OK) {
+			fprintf(stderr, "mcp-everything: bad --allow-host %s\n", allow_host[i]);
+			return 2;
+		}
+	for (int i = 0; i < n_origins; i++)
+		if (mcp_server_add_http_allowed_origin(srv, allow_origin[i]) != MCP_OK) {
+			fprintf(stderr, "mcp-everything: bad --allow-origin %s\n", allow_origin[i]);
+			return 2;
+		}
 	mcp_server_set_instructions(srv, "The libmcp fixture server: echo, sleep, spin, "
 					 "roots and progress tools for tests and benchmarks.");
 	if (want_trace)

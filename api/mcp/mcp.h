@@ -248,8 +248,41 @@ MCP_EXTERN int mcp_server_set_http_path(mcp_server *srv, const char *path);
  * accepts SSE (progress and other messages tied to the request are then
  * not delivered).  Default 0: SSE when accepted. */
 MCP_EXTERN int mcp_server_set_http_json(mcp_server *srv, int json_only);
+/* Non-zero: stateless mode, for several processes behind a load balancer.
+ * No sessions: no Mcp-Session-Id is issued or required, each POSTed request
+ * is served on its own (as if initialized, with the revision of its
+ * MCP-Protocol-Version header, default 2025-03-26, and no client
+ * capabilities), GET and DELETE answer 405.  So handlers cannot call the
+ * client (MCP_ENOTSUP), notifications and cancellation from the client
+ * are accepted and ignored, there are no subscriptions, GET stream or
+ * tasks.  Default 0. */
+MCP_EXTERN int mcp_server_set_http_stateless(mcp_server *srv, int stateless);
+/* DNS rebinding protection.  A request whose Host header names a host not
+ * allowed gets 403, and so does one whose Origin header (when present) is
+ * not allowed.  Always allowed: localhost, 127.0.0.1 and [::1], any port,
+ * for Host; the same names over http and https, any port, for Origin.
+ * Add the names clients use to reach a server on another address with
+ * mcp_server_add_http_allowed_host() ("example.com" or "example.com:8080";
+ * without a port any port matches; "*" turns the Host check off), and the
+ * web origins allowed to call it with mcp_server_add_http_allowed_origin()
+ * ("https://app.example.com", exact match; "*" turns the Origin check off).
+ * Strings copied.  MCP_OK, MCP_EINVAL, MCP_ENOMEM or MCP_ESTATE. */
+MCP_EXTERN int mcp_server_add_http_allowed_host(mcp_server *srv, const char *host);
+MCP_EXTERN int mcp_server_add_http_allowed_origin(mcp_server *srv, const char *origin);
+/* An authorization hook for deployments that check bearer tokens.  Called
+ * on an HTTP thread for every request to the endpoint, after the Host and
+ * Origin checks and before anything else, with the Authorization header's
+ * value (NULL when absent), the Mcp-Session-Id header's (NULL when absent;
+ * bind tokens to sessions with it) and `user`; all borrowed for the call.
+ * Return 0 to let the request through, 403 to refuse it with 403
+ * Forbidden, anything else to refuse it with 401 Unauthorized and a
+ * "WWW-Authenticate: Bearer" header.  Must be thread-safe and must not
+ * block long.  NULL `fn` removes the hook. */
+typedef int (*mcp_http_auth_fn)(const char *authorization, const char *session_id,
+				void *user);
+MCP_EXTERN int mcp_server_set_http_auth(mcp_server *srv, mcp_http_auth_fn fn, void *user);
 /* Sessions open at once (1..1000000; default 1000); initialize beyond it
- * gets HTTP 503. */
+ * gets HTTP 503.  In stateless mode, requests served at once. */
 MCP_EXTERN int mcp_server_set_max_sessions(mcp_server *srv, int n);
 /* Idle time after which a session with no open stream ends, in ms
  * (1000..2^31; default 30 minutes). */

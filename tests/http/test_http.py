@@ -38,8 +38,9 @@ def free_port():
     return port
 
 
-def post(port, body, session=None, accept="application/json, text/event-stream", headers=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def post(port, body, session=None, accept="application/json, text/event-stream", headers=None,
+         host="127.0.0.1"):
+    c = http.client.HTTPConnection(host, port, timeout=30)
     h = {"Content-Type": "application/json", "Accept": accept}
     if session:
         h["Mcp-Session-Id"] = session
@@ -51,15 +52,16 @@ def post(port, body, session=None, accept="application/json, text/event-stream",
     return r.status, dict(r.getheaders()), data
 
 
-def start_server(*args, stderr=subprocess.DEVNULL):
+def start_server(*args, stderr=subprocess.DEVNULL, host="127.0.0.1"):
     """mcp-everything --http on a free port with `args`; returns (proc,
     port) once it accepts connections."""
     port = free_port()
-    srv = subprocess.Popen([BIN, "--http", f"127.0.0.1:{port}", *args],
+    addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    srv = subprocess.Popen([BIN, "--http", addr, *args],
                            stdout=subprocess.DEVNULL, stderr=stderr)
     for _ in range(100):
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            socket.create_connection((host, port), timeout=0.1).close()
             break
         except OSError:
             time.sleep(0.05)
@@ -306,6 +308,9 @@ def main():
             print("server stderr (tail):\n" + "\n".join(err_lines[-60:]))
     options_json_and_session_limit()
     resumability()
+    access_control()
+    stateless()
+    ipv6()
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0
 
@@ -327,6 +332,127 @@ def options_json_and_session_limit():
               (st2, st3))
     finally:
         stop_server(srv, "option server exits 0")
+
+
+def access_control():
+    """Host and Origin allow-lists (DNS rebinding) and the bearer-token hook."""
+    srv, port = start_server("--allow-host", "mcp.example", "--allow-host", "api.example:8443",
+                             "--allow-origin", "https://app.example", "--bearer", "s3cret")
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}}}
+    auth = {"Authorization": "Bearer s3cret"}
+    try:
+        st, hd, body = post(port, init)
+        check("no Authorization: 401 with WWW-Authenticate: Bearer",
+              st == 401 and hd.get("WWW-Authenticate") == "Bearer", f"{st} {hd}")
+        st, _, _ = post(port, init, headers={"Authorization": "Bearer wrong"})
+        check("a token the hook refuses: 403", st == 403, st)
+        st, hd, _ = post(port, init, headers=auth, accept="application/json")
+        sid = hd.get("Mcp-Session-Id")
+        check("the right token: initialize answered", st == 200 and sid, st)
+        for host, want in (("evil.example", 403), (f"evil.example:{port}", 403),
+                           ("mcp.example", 200), (f"mcp.example:{port}", 200),
+                           ("api.example:8443", 200), ("api.example:9999", 403),
+                           (f"localhost:{port}", 200), (f"[::1]:{port}", 200)):
+            st, _, _ = post(port, ping, sid, headers=dict(auth, Host=host),
+                            accept="application/json")
+            check(f"Host {host}: {want}", st == want, st)
+        for origin, want in (("https://app.example", 200), ("https://app.example.evil", 403),
+                             (f"http://localhost:{port}", 200), ("null", 403),
+                             ("http://127.0.0.1.evil.example", 403)):
+            st, _, _ = post(port, ping, sid, headers=dict(auth, Origin=origin),
+                            accept="application/json")
+            check(f"Origin {origin}: {want}", st == want, st)
+    finally:
+        stop_server(srv, "access-control server exits 0")
+
+
+def stateless():
+    """--stateless: no sessions; each request served alone; GET/DELETE 405."""
+    srv, port = start_server("--stateless", "--trace", stderr=subprocess.PIPE)
+    err_lines = []
+    threading.Thread(target=lambda: err_lines.extend(l.decode().rstrip() for l in srv.stderr),
+                     daemon=True).start()
+    try:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}}}
+        st, hd, body = post(port, init, accept="application/json")
+        check("stateless: initialize answered without Mcp-Session-Id",
+              st == 200 and "Mcp-Session-Id" not in hd and
+              json.loads(body)["result"]["protocolVersion"] == "2025-11-25", f"{st} {hd}")
+        st, _, _ = post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        check("stateless: a notification gets 202", st == 202, st)
+        v = {"MCP-Protocol-Version": "2025-11-25"}
+        st, hd, body = post(port, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                   "params": {"name": "echo", "arguments": {"text": "s"}}},
+                            headers=v, accept="application/json")
+        check("stateless: tools/call without a session, JSON",
+              st == 200 and json.loads(body)["result"]["content"][0]["text"] == "s", body)
+        st, hd, body = post(port, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                   "params": {"name": "progress",
+                                              "arguments": {"steps": 2, "interval_ms": 5},
+                                              "_meta": {"progressToken": 1}}}, headers=v)
+        msgs = sse_messages(body)
+        check("stateless: SSE with progress then the answer",
+              [m.get("method") for m in msgs[:2]] == ["notifications/progress"] * 2 and
+              msgs[-1].get("id") == 3, body[:300])
+        st, _, body = post(port, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                                  "params": {"name": "roots", "arguments": {}}},
+                           headers=v, accept="application/json")
+        check("stateless: a handler cannot call the client (no capabilities)",
+              st == 200 and ("error" in json.loads(body) or
+                             json.loads(body)["result"].get("isError")), body)
+        st, _, _ = post(port, {"jsonrpc": "2.0", "id": 5, "method": "ping"},
+                        headers={"MCP-Protocol-Version": "1999-01-01"})
+        check("stateless: unsupported MCP-Protocol-Version is 400", st == 400, st)
+        results = []
+
+        def one(i):
+            results.append(post(port, {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                                       "params": {"name": "echo", "arguments": {"text": str(i)}}},
+                                headers=v, accept="application/json"))
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(100, 140)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        check("stateless: 40 concurrent requests, each answered with its own id",
+              sorted(json.loads(b)["id"] for _, _, b in results) == list(range(100, 140)),
+              [r[0] for r in results][:5])
+        for method in ("GET", "DELETE"):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request(method, "/mcp", headers={"Accept": "text/event-stream"})
+            r = c.getresponse()
+            r.read()
+            c.close()
+            check(f"stateless: {method} is 405", r.status == 405, r.status)
+    finally:
+        stop_server(srv, "stateless server exits 0")
+    started = [l for l in err_lines if l.startswith("started ")]
+    completed = [l for l in err_lines if l.endswith(" completed")]
+    check("stateless: every handler ran to completion", len(started) == len(completed) >= 43,
+          (len(started), len(completed)))
+
+
+def ipv6():
+    """--http [::1]:PORT binds IPv6 loopback."""
+    try:
+        socket.create_connection(("::1", 9), timeout=0.2)
+    except ConnectionRefusedError:
+        pass
+    except OSError:
+        print("ok - # SKIP no IPv6 loopback")
+        return
+    srv, port = start_server(host="::1")
+    try:
+        st, hd, body = post(port, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                   "params": {"protocolVersion": "2025-11-25",
+                                              "capabilities": {}}},
+                            accept="application/json", host="::1")
+        check("IPv6: initialize over [::1]", st == 200 and hd.get("Mcp-Session-Id"), st)
+    finally:
+        stop_server(srv, "IPv6 server exits 0")
 
 
 if __name__ == "__main__":
