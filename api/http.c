@@ -35,7 +35,6 @@
 
 #include "api/internal.h"
 
-#define MAX_BODY (4u << 20)        /* default POST body limit */
 #define REPLAY_KEEP (256u << 10)   /* delivered SSE bytes kept per stream */
 #define BACKLOG_MAX (4u << 20)     /* SSE bytes kept per stream in all */
 #define RETAIN_DONE 16             /* finished SSE streams kept per session */
@@ -135,6 +134,7 @@ typedef struct http_req {
 	stream *st;                 /* set while a JSON answer is awaited */
 	http_sess *hs;
 	int new_session;
+	int batch;                  /* a 2025-03-26 batch awaits its answer */
 } http_req;
 
 /* ---- sessions --------------------------------------------------------- */
@@ -961,6 +961,73 @@ static http_sess *session_of_request(http_server *h, struct MHD_Connection *conn
 	return hs;
 }
 
+/* Suspends a POST until its JSON answer is in `st` (rq->st), or answers
+ * at once when it already is. */
+static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, http_req *rq);
+static enum MHD_Result await_json(http_server *h, struct MHD_Connection *conn, http_req *rq,
+				  stream *st)
+{
+	http_sess *hs = rq->hs;
+	pthread_mutex_lock(&hs->mu);
+	rq->st = st;
+	int ready = st->finished;
+	if (!ready) {
+		st->suspended = 1;
+		MHD_suspend_connection(conn);
+	}
+	pthread_mutex_unlock(&hs->mu);
+	return ready ? handle_post(h, conn, rq) : MHD_YES;
+}
+
+/* A JSON array: a JSON-RPC batch, allowed in 2025-03-26 sessions only.  It
+ * is answered with one JSON array (never SSE: progress and requests of its
+ * elements go to the session's GET stream), or 202 when none of its
+ * elements is answered. */
+static enum MHD_Result post_batch(http_server *h, struct MHD_Connection *conn, http_req *rq,
+				  size_t n)
+{
+	if (n == 0)
+		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+				       "Invalid Request: empty batch");
+	if (h->srv->http_stateless)
+		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
+				       "Invalid Request: batches need a 2025-03-26 session");
+	enum MHD_Result rc;
+	http_sess *hs = session_of_request(h, conn, &rc);
+	if (!hs)
+		return rc;
+	char key[ENG_BATCH_ROUTE_LEN];
+	eng_batch_route(rq->body, rq->len, key);
+	pthread_mutex_lock(&hs->mu);
+	const char *problem = NULL;
+	unsigned status = MHD_HTTP_BAD_REQUEST;
+	int code = MCP_JSONRPC_INVALID_REQUEST;
+	stream *st = NULL;
+	if (hs->rev != mcp_revision_index("2025-03-26"))
+		problem = "Invalid Request: batches are not supported in this protocol version";
+	else if (stream_of_route(hs, key))
+		problem = "Invalid Request: the same batch is already in flight";
+	else if (hs->out_closed || !(st = stream_new(hs, key, 0))) {
+		problem = "Session ended";
+		status = MHD_HTTP_NOT_FOUND;
+		code = MCP_JSONRPC_CONNECTION_CLOSED;
+	}
+	if (problem) {
+		pthread_mutex_unlock(&hs->mu);
+		hs_unref(hs);
+		return reply_rpc_error(conn, status, code, problem);
+	}
+	st->next = hs->streams;
+	hs->streams = st;
+	st->conn = conn;
+	st->gen++;
+	pthread_mutex_unlock(&hs->mu);
+	rq->hs = hs; /* released in request_completed */
+	rq->batch = 1;
+	hs_push(hs, rq->body, rq->len);
+	return await_json(h, conn, rq, st);
+}
+
 static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, http_req *rq)
 {
 	if (rq->st) {
@@ -977,8 +1044,12 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 			size_t n = strlen(body);
 			while (n && body[n - 1] == '\n')
 				body[--n] = 0;
-			rc = reply(conn, MHD_HTTP_OK, "application/json", body,
-				   rq->new_session ? hs->id : NULL);
+			if (rq->batch && strcmp(body, "[]") == 0)
+				/* A batch with nothing to answer. */
+				rc = reply(conn, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+			else
+				rc = reply(conn, MHD_HTTP_OK, "application/json", body,
+					   rq->new_session ? hs->id : NULL);
 		} else {
 			rc = reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_CONNECTION_CLOSED,
 					     "Session ended before the request was answered");
@@ -995,9 +1066,15 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 				       MCP_JSONRPC_INVALID_REQUEST,
 				       "Content-Type must be application/json");
 	json_object *m = rq->body ? json_tokener_parse(rq->body) : NULL;
-	if (!m || !tp_utf8_valid((const unsigned char *)rq->body, rq->len))
+	if (!m || strlen(rq->body) != rq->len ||
+	    !tp_utf8_valid((const unsigned char *)rq->body, rq->len))
 		return json_object_put(m), reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST,
 							   MCP_JSONRPC_PARSE_ERROR, "Parse error");
+	if (json_object_is_type(m, json_type_array)) {
+		size_t n = json_object_array_length(m);
+		json_object_put(m);
+		return post_batch(h, conn, rq, n);
+	}
 	if (!json_object_is_type(m, json_type_object)) {
 		json_object_put(m);
 		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
@@ -1095,15 +1172,7 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 		return start_sse(conn, st, rq->new_session ? hs->id : NULL);
 	}
 	/* JSON: wait (suspended) for the answer, then MHD calls us again. */
-	pthread_mutex_lock(&hs->mu);
-	rq->st = st;
-	int ready = st->finished;
-	if (!ready) {
-		st->suspended = 1;
-		MHD_suspend_connection(conn);
-	}
-	pthread_mutex_unlock(&hs->mu);
-	return ready ? handle_post(h, conn, rq) : MHD_YES;
+	return await_json(h, conn, rq, st);
 }
 
 /* Parses a Last-Event-ID of ours, "S-N". */
@@ -1225,9 +1294,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	/* A response may only be queued once the body is in: bodies are
 	 * gathered first, every check runs on the final call. */
-	if (strcmp(method, "POST") == 0 && *upload_size) {
+	if (*upload_size) {
 		{
-			if (rq->len + *upload_size > MAX_BODY) {
+			if (strcmp(method, "POST") != 0) {
+				/* Another method's body: read and dropped, so the
+				 * answer (405) can go out. */
+			} else if (rq->len + *upload_size > h->srv->max_message) {
 				rq->too_big = 1;
 			} else {
 				if (rq->len + *upload_size + 1 > rq->cap) {

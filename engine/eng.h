@@ -346,6 +346,11 @@ void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data);
 /* Sends a notification not tied to a request (taken).  Never blocks. */
 int eng_session_notify(eng_session *s, json_object *msg);
+/* The route of a batch's answer on a routing transport: "batch:" and a
+ * hash of the exact line that carried the batch.  The answer is the JSON
+ * array of the elements' answers, "[]" when none is due. */
+#define ENG_BATCH_ROUTE_LEN 24
+void eng_batch_route(const char *line, size_t len, char out[ENG_BATCH_ROUTE_LEN]);
 /* Asks the transport to end the stream carrying request r's messages for
  * now (tp_ops.close_route).  MCP_OK, MCP_ENOTSUP (the transport cannot),
  * MCP_ENOENT (r has no live stream) or MCP_ECLOSED. */

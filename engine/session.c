@@ -8,6 +8,7 @@
  * writer's queue.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,7 +76,20 @@ struct eng_batch {
 	json_object *answers;   /* array, under mu */
 	int outstanding;        /* under mu */
 	eng_session *sess;
+	char *route;            /* for routing transports: eng_batch_route() */
 };
+
+void eng_batch_route(const char *line, size_t len, char out[ENG_BATCH_ROUTE_LEN])
+{
+	/* FNV-1a over the exact bytes: the transport that pushed the line
+	 * computes the same key for the request that carried it. */
+	uint64_t h = UINT64_C(14695981039346656037);
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)line[i];
+		h *= UINT64_C(1099511628211);
+	}
+	snprintf(out, ENG_BATCH_ROUTE_LEN, "batch:%016llx", (unsigned long long)h);
+}
 
 static eng_batch *batch_new(eng_session *s)
 {
@@ -114,14 +128,18 @@ static void batch_release(eng_batch *b, json_object *answer)
 		return;
 	eng_session *s = b->sess;
 	size_t n = json_object_array_length(b->answers);
-	if (n > 0) {
+	if (n > 0 || b->route) {
+		/* A routing transport waits for the batch's answer, so it gets
+		 * one even when nothing is to be answered: "[]". */
 		size_t len;
 		char *line = eng_json_dup(b->answers, &len);
-		if (line && eng_writer_push(&s->writer, line, len, NULL, 0) == MCP_OK)
+		if (line && eng_writer_push_routed(&s->writer, line, len, NULL, b->route,
+						   b->route != NULL) == MCP_OK)
 			atomic_fetch_add(&s->stats->responses_written, n);
 		else
 			atomic_fetch_add(&s->stats->responses_dropped, n);
 	}
+	free(b->route);
 	json_object_put(b->answers);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
@@ -809,6 +827,11 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 		/* 2025-03-26 batches: each element is routed on its own and the
 		 * answers are written together as one array. */
 		eng_batch *b = batch_new(s);
+		if (b && s->tp->ops->send_routed) {
+			char key[ENG_BATCH_ROUTE_LEN];
+			eng_batch_route(line, len, key);
+			b->route = strdup(key); /* NULL: unrouted, still answered */
+		}
 		if (!b) {
 			json_object_put(v);
 			eng_session_respond_error(s, NULL, MCP_JSONRPC_INTERNAL_ERROR,

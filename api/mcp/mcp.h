@@ -154,7 +154,8 @@ MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int n);
  * the shutdown waits for running handlers before abandoning them. */
 MCP_EXTERN int mcp_server_set_grace_ms(mcp_server *srv, int ms);
 /* Maximum size of one inbound message in bytes (1024..1 GiB; default
- * 16 MiB).  A longer line gets -32600 and the reader resumes after it. */
+ * 16 MiB).  A longer line gets -32600 and the reader resumes after it; over
+ * HTTP, a longer POST body gets 413. */
 MCP_EXTERN int mcp_server_set_max_message(mcp_server *srv, size_t bytes);
 /* Maximum JSON nesting depth of an inbound message (2..10000; default 128). */
 MCP_EXTERN int mcp_server_set_max_depth(mcp_server *srv, int depth);
@@ -234,7 +235,9 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
  * with up to 256 KiB of delivered events each).  A client that disconnects
  * mid-request does not cancel it: the handler runs on; its answer waits for
  * the resumption on an SSE stream and is dropped for a JSON response.
- * Requests from a foreign Origin get 403.  Blocks until
+ * A 2025-03-26 session may POST a JSON-RPC batch: it is answered with one
+ * JSON array (202 when nothing in it is answered).  Requests whose Host or
+ * Origin is not allowed get 403 (see below).  Blocks until
  * mcp_server_shutdown(); returns MCP_OK, MCP_EINVAL (bad address),
  * MCP_ESTATE, MCP_ESYS (cannot bind) or MCP_ENOTSUP (built without
  * libmicrohttpd). */

@@ -311,6 +311,8 @@ def main():
     access_control()
     stateless()
     ipv6()
+    scenarios()
+    batches()
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0
 
@@ -433,6 +435,190 @@ def stateless():
     completed = [l for l in err_lines if l.endswith(" completed")]
     check("stateless: every handler ran to completion", len(started) == len(completed) >= 43,
           (len(started), len(completed)))
+
+
+def raw_request(port, method, path="/mcp", headers=None, body=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request(method, path, body=body, headers=headers or {})
+    r = c.getresponse()
+    data = r.read().decode(errors="replace")
+    c.close()
+    return r.status, data
+
+
+def scenarios():
+    """The HTTP scenarios of the transport issue: DELETE while a handler is
+    blocked on a server-to-client request, abandoned sessions, concurrent
+    POSTs and a duplicate in-flight id in one session, bad requests."""
+    srv, port = start_server("--trace", "--grace-ms", "1500", "--max-message", str(4 << 20),
+                             stderr=subprocess.PIPE)
+    err_lines = []
+    threading.Thread(target=lambda: err_lines.extend(l.decode().rstrip() for l in srv.stderr),
+                     daemon=True).start()
+
+    def wait_err(line):
+        for _ in range(200):
+            if line in err_lines:
+                return True
+            time.sleep(0.05)
+        return False
+    try:
+        # DELETE while the handler waits for the client's roots/list answer.
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+                           "clientInfo": {"name": "t", "version": "1"}}}
+        _, hd, _ = post(port, init, accept="application/json")
+        sid = hd["Mcp-Session-Id"]
+        post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        req = json.dumps({"jsonrpc": "2.0", "id": 21, "method": "tools/call",
+                          "params": {"name": "roots", "arguments": {"timeout_ms": 60000}}})
+        sock.sendall((f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      f"Content-Type: application/json\r\n"
+                      f"Accept: application/json, text/event-stream\r\n"
+                      f"Mcp-Session-Id: {sid}\r\nContent-Length: {len(req)}\r\n\r\n"
+                      f"{req}").encode())
+        got = b""
+        while b"roots/list" not in got:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+        check("roots/list reaches the client on the request's SSE stream", b"roots/list" in got,
+              got[:200])
+        st, _ = raw_request(port, "DELETE", headers={"Mcp-Session-Id": sid})
+        check("DELETE while the handler waits on roots/list: 200", st == 200, st)
+        sock.settimeout(10)
+        rest = b""
+        try:
+            while True:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                rest += chunk
+        except OSError:
+            pass
+        sock.close()
+        check("the request's stream ends without an answer",
+              b'"id":21' not in rest and b'"result"' not in rest, rest[:200])
+        check("the handler blocked on roots saw transport_closed",
+              wait_err("cleanup 21 transport_closed"), err_lines[-5:])
+
+        # Sessions opened and abandoned.
+        abandoned = []
+        for i in range(150):
+            _, hd, _ = post(port, dict(init, id=i), accept="application/json")
+            abandoned.append(hd.get("Mcp-Session-Id"))
+        check("150 abandoned sessions each got their own id",
+              len(set(abandoned)) == 150 and all(abandoned))
+
+        # Concurrent POSTs in one session.
+        sid = open_session(port)
+        results = []
+
+        def one(i):
+            results.append(post(port, {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                                       "params": {"name": "echo",
+                                                  "arguments": {"text": f"t{i}"}}},
+                                sid, accept="application/json" if i % 2 else
+                                "application/json, text/event-stream"))
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(200, 240)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        answers = {}
+        for st, hd, body in results:
+            msgs = sse_messages(body) if hd.get("Content-Type") == "text/event-stream" \
+                else [json.loads(body)]
+            for m in msgs:
+                answers[m["id"]] = m["result"]["content"][0]["text"]
+        check("40 concurrent POSTs in one session (JSON and SSE): each its own answer",
+              answers == {i: f"t{i}" for i in range(200, 240)}, len(answers))
+
+        # A duplicate in-flight id in one session: the first keeps its stream.
+        first = {}
+        t = threading.Thread(target=lambda: first.update(r=post(
+            port, {"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+                   "params": {"name": "sleep", "arguments": {"ms": 500}}}, sid)))
+        t.start()
+        wait_err("started 50")
+        st, _, body = post(port, {"jsonrpc": "2.0", "id": 50, "method": "ping"}, sid,
+                           accept="application/json")
+        check("a duplicate in-flight id is refused with -32600",
+              json.loads(body)["error"]["code"] == -32600, body)
+        t.join(10)
+        msgs = sse_messages(first["r"][2])
+        check("the first request with that id is answered once",
+              [m.get("id") for m in msgs] == [50] and "result" in msgs[0], first["r"][2][:200])
+
+        # Bad requests: the connection's answer is a clear error, nothing crashes.
+        for name, want, args in (
+                ("PUT", 405, ("PUT", "/mcp", {"Mcp-Session-Id": sid}, "{}")),
+                ("another path", 404, ("POST", "/other", {"Content-Type": "application/json"},
+                                       "{}")),
+                ("text/plain body", 415, ("POST", "/mcp", {"Content-Type": "text/plain",
+                                                           "Mcp-Session-Id": sid}, "{}")),
+                ("empty body", 400, ("POST", "/mcp", {"Content-Type": "application/json",
+                                                      "Mcp-Session-Id": sid}, "")),
+                ("a JSON array (2025-11-25)", 400, ("POST", "/mcp", {
+                    "Content-Type": "application/json", "Mcp-Session-Id": sid},
+                    '[{"jsonrpc":"2.0","id":1,"method":"ping"}]')),
+                ("invalid UTF-8", 400, ("POST", "/mcp", {"Content-Type": "application/json",
+                                                         "Mcp-Session-Id": sid},
+                                        b'{"jsonrpc":"2.0","id":1,"method":"\xff"}')),
+                ("a body over --max-message (4 MiB)", 413, ("POST", "/mcp", {
+                    "Content-Type": "application/json", "Mcp-Session-Id": sid},
+                    '{"x":"' + "a" * (5 << 20) + '"}')),
+                ("GET without text/event-stream", 405, ("GET", "/mcp", {
+                    "Accept": "application/json", "Mcp-Session-Id": sid}, None)),
+                ("GET with an unknown session", 404, ("GET", "/mcp", {
+                    "Accept": "text/event-stream", "Mcp-Session-Id": "f" * 32}, None)),
+                ("DELETE without a session", 400, ("DELETE", "/mcp", {}, None)),
+                ("a session id with odd bytes", 404, ("POST", "/mcp", {
+                    "Content-Type": "application/json", "Mcp-Session-Id": "../../etc"},
+                    '{"jsonrpc":"2.0","id":1,"method":"ping"}'))):
+            st, _ = raw_request(port, args[0], args[1], args[2], args[3])
+            check(f"bad request, {name}: {want}", st == want, st)
+        st, _, body = post(port, {"jsonrpc": "2.0", "id": 60, "method": "ping"}, sid,
+                           accept="application/json")
+        check("the session still works after the bad requests",
+              st == 200 and json.loads(body)["id"] == 60, body)
+    finally:
+        t0 = time.monotonic()
+        stop_server(srv, "scenario server exits 0 with 150 abandoned sessions")
+        check("and promptly", time.monotonic() - t0 < 8, time.monotonic() - t0)
+
+
+def batches():
+    """2025-03-26 sessions take JSON-RPC batches over HTTP; later ones do not."""
+    srv, port = start_server()
+    try:
+        sid = open_session(port, "2025-03-26")
+        st, hd, body = post(port, [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "echo", "arguments": {"text": "b"}}},
+            {"jsonrpc": "2.0", "method": "notifications/whatever"}], sid)
+        arr = json.loads(body) if st == 200 else []
+        check("2025-03-26 batch: one JSON array with an answer per request",
+              hd.get("Content-Type") == "application/json" and
+              sorted(m["id"] for m in arr) == [1, 2] and
+              [m for m in arr if m["id"] == 2][0]["result"]["content"][0]["text"] == "b", body)
+        st, _, body = post(port, [{"jsonrpc": "2.0", "method": "notifications/whatever"}], sid)
+        check("2025-03-26 batch of notifications only: 202", st == 202 and body == "", (st, body))
+        st, _, body = post(port, [7, {"jsonrpc": "2.0", "id": 3, "method": "nope"}], sid)
+        codes = sorted(m["error"]["code"] for m in json.loads(body)) if st == 200 else []
+        check("2025-03-26 batch with bad elements: each gets its error in the array",
+              codes == [-32601, -32600], body)
+        st, _, _ = post(port, [], sid)
+        check("an empty batch is 400", st == 400, st)
+        sid2 = open_session(port, "2025-06-18")
+        st, _, body = post(port, [{"jsonrpc": "2.0", "id": 1, "method": "ping"}], sid2)
+        check("2025-06-18: a batch is 400 -32600",
+              st == 400 and json.loads(body)["error"]["code"] == -32600, (st, body))
+    finally:
+        stop_server(srv, "batch server exits 0")
 
 
 def ipv6():
