@@ -25,12 +25,12 @@ MCP_EXTERN const char *mcp_ctx_request_id(const mcp_ctx *ctx)
 
 MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
 {
-	return mcp_revision_names[ctx->sess->rev];
+	return mcp_revision_names[ctx->view.rev];
 }
 
 MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
 {
-	return ctx->sess->client_caps;
+	return ctx->view.caps;
 }
 
 MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int64_t ms)
@@ -135,7 +135,9 @@ MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger
 		return MCP_EINVAL;
 	}
 	int rc = emit_gate(ctx);
-	if (rc != MCP_OK || (int)level < atomic_load(&ctx->sess->log_level)) {
+	/* A 2026-07-28 request is logged only at the level it asked for. */
+	int threshold = ctx->view.modern ? ctx->view.log_level : atomic_load(&ctx->sess->log_level);
+	if (rc != MCP_OK || threshold < 0 || (int)level < threshold) {
 		json_object_put(data);
 		return rc;
 	}
@@ -165,13 +167,23 @@ MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level, const char *l
 	return mcp_ctx_log(ctx, level, logger, d);
 }
 
-/* Whether the client declared capabilities.<a>[.<b>]. */
-static int client_has(mcp_sess *ms, const char *a, const char *b)
+/* Whether the client declared capabilities.<a>[.<b>] (for this request). */
+static int client_has(const mcp_ctx *ctx, const char *a, const char *b)
 {
 	json_object *v = NULL;
-	if (!json_object_object_get_ex(ms->client_caps, a, &v))
+	if (!json_object_object_get_ex(ctx->view.caps, a, &v))
 		return 0;
 	return !b || json_object_object_get_ex(v, b, NULL);
+}
+
+/* A 2026-07-28 request cannot be sent a request: the server asks through
+ * an input_required result instead (not built yet).  Without the
+ * capability the handler's failure becomes -32021 naming it. */
+static int modern_call(mcp_ctx *ctx, const char *capability)
+{
+	if (!client_has(ctx, capability, NULL))
+		ctx->missing_cap = capability;
+	return MCP_ENOTSUP;
 }
 
 /* Sends a server-to-client request (`params` taken) and waits for its
@@ -250,7 +262,9 @@ MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int64_t timeout_ms, json_object 
 	int rc = begin_call(ctx, result);
 	if (rc != MCP_OK)
 		return rc;
-	if (!client_has(ctx->sess, "roots", NULL))
+	if (ctx->view.modern)
+		return modern_call(ctx, "roots");
+	if (!client_has(ctx, "roots", NULL))
 		return MCP_ENOTSUP;
 	return call_client(ctx, "roots/list", NULL, timeout_ms, result);
 }
@@ -263,13 +277,15 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 		return rc;
 	if (!json_object_is_type(params, json_type_object))
 		return MCP_EINVAL;
-	if (!client_has(ctx->sess, "sampling", NULL))
+	if (ctx->view.modern)
+		return modern_call(ctx, "sampling");
+	if (!client_has(ctx, "sampling", NULL))
 		return MCP_ENOTSUP;
 	/* Tool use in sampling exists from 2025-11-25 and only for clients that
 	 * declared sampling.tools. */
 	if ((json_object_object_get_ex(params, "tools", NULL) ||
 	     json_object_object_get_ex(params, "toolChoice", NULL)) &&
-	    (ctx->sess->rev < MCP_REV_2025_11_25 || !client_has(ctx->sess, "sampling", "tools")))
+	    (ctx->view.rev < MCP_REV_2025_11_25 || !client_has(ctx, "sampling", "tools")))
 		return MCP_ENOTSUP;
 	json_object *p = mcp_json_copy(params);
 	if (!p)
@@ -309,24 +325,28 @@ MCP_EXTERN int mcp_ctx_sample_text(mcp_ctx *ctx, const char *system_prompt,
 int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 		    json_object **result)
 {
-	mcp_sess *ms = ctx->sess;
 	json_object *jm = NULL;
 	json_object_object_get_ex(params, "mode", &jm);
 	int url = jm && strcmp(json_object_get_string(jm), "url") == 0;
 	int ok;
-	if (ms->rev < MCP_REV_2025_06_18 || !client_has(ms, "elicitation", NULL))
+	int rev = ctx->view.rev;
+	if (ctx->view.modern) {
+		json_object_put(params);
+		return modern_call(ctx, "elicitation");
+	}
+	if (rev < MCP_REV_2025_06_18 || !client_has(ctx, "elicitation", NULL))
 		ok = 0; /* no elicitation before 2025-06-18 */
 	else if (url)
-		ok = ms->rev >= MCP_REV_2025_11_25 && client_has(ms, "elicitation", "url");
+		ok = rev >= MCP_REV_2025_11_25 && client_has(ctx, "elicitation", "url");
 	else
 		/* Form mode: an empty elicitation capability means form (the
 		 * only mode before 2025-11-25). */
-		ok = client_has(ms, "elicitation", "form") || !client_has(ms, "elicitation", "url");
+		ok = client_has(ctx, "elicitation", "form") || !client_has(ctx, "elicitation", "url");
 	if (!ok) {
 		json_object_put(params);
 		return MCP_ENOTSUP;
 	}
-	if (ms->rev < MCP_REV_2025_11_25)
+	if (rev < MCP_REV_2025_11_25)
 		json_object_object_del(params, "mode"); /* not in older schemas */
 	return call_client(ctx, "elicitation/create", params, timeout_ms, result);
 }

@@ -241,7 +241,7 @@ MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t t
 		*result = NULL;
 	if (!ctx || !form || !result)
 		return MCP_EINVAL;
-	if (ctx->sess->rev < form->min_rev)
+	if (ctx->view.rev < form->min_rev)
 		return MCP_ENOTSUP; /* the client's revision cannot express it */
 	json_object *params = json_object_new_object();
 	json_object *schema = mcp_json_copy(form->schema);

@@ -43,6 +43,7 @@ const char *const mcp_revision_names[MCP_REV_COUNT] = {
 	"2025-03-26",
 	"2025-06-18",
 	"2025-11-25",
+	"2026-07-28",
 };
 
 int mcp_revision_index(const char *version)

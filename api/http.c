@@ -64,6 +64,7 @@ typedef struct stream {
 	char *buf;
 	size_t len, cap;
 	int gone;                   /* the JSON client disconnected */
+	int no_ids;                 /* 2026-07-28: events carry no ids */
 	/* SSE: the event log, oldest first; `cur` is the next event to send
 	 * (NULL: all sent), `cur_off` the bytes of it already sent. */
 	sse_ev *head, *tail, *cur;
@@ -135,6 +136,7 @@ typedef struct http_req {
 	http_sess *hs;
 	int new_session;
 	int batch;                  /* a 2025-03-26 batch awaits its answer */
+	int modern;                 /* a 2026-07-28 request (no session) */
 } http_req;
 
 /* ---- sessions --------------------------------------------------------- */
@@ -275,9 +277,10 @@ static int sse_log(stream *st, const char *data, size_t n)
 		return -1;
 	e->next = NULL;
 	e->seq = data ? st->next_seq++ : 0;
-	int k = data ? snprintf(e->text, cap, "id: %u-%llu\nevent: message\ndata: ", st->num,
-				(unsigned long long)e->seq)
-		     : snprintf(e->text, cap, "id: %u-0\nretry: %d\ndata: ", st->num, RETRY_MS);
+	int k = !data	     ? snprintf(e->text, cap, "id: %u-0\nretry: %d\ndata: ", st->num, RETRY_MS)
+		: st->no_ids ? snprintf(e->text, cap, "event: message\ndata: ")
+			     : snprintf(e->text, cap, "id: %u-%llu\nevent: message\ndata: ", st->num,
+					(unsigned long long)e->seq);
 	/* A JSON text never has a raw newline, so one data line suffices. */
 	if (data)
 		memcpy(e->text + k, data, n);
@@ -873,11 +876,16 @@ static void sse_free(void *cls)
 	 * client went away.  None of these cancels anything (2025-11-25); the
 	 * stream stays in the session, logging, for a GET with Last-Event-ID. */
 	pthread_mutex_lock(&hs->mu);
+	/* 2026-07-28 has no resumption: a client that leaves before the
+	 * answer cancels its request. */
+	int abandon = st->no_ids && !st->finished && st->gen == att->gen;
 	att_end_locked(st, att->gen);
 	stream_unref_locked(st);
 	retain_trim(hs);
 	pthread_mutex_unlock(&hs->mu);
 	free(att);
+	if (abandon)
+		session_end(hs);
 	hs_unref(hs);
 }
 
@@ -959,6 +967,56 @@ static http_sess *session_of_request(http_server *h, struct MHD_Connection *conn
 		*rc = reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_INVALID_REQUEST,
 				      "Session not found");
 	return hs;
+}
+
+/* The HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400
+ * for the envelope, version, header and capability errors, else 200. */
+static unsigned error_status(int code)
+{
+	switch (code) {
+	case MCP_JSONRPC_METHOD_NOT_FOUND:
+		return MHD_HTTP_NOT_FOUND;
+	case MCP_JSONRPC_INVALID_PARAMS:
+	case MCP_JSONRPC_HEADER_MISMATCH:
+	case MCP_JSONRPC_MISSING_CAPABILITY:
+	case MCP_JSONRPC_UNSUPPORTED_VERSION:
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	return MHD_HTTP_OK;
+}
+
+static unsigned modern_status(const char *body)
+{
+	json_object *m = json_tokener_parse(body);
+	json_object *e = NULL, *c = NULL;
+	unsigned st = MHD_HTTP_OK;
+	if (json_object_object_get_ex(m, "error", &e) && json_object_object_get_ex(e, "code", &c))
+		st = error_status(json_object_get_int(c));
+	json_object_put(m);
+	return st;
+}
+
+/* Answers a request with a JSON-RPC error on its own id. */
+static enum MHD_Result reply_error_id(struct MHD_Connection *conn, unsigned status,
+				      json_object *id, int code, const char *message,
+				      json_object *data)
+{
+	json_object *m = json_object_new_object();
+	json_object *e = json_object_new_object();
+	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(m, "id", json_object_get(id));
+	json_object_object_add(e, "code", json_object_new_int(code));
+	json_object_object_add(e, "message", json_object_new_string(message));
+	if (data)
+		json_object_object_add(e, "data", data);
+	json_object_object_add(m, "error", e);
+	enum MHD_Result rc = reply(
+		conn, status, "application/json",
+		json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE),
+		NULL);
+	json_object_put(m);
+	return rc;
 }
 
 /* Suspends a POST until its JSON answer is in `st` (rq->st), or answers
@@ -1048,8 +1106,8 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 				/* A batch with nothing to answer. */
 				rc = reply(conn, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
 			else
-				rc = reply(conn, MHD_HTTP_OK, "application/json", body,
-					   rq->new_session ? hs->id : NULL);
+				rc = reply(conn, rq->modern ? modern_status(body) : MHD_HTTP_OK,
+					   "application/json", body, rq->new_session ? hs->id : NULL);
 		} else {
 			rc = reply_rpc_error(conn, MHD_HTTP_NOT_FOUND, MCP_JSONRPC_CONNECTION_CLOSED,
 					     "Session ended before the request was answered");
@@ -1095,10 +1153,48 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 		const char *t = eng_json_text(id, NULL);
 		snprintf(route, sizeof route, "%s", t ? t : "");
 	}
+	/* 2026-07-28: a request without a session (not an initialize) is
+	 * served from its own _meta, after the ladder of checks whose errors
+	 * carry HTTP statuses of their own. */
+	json_object *params = jget(m, "params");
+	json_object *meta = jget(params, "_meta");
+	if (jget(meta, MCP_META_VERSION) || jget(meta, MCP_META_CAPS))
+		is_init = 0; /* a 2026-07-28 "initialize": -32601 below */
+	int modern = !header(conn, "Mcp-Session-Id") && !is_init && method &&
+		     (!h->srv->http_stateless || jget(meta, MCP_META_VERSION) ||
+		      jget(meta, MCP_META_CAPS));
+	int want_sse = 0;
+	if (modern && is_request) {
+		const char *message = NULL;
+		json_object *data = NULL;
+		const char *pv = header(conn, "MCP-Protocol-Version");
+		int code = mcp_modern_check(json_object_get_string(method), params, pv ? pv : "",
+					    &message, &data);
+		if (code) {
+			enum MHD_Result rc =
+				reply_error_id(conn, error_status(code), id, code, message, data);
+			json_object_put(m);
+			return rc;
+		}
+		/* Streamed only when there is something to stream first. */
+		want_sse = jget(meta, "progressToken") || jget(meta, MCP_META_LOG);
+	}
 	json_object_put(m);
 
 	http_sess *hs;
-	if (h->srv->http_stateless) {
+	if (modern) {
+		if (!is_request) /* a notification has no session to go to */
+			return reply(conn, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+		hs = session_create(h, 1, MCP_REV_2026_07_28);
+		if (!hs) {
+			sessions_reap(h, 0);
+			hs = session_create(h, 1, MCP_REV_2026_07_28);
+		}
+		if (!hs)
+			return reply_rpc_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					       MCP_JSONRPC_SERVER_BUSY, "Too many requests at once");
+		rq->modern = 1;
+	} else if (h->srv->http_stateless) {
 		/* Every request on its own; nothing else has anywhere to go. */
 		if (!is_request)
 			return reply(conn, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
@@ -1140,7 +1236,8 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 		hs_push(hs, rq->body, rq->len);
 		return reply(conn, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
 	}
-	int sse = !h->srv->http_json_only && accepts(conn, "text/event-stream");
+	int sse = !h->srv->http_json_only && accepts(conn, "text/event-stream") &&
+		  (!rq->modern || want_sse);
 	pthread_mutex_lock(&hs->mu);
 	if (stream_of_route(hs, route)) {
 		/* P5 over HTTP: the first request keeps its stream. */
@@ -1162,6 +1259,7 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 	hs->streams = st;
 	st->conn = conn;
 	st->gen++;
+	st->no_ids = rq->modern;
 	pthread_mutex_unlock(&hs->mu);
 
 	/* The stream exists before the engine sees the request, so no line of
@@ -1355,13 +1453,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!rq)
 		return;
 	if (rq->st) {
-		/* A JSON-mode client left before its answer: drop the stream. */
+		/* A JSON-mode client left before its answer: drop the stream
+		 * (and, for a 2026-07-28 request, cancel it). */
 		pthread_mutex_lock(&rq->hs->mu);
 		rq->st->gone = 1;
 		rq->st->conn = NULL;
 		stream_detach(rq->hs, rq->st);
 		stream_unref_locked(rq->st);
 		pthread_mutex_unlock(&rq->hs->mu);
+		if (rq->modern)
+			session_end(rq->hs);
 	}
 	if (rq->hs)
 		hs_unref(rq->hs);

@@ -20,11 +20,44 @@ enum {
 	MCP_REV_2025_03_26 = 0,
 	MCP_REV_2025_06_18,
 	MCP_REV_2025_11_25,
+	MCP_REV_LEGACY_COUNT,           /* the revisions initialize negotiates */
+	MCP_REV_2026_07_28 = MCP_REV_LEGACY_COUNT, /* stateless: _meta per request */
 	MCP_REV_COUNT
 };
 extern const char *const mcp_revision_names[MCP_REV_COUNT];
 /* Index of a supported revision, or -1. */
 int mcp_revision_index(const char *version);
+
+/* The _meta keys of a 2026-07-28 request. */
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_INFO "io.modelcontextprotocol/clientInfo"
+#define MCP_META_LOG "io.modelcontextprotocol/logLevel"
+#define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
+
+/* The 2026-07-28 error codes. */
+#define MCP_JSONRPC_HEADER_MISMATCH (-32020)
+#define MCP_JSONRPC_MISSING_CAPABILITY (-32021)
+#define MCP_JSONRPC_UNSUPPORTED_VERSION (-32022)
+
+/* How one request is served: its revision, the client's capabilities and
+ * log level.  A legacy request takes them from its connection; a modern
+ * (2026-07-28) one from its own _meta. */
+typedef struct mcp_view {
+	int modern;
+	int rev;
+	json_object *caps;          /* counted */
+	int log_level;              /* modern: -1 when the request asked for none */
+} mcp_view;
+
+/* The modern ladder, for the reader and for HTTP: checks a request's _meta
+ * (and the MCP-Protocol-Version header value `header_version` when not
+ * NULL) and the method.  Returns 0 when the request can be served, else
+ * the JSON-RPC code of the answer with *message and *data (taken) set. */
+int mcp_modern_check(const char *method, json_object *params, const char *header_version,
+		     const char **message, json_object **data);
+/* Whether a method exists in the 2026-07-28 era. */
+int mcp_modern_method(const char *method);
 
 /* A registry entry: embedded first in every registered object. */
 typedef struct mcp_entry {
@@ -135,6 +168,7 @@ typedef struct mcp_sess {
 	json_object *client_caps;    /* set once by initialize, then read-only */
 	json_object *client_info;
 	_Atomic int log_level;       /* notifications below it are not sent */
+	int stateless_only;          /* HTTP without a session: 2026-07-28 only */
 } mcp_sess;
 
 extern const eng_proto mcp_protocol;
@@ -153,6 +187,8 @@ struct mcp_result {
 struct mcp_ctx {
 	eng_req *req;
 	mcp_sess *sess;
+	mcp_view view;               /* borrowed from the request or the session */
+	const char *missing_cap;     /* modern: a client call lacked this capability */
 	struct mcp_task *task;       /* the task this handler runs for, or NULL */
 	json_object *progress_token; /* borrowed from the request, or NULL */
 	double last_progress;

@@ -58,29 +58,46 @@ typedef void (*inline_fn)(eng_session *s, json_object *id, json_object *params);
 
 /* The capabilities of a connection: exactly what is registered when it
  * initializes.  Remembers which list_changed notifications it was promised. */
+static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds_out);
+
 static json_object *server_capabilities(mcp_sess *ms)
 {
-	mcp_server *srv = ms->srv;
+	unsigned kinds = 0;
+	json_object *caps = build_capabilities(ms->srv, ms->rev, &kinds);
+	ms->caps_sent = kinds;
+	return caps;
+}
+
+/* The capabilities object for revision `rev`.  2026-07-28 has no
+ * resources/subscribe and, until subscriptions/listen is served, no
+ * listChanged; tasks there are an extension not served yet. */
+static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
+{
+	int modern = rev >= MCP_REV_LEGACY_COUNT;
 	json_object *caps = json_object_new_object();
 	json_object_object_add(caps, "logging", json_object_new_object());
 	unsigned kinds = 0;
 	int completions = 0;
 	if (mcp_registry_count(srv, &srv->tools)) {
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+		if (!modern)
+			json_object_object_add(o, "listChanged", json_object_new_boolean(1));
 		json_object_object_add(caps, "tools", o);
 		kinds |= MCP_KIND_TOOLS;
 	}
 	if (mcp_registry_count(srv, &srv->resources) || mcp_registry_count(srv, &srv->templates)) {
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "subscribe", json_object_new_boolean(1));
-		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+		if (!modern) {
+			json_object_object_add(o, "subscribe", json_object_new_boolean(1));
+			json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+		}
 		json_object_object_add(caps, "resources", o);
 		kinds |= MCP_KIND_RESOURCES;
 	}
 	if (mcp_registry_count(srv, &srv->prompts)) {
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+		if (!modern)
+			json_object_object_add(o, "listChanged", json_object_new_boolean(1));
 		json_object_object_add(caps, "prompts", o);
 		kinds |= MCP_KIND_PROMPTS;
 	}
@@ -92,7 +109,7 @@ static json_object *server_capabilities(mcp_sess *ms)
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (completions)
 		json_object_object_add(caps, "completions", json_object_new_object());
-	if (ms->rev >= MCP_REV_2025_11_25 && mcp_tasks_offered(srv)) {
+	if (rev >= MCP_REV_2025_11_25 && !modern && mcp_tasks_offered(srv)) {
 		json_object *t = json_object_new_object();
 		json_object *req = json_object_new_object();
 		json_object *tools = json_object_new_object();
@@ -103,7 +120,8 @@ static json_object *server_capabilities(mcp_sess *ms)
 		json_object_object_add(t, "requests", req);
 		json_object_object_add(caps, "tasks", t);
 	}
-	ms->caps_sent = kinds;
+	if (kinds_out)
+		*kinds_out = kinds;
 	return caps;
 }
 
@@ -137,7 +155,7 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 	/* Negotiation: the client's revision when we speak it, else our
 	 * newest and the client decides whether to go on. */
 	int rev = mcp_revision_index(asked);
-	ms->rev = rev >= 0 ? rev : MCP_REV_COUNT - 1;
+	ms->rev = rev >= 0 && rev < MCP_REV_LEGACY_COUNT ? rev : MCP_REV_LEGACY_COUNT - 1;
 	ms->client_caps = caps ? json_object_get(caps) : json_object_new_object();
 	json_object *info = get(params, "clientInfo");
 	ms->client_info = info ? json_object_get(info) : NULL;
@@ -240,11 +258,15 @@ int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset)
 	return 0;
 }
 
-static void list_page(eng_session *s, json_object *id, json_object *params, const char *list,
-		      const char *key, mcp_registry *r,
-		      json_object *(*describe)(mcp_entry *e, int rev))
+static void modern_decorate(mcp_server *srv, const char *method, json_object *result);
+
+static void list_page_view(eng_session *s, json_object *id, json_object *params,
+			   const char *list, const char *key, mcp_registry *r,
+			   json_object *(*describe)(mcp_entry *e, int rev), const mcp_view *v,
+			   const char *method)
 {
 	mcp_sess *ms = sess_of(s);
+	int rev = v ? v->rev : ms->rev;
 	size_t offset = 0;
 	json_object *jc = get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
@@ -254,7 +276,7 @@ static void list_page(eng_session *s, json_object *id, json_object *params, cons
 		return;
 	}
 	size_t total = 0, page = (size_t)ms->srv->page_size;
-	json_object *items = mcp_registry_page(ms->srv, r, offset, page, describe, ms->rev, &total);
+	json_object *items = mcp_registry_page(ms->srv, r, offset, page, describe, rev, &total);
 	if (!items) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
@@ -267,7 +289,16 @@ static void list_page(eng_session *s, json_object *id, json_object *params, cons
 			json_object_object_add(res, "nextCursor", json_object_new_string(next));
 		free(next);
 	}
+	if (v && v->modern)
+		modern_decorate(ms->srv, method, res);
 	eng_session_respond_result(s, id, res);
+}
+
+static void list_page(eng_session *s, json_object *id, json_object *params, const char *list,
+		      const char *key, mcp_registry *r,
+		      json_object *(*describe)(mcp_entry *e, int rev))
+{
+	list_page_view(s, id, params, list, key, r, describe, NULL, NULL);
 }
 
 static void m_tools_list(eng_session *s, json_object *id, json_object *params)
@@ -461,6 +492,12 @@ void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 	memset(ctx, 0, sizeof *ctx);
 	ctx->req = r;
 	ctx->sess = sess_of(r->sess);
+	if (r->proto) {
+		ctx->view = *(const mcp_view *)r->proto;
+	} else {
+		ctx->view.rev = ctx->sess->rev;
+		ctx->view.caps = ctx->sess->client_caps;
+	}
 	json_object *pt = get(get(params, "_meta"), "progressToken");
 	if (pt && (json_object_is_type(pt, json_type_string) ||
 		   json_object_is_type(pt, json_type_int)))
@@ -481,8 +518,21 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		why = mcp_cancel_reason_name((mcp_cancel_reason)reason);
 	int closing = reason != MCP_CANCEL_NONE || atomic_load(&r->sess->closed);
 
+	if (ctx->view.modern && rc != MCP_OK && !code && ctx->missing_cap) {
+		/* 2026-07-28: the handler needed a capability this request did
+		 * not declare. */
+		json_object *want = json_object_new_object();
+		json_object_object_add(want, ctx->missing_cap, json_object_new_object());
+		json_object_put(data);
+		data = json_object_new_object();
+		json_object_object_add(data, "requiredCapabilities", want);
+		code = MCP_JSONRPC_MISSING_CAPABILITY;
+		message = "Missing required client capability";
+	}
 	if (rc == MCP_OK && result) {
 		json_object_put(data);
+		if (ctx->view.modern)
+			modern_decorate(ctx->sess->srv, get_str(r->msg, "method"), result);
 		eng_req_finish_result(r, result);
 		result = NULL;
 	} else if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
@@ -518,9 +568,21 @@ static json_object *name_data(const char *key, const char *value)
 	return d;
 }
 
+/* The request's revision, and whether it is a 2026-07-28 one. */
+static int req_rev(eng_req *r)
+{
+	return r->proto ? ((const mcp_view *)r->proto)->rev : sess_of(r->sess)->rev;
+}
+
+static int req_modern(eng_req *r)
+{
+	return r->proto && ((const mcp_view *)r->proto)->modern;
+}
+
 static void run_tools_call(eng_req *r)
 {
 	mcp_sess *ms = sess_of(r->sess);
+	int rev = req_rev(r);
 	json_object *params = get(r->msg, "params");
 	const char *name = get_str(params, "name");
 	json_object *args = get(params, "arguments");
@@ -545,9 +607,10 @@ static void run_tools_call(eng_req *r)
 		args = own_args = json_object_new_object();
 
 	/* Task augmentation (2025-11-25), per the tool's taskSupport. */
-	json_object *task = ms->rev >= MCP_REV_2025_11_25 ? get(params, "task") : NULL;
+	/* (2026-07-28 moved tasks to an extension, not served yet.) */
+	json_object *task = rev >= MCP_REV_2025_11_25 && !req_modern(r) ? get(params, "task") : NULL;
 	if ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
-	    (!task && tool->task_support == MCP_TASKS_REQUIRED && ms->rev >= MCP_REV_2025_11_25)) {
+	    (!task && tool->task_support == MCP_TASKS_REQUIRED && rev >= MCP_REV_2025_11_25)) {
 		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
 				     task ? "This tool cannot run as a task"
 					  : "This tool runs only as a task (send params.task)",
@@ -570,7 +633,7 @@ static void run_tools_call(eng_req *r)
 		return;
 	}
 	mcp_result res;
-	mcp_result_init(&res, ms->rev);
+	mcp_result_init(&res, rev);
 	int rc = tool->fn(&ctx, args, &res, tool->user);
 	json_object *result = rc == MCP_OK ? mcp_result_to_json(&res) : NULL;
 	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
@@ -596,9 +659,11 @@ static void run_resources_read(eng_req *r)
 		vars = json_object_new_object();
 	else
 		res = mcp_template_match(srv, uri, &vars);
+	/* 2026-07-28 standardizes on -32602 for an unknown resource. */
+	int not_found_code = req_modern(r) ? MCP_JSONRPC_INVALID_PARAMS
+					   : MCP_JSONRPC_RESOURCE_NOT_FOUND;
 	if (!res) {
-		eng_req_finish_error(r, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
-				     name_data("uri", uri));
+		eng_req_finish_error(r, not_found_code, "Resource not found", name_data("uri", uri));
 		return;
 	}
 	mcp_ctx ctx;
@@ -612,8 +677,8 @@ static void run_resources_read(eng_req *r)
 		out.items = NULL;
 	}
 	if (rc == MCP_ENOENT && !out.err.code)
-		mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
-			name_data("uri", uri));
+		mcp_ctx_end(&ctx, rc, NULL, not_found_code, "Resource not found",
+			    name_data("uri", uri));
 	else
 		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
 	out.err.data = NULL; /* taken by mcp_ctx_end */
@@ -661,7 +726,7 @@ static void run_prompts_get(eng_req *r)
 		args = own_args = json_object_new_object();
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
-	mcp_prompt_result out = { .rev = ms->rev };
+	mcp_prompt_result out = { .rev = req_rev(r) };
 	int rc = p->get(&ctx, args, &out, p->user);
 	json_object *result = NULL;
 	if (rc == MCP_OK) {
@@ -749,6 +814,201 @@ static void run_complete(eng_req *r)
 	mcp_entry_unref(e);
 }
 
+/* ---- 2026-07-28: stateless requests ---------------------------------------
+ *
+ * A request whose _meta names its protocol version is served from its own
+ * envelope, beside the connection's legacy traffic, through the same
+ * handlers: its view (revision, capabilities, log level) travels with it
+ * as the engine request's protocol data. */
+
+static const char *const modern_methods[] = {
+	"server/discover", "tools/list",	  "tools/call", "resources/list",
+	"resources/templates/list", "resources/read", "prompts/list", "prompts/get",
+	"completion/complete",
+};
+
+int mcp_modern_method(const char *method)
+{
+	for (size_t i = 0; i < sizeof modern_methods / sizeof modern_methods[0]; i++)
+		if (strcmp(modern_methods[i], method) == 0)
+			return 1;
+	return 0;
+}
+
+static json_object *all_versions(void)
+{
+	json_object *a = json_object_new_array();
+	for (int i = 0; i < MCP_REV_COUNT; i++)
+		json_object_array_add(a, json_object_new_string(mcp_revision_names[i]));
+	return a;
+}
+
+int mcp_modern_check(const char *method, json_object *params, const char *header_version,
+		     const char **message, json_object **data)
+{
+	*data = NULL;
+	json_object *meta = get(params, "_meta");
+	json_object *pv = get(meta, MCP_META_VERSION);
+	json_object *caps = get(meta, MCP_META_CAPS);
+	json_object *level = get(meta, MCP_META_LOG);
+	if (!json_object_is_type(pv, json_type_string) ||
+	    !json_object_is_type(caps, json_type_object)) {
+		*message = "Invalid params: a request without a session needs _meta with "
+			   "\"" MCP_META_VERSION "\" (a string) and \"" MCP_META_CAPS
+			   "\" (an object)";
+		return MCP_JSONRPC_INVALID_PARAMS;
+	}
+	const char *version = json_object_get_string(pv);
+	if (header_version && strcmp(header_version, version) != 0) {
+		*message = "Header mismatch: the MCP-Protocol-Version header must equal "
+			   "_meta \"" MCP_META_VERSION "\"";
+		return MCP_JSONRPC_HEADER_MISMATCH;
+	}
+	if (mcp_revision_index(version) < MCP_REV_LEGACY_COUNT) {
+		*message = "Unsupported protocol version";
+		*data = json_object_new_object();
+		json_object_object_add(*data, "supported", all_versions());
+		json_object_object_add(*data, "requested", json_object_new_string(version));
+		return MCP_JSONRPC_UNSUPPORTED_VERSION;
+	}
+	if (level && log_level_from_name(json_object_is_type(level, json_type_string)
+						 ? json_object_get_string(level)
+						 : "") < 0) {
+		*message = "Invalid params: _meta \"" MCP_META_LOG "\" must be a log level";
+		return MCP_JSONRPC_INVALID_PARAMS;
+	}
+	if (!mcp_modern_method(method)) {
+		*message = "Method not found";
+		*data = json_object_new_object();
+		json_object_object_add(*data, "method", json_object_new_string(method));
+		return MCP_JSONRPC_METHOD_NOT_FOUND;
+	}
+	return 0;
+}
+
+static void view_free(void *p)
+{
+	mcp_view *v = p;
+	json_object_put(v->caps);
+	free(v);
+}
+
+/* The view of a request that passed mcp_modern_check. */
+static mcp_view *view_new(json_object *params)
+{
+	mcp_view *v = calloc(1, sizeof *v);
+	if (!v)
+		return NULL;
+	json_object *meta = get(params, "_meta");
+	v->modern = 1;
+	v->rev = MCP_REV_2026_07_28;
+	v->caps = json_object_get(get(meta, MCP_META_CAPS));
+	const char *level = get_str(meta, MCP_META_LOG);
+	v->log_level = level ? log_level_from_name(level) : -1;
+	return v;
+}
+
+/* What every 2026-07-28 result carries: resultType, the server's identity
+ * in _meta, and caching hints on the cacheable ones.  The hints are
+ * conservative: a list can change at any time and a resource may be
+ * specific to the caller, so nothing is to be reused without asking. */
+static void modern_decorate(mcp_server *srv, const char *method, json_object *result)
+{
+	if (!json_object_is_type(result, json_type_object))
+		return;
+	if (!get(result, "resultType"))
+		json_object_object_add(result, "resultType", json_object_new_string("complete"));
+	json_object *meta = get(result, "_meta");
+	if (!json_object_is_type(meta, json_type_object)) {
+		meta = json_object_new_object();
+		json_object_object_add(result, "_meta", meta);
+	}
+	json_object *si = json_object_new_object();
+	json_object_object_add(si, "name", json_object_new_string(srv->name));
+	json_object_object_add(si, "version", json_object_new_string(srv->version));
+	json_object_object_add(meta, MCP_META_SERVER, si);
+	static const char *const cacheable[] = { "server/discover", "tools/list",
+						 "resources/list", "resources/templates/list",
+						 "prompts/list", "resources/read" };
+	for (size_t i = 0; method && i < sizeof cacheable / sizeof cacheable[0]; i++)
+		if (strcmp(method, cacheable[i]) == 0) {
+			json_object_object_add(result, "ttlMs", json_object_new_int(0));
+			json_object_object_add(result, "cacheScope", json_object_new_string("private"));
+			break;
+		}
+}
+
+static void m_discover(eng_session *s, json_object *id)
+{
+	mcp_server *srv = sess_of(s)->srv;
+	json_object *res = json_object_new_object();
+	json_object_object_add(res, "supportedVersions", all_versions());
+	json_object_object_add(res, "capabilities",
+			       build_capabilities(srv, MCP_REV_2026_07_28, NULL));
+	if (srv->instructions)
+		json_object_object_add(res, "instructions",
+				       json_object_new_string(srv->instructions));
+	modern_decorate(srv, "server/discover", res);
+	eng_session_respond_result(s, id, res);
+}
+
+static void run_tools_call(eng_req *r);
+static void run_resources_read(eng_req *r);
+static void run_prompts_get(eng_req *r);
+static void run_complete(eng_req *r);
+
+static void modern_request(eng_session *s, json_object *msg, json_object *id,
+			   const char *name, json_object *params)
+{
+	mcp_sess *ms = sess_of(s);
+	const char *message = NULL;
+	json_object *data = NULL;
+	int code = mcp_modern_check(name, params, NULL, &message, &data);
+	if (code) {
+		eng_session_respond_error(s, id, code, message, data);
+		json_object_put(msg);
+		return;
+	}
+	void (*run)(eng_req *) = strcmp(name, "tools/call") == 0	? run_tools_call
+				 : strcmp(name, "resources/read") == 0 ? run_resources_read
+				 : strcmp(name, "prompts/get") == 0	? run_prompts_get
+				 : strcmp(name, "completion/complete") == 0 ? run_complete
+									     : NULL;
+	mcp_view *v = view_new(params);
+	if (!v) {
+		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		json_object_put(msg);
+		return;
+	}
+	if (run) {
+		eng_session_submit(s, msg, id, run, v, view_free);
+		return;
+	}
+	/* Answered on the reader, but still subject to P5. */
+	if (eng_session_id_in_flight(s, id)) {
+		json_object *d = json_object_new_object();
+		json_object_object_add(d, "id", json_object_get(id));
+		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+					  "Invalid Request: id is already in flight", d);
+	} else if (strcmp(name, "server/discover") == 0) {
+		m_discover(s, id);
+	} else if (strcmp(name, "tools/list") == 0) {
+		list_page_view(s, id, params, "tools", "tools", &ms->srv->tools, mcp_tool_describe,
+			       v, name);
+	} else if (strcmp(name, "resources/list") == 0) {
+		list_page_view(s, id, params, "resources", "resources", &ms->srv->resources,
+			       mcp_resource_describe, v, name);
+	} else if (strcmp(name, "resources/templates/list") == 0) {
+		list_page_view(s, id, params, "templates", "resourceTemplates",
+			       &ms->srv->templates, mcp_resource_describe, v, name);
+	} else {
+		list_page_view(s, id, params, "prompts", "prompts", &ms->srv->prompts,
+			       mcp_prompt_describe, v, name);
+	}
+	view_free(v);
+	json_object_put(msg);
+}
+
 /* ---- the method table --------------------------------------------------- */
 
 enum {
@@ -793,6 +1053,11 @@ static const method *find_method(const char *name)
 static void on_request(eng_session *s, json_object *msg, json_object *id,
 		       const char *method_name, json_object *params)
 {
+	json_object *meta = get(params, "_meta");
+	if (sess_of(s)->stateless_only || get(meta, MCP_META_VERSION) || get(meta, MCP_META_CAPS)) {
+		modern_request(s, msg, id, method_name, params);
+		return;
+	}
 	const method *m = find_method(method_name);
 	if (!m) {
 		json_object *data = json_object_new_object();
@@ -939,7 +1204,7 @@ mcp_sess *mcp_sess_new(mcp_server *srv)
 	pthread_mutex_init(&ms->mu, NULL);
 	pthread_cond_init(&ms->task_cv, NULL);
 	atomic_init(&ms->state, MCP_SESS_NEW);
-	ms->rev = MCP_REV_COUNT - 1;
+	ms->rev = MCP_REV_LEGACY_COUNT - 1;
 	atomic_init(&ms->log_level, MCP_LOG_DEBUG);
 	return ms;
 }

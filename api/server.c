@@ -241,6 +241,10 @@ int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
 		if (!ms->client_caps) {
 			free(ms);
 			ms = NULL;
+		} else if (preset_rev >= MCP_REV_LEGACY_COUNT) {
+			/* HTTP without a session: 2026-07-28 requests only. */
+			ms->stateless_only = 1;
+			atomic_store(&ms->state, MCP_SESS_READY);
 		} else {
 			ms->rev = preset_rev;
 			atomic_store(&ms->state, MCP_SESS_READY);

@@ -292,6 +292,40 @@ static int tool_reconnection(mcp_ctx *ctx, json_object *args, mcp_result *out, v
 					"stream closure.");
 }
 
+/* ---- tools: 2026-07-28 fixtures -------------------------------------------------- */
+
+/* test_missing_capability: needs sampling; a 2026-07-28 client that did
+ * not declare it gets -32021 naming "sampling". */
+static int tool_missing_capability(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *answer = NULL;
+	int rc = mcp_ctx_sample_text(ctx, NULL, "Say hello.", 16, 10000, &answer);
+	json_object_put(answer);
+	if (rc != MCP_OK)
+		return rc;
+	return mcp_result_add_text(out, "The client declared sampling.");
+}
+
+/* test_logging_tool: three log messages, then the answer.  A 2026-07-28
+ * request gets the messages only when its _meta asked for a log level. */
+static int tool_logging(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	static const char *const steps[] = { "Tool execution started",
+					     "Tool processing data", "Tool execution completed" };
+	for (int i = 0; i < 3; i++) {
+		int rc = mcp_ctx_log_text(ctx, MCP_LOG_INFO, "conformance", steps[i]);
+		if (rc != MCP_OK)
+			return rc;
+		if (i < 2 && mcp_ctx_sleep(ctx, 20) != MCP_OK)
+			return MCP_ECANCELED;
+	}
+	return mcp_result_add_text(out, "Logging test completed.");
+}
+
 /* ---- tools: server-to-client requests ----------------------------------------- */
 
 /* The text of a sampling result's content: one block or (2025-11-25) an
@@ -573,6 +607,13 @@ static const mcp_tool conformance_tools[] = {
 	  .description = "Tool with JSON Schema 2020-12 features for conformance testing "
 			 "(SEP-1613)",
 	  .input_schema = json_schema_2020_12, .fn = tool_json_schema_2020_12 },
+	{ .name = "test_missing_capability", .title = "Missing capability",
+	  .description = "Needs the client's sampling capability (2026-07-28: -32021 "
+			 "without it)",
+	  .input_schema = NO_ARGS, .fn = tool_missing_capability },
+	{ .name = "test_logging_tool", .title = "Logging",
+	  .description = "Sends three log messages, then answers",
+	  .input_schema = NO_ARGS, .fn = tool_logging },
 	{ .name = "test_reconnection", .title = "Reconnection",
 	  .description = "Tests SSE stream disconnection and client reconnection (SEP-1699)",
 	  .input_schema = NO_ARGS, .fn = tool_reconnection },

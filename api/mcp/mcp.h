@@ -92,8 +92,13 @@ MCP_EXTERN const char *mcp_strerror(int err);
 /* Protocol revisions                                                      */
 /* ---------------------------------------------------------------------- */
 
-/* The newest revision this library negotiates, and the others it accepts. */
+/* The newest revision initialize negotiates (the library also accepts
+ * 2025-03-26 and 2025-06-18 there).  Requests of the stateless revision
+ * 2026-07-28, which carry their version and the client's capabilities in
+ * their own _meta, are served beside them on the same connection or
+ * endpoint. */
 #define MCP_PROTOCOL_LATEST "2025-11-25"
+#define MCP_PROTOCOL_STATELESS "2026-07-28"
 
 /* Returns 1 when the library can serve revision `version`, else 0. */
 MCP_EXTERN int mcp_protocol_supported(const char *version);
@@ -235,6 +240,12 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
  * with up to 256 KiB of delivered events each).  A client that disconnects
  * mid-request does not cancel it: the handler runs on; its answer waits for
  * the resumption on an SSE stream and is dropped for a JSON response.
+ * A POST without Mcp-Session-Id that is not an initialize is a 2026-07-28
+ * request (in stateless mode, when its _meta names a version), served
+ * without a session from its own _meta after checks whose
+ * errors carry HTTP statuses (400 for -32602, -32020, -32021, -32022; 404
+ * for -32601); it is answered as JSON, or as SSE without event ids when it
+ * asked for progress or logs, and a client that disconnects cancels it.
  * A 2025-03-26 session may POST a JSON-RPC batch: it is answered with one
  * JSON array (202 when nothing in it is answered).  Requests whose Host or
  * Origin is not allowed get 403 (see below).  Blocks until
@@ -582,11 +593,14 @@ MCP_EXTERN mcp_cancel_reason mcp_ctx_cancelled(const mcp_ctx *ctx);
 /* The request id as compact JSON text (borrowed, valid for the handler). */
 MCP_EXTERN const char *mcp_ctx_request_id(const mcp_ctx *ctx);
 
-/* The negotiated protocol revision of the connection (static storage). */
+/* The protocol revision this request is served at (static storage): the
+ * one negotiated by the connection's initialize, or "2026-07-28" for a
+ * stateless request that carried its version in its _meta. */
 MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx);
 
 /* The client's declared capabilities object (borrowed, valid for the
- * handler; never NULL, possibly empty).  Read-only. */
+ * handler; never NULL, possibly empty): those of initialize, or those in a
+ * 2026-07-28 request's own _meta.  Read-only. */
 MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx);
 
 /* Sleeps `ms` milliseconds or until the token fires.  Returns MCP_OK after
@@ -669,7 +683,11 @@ MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level,
  * handler's thread. */
 MCP_EXTERN int mcp_ctx_close_stream(mcp_ctx *ctx, int retry_ms);
 
-/* Server-to-client requests.  Each blocks the handler until the client
+/* Server-to-client requests.  A 2026-07-28 request cannot be sent any
+ * (that era asks through input_required results, not built yet): these
+ * return MCP_ENOTSUP for it, and when the request did not declare the
+ * capability, the handler's failure is answered with -32021 naming it.
+ * Each blocks the handler until the client
  * answers, `timeout_ms` passes (< 0: no timeout), the token fires, or the
  * connection closes.  Returns:
  *   MCP_OK        *result holds the client's result object (caller owns it);

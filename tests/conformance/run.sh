@@ -5,8 +5,11 @@
 #   - @modelcontextprotocol/conformance 0.1.16 (tests/conformance/
 #     package.json), every scenario including the pending ones (--suite all);
 #   - the 0.2.0 alpha (tests/conformance/alpha/package.json) with
-#     --requirements 2025-11-25, the scenarios that revision requires.
-# Each run must end with "0 failed" and print no warning.  Node 22 and each
+#     --requirements 2025-11-25, the scenarios that revision requires;
+#   - the same alpha with --requirements 2026-07-28, against the baseline
+#     tests/conformance/alpha/expected-2026-07-28.yml of what is not built
+#     yet: a failure not listed, or a listed one that now passes, fails.
+# The first two runs must end with "0 failed" and print no warning.  Node 22 and each
 # suite are installed from npm into the build tree once.  Exits 77 (skip)
 # when npm cannot provide them.
 set -eu
@@ -54,6 +57,11 @@ suite() {
 	kill -TERM $pid
 	wait $pid || { echo "check-conformance: server did not exit cleanly"; rc=1; }
 	trap - EXIT
+	if [ -n "${baseline:-}" ]; then
+		sed -n '/Expected failures/,$p' "$out"
+		[ $rc -eq 0 ] || { echo "check-conformance: $name: baseline check failed (see $out)"; exit 1; }
+		return 0
+	fi
 	total=$(grep '^Total' "$out" || true)
 	case "$total" in
 	*" 0 failed"*) [ $rc -eq 0 ] || { echo "suite exit status $rc"; exit 1; } ;;
@@ -70,3 +78,5 @@ install "$src/tests/conformance/package.json" "$build/.conformance-node"
 install "$src/tests/conformance/alpha/package.json" "$build/.conformance-alpha-node"
 suite stable "$build/.conformance-node" --suite all
 suite alpha "$build/.conformance-alpha-node" --requirements 2025-11-25
+baseline=1 suite alpha-2026 "$build/.conformance-alpha-node" --requirements 2026-07-28 \
+	--expected-failures "$src/tests/conformance/alpha/expected-2026-07-28.yml"

@@ -37,6 +37,10 @@ MCP_SCHEMA_RECORD="$rec/surface.jsonl" "$build/tests/unit/test_surface" >/dev/nu
 if command -v python3 >/dev/null 2>&1; then
 	MCP_SCHEMA_RECORD="$rec/stdio.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
 		python3 "$src/tests/stdio/test_stdio.py" >/dev/null
+	# Both eras on one process: 2026-07-28 answers are recorded under
+	# that revision and validated against its schema.
+	MCP_SCHEMA_RECORD="$rec/modern.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
+		python3 "$src/tests/stdio/test_modern.py" >/dev/null
 fi
 set -- "$rec"/*.jsonl
 MCP_NODE_PREFIX="$prefix" node "$src/tests/schema/validate.mjs" "$schemas" "$@"

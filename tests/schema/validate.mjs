@@ -27,6 +27,7 @@ if (!schemaDir || records.length === 0) {
 // The result definition each request method must answer with.
 const resultDefs = {
   'initialize': ['InitializeResult'],
+  'server/discover': ['DiscoverResult'],
   'ping': ['EmptyResult', 'Result'],
   'logging/setLevel': ['EmptyResult', 'Result'],
   'resources/subscribe': ['EmptyResult', 'Result'],

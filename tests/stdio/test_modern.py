@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""test_modern.py - the 2026-07-28 (stateless) era over stdio, beside the
+legacy one on the same process.
+
+A 2026-07-28 request carries its protocol version and the client's
+capabilities in params._meta; the server answers it from that envelope,
+whether or not the connection was initialized.  These scenarios drive the
+real binary over pipes through the bundled harness (whose invariants are
+checked on everything printed): the probe-then-fallback sequence, the
+envelope ladder, cancellation, logging by request, capabilities by
+request, and the era-specific result shapes.
+
+Usage: MCP_EVERYTHING=path/to/mcp-everything test_modern.py [NAME...]
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import BIN, Fail, Server  # noqa: E402
+
+MODERN = "2026-07-28"
+
+
+def meta(caps=None, version=MODERN, **extra):
+    m = {"io.modelcontextprotocol/protocolVersion": version,
+         "io.modelcontextprotocol/clientCapabilities": caps if caps is not None else {},
+         "io.modelcontextprotocol/clientInfo": {"name": "test_modern", "version": "1"}}
+    m.update(extra)
+    return m
+
+
+class ModernServer(Server):
+    """Records each answer under the era of the request it answers, so
+    make check-schema validates modern answers against the 2026-07-28
+    schema and legacy ones against the negotiated revision."""
+
+    def __init__(self, *args):
+        self.modern_ids = set()
+        super().__init__(*args)
+
+    def _record(self, m):
+        if isinstance(m, dict) and json.dumps(m.get("id")) in self.modern_ids:
+            saved, self.rev = self.rev, MODERN
+            try:
+                super()._record(m)
+            finally:
+                self.rev = saved
+        elif self.rev is not None:
+            super()._record(m)
+
+    def modern(self, rid, method, params=None, _meta=None):
+        p = dict(params or {})
+        p["_meta"] = _meta if _meta is not None else meta()
+        self.modern_ids.add(json.dumps(rid))
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": p})
+
+
+def expect_error(s, rid, code):
+    m = s.answer(rid)
+    if m.get("error", {}).get("code") != code:
+        raise Fail(f"id {rid}: expected error {code}, got {m}")
+    return m["error"]
+
+
+def expect_modern_result(s, rid):
+    m = s.answer(rid)
+    r = m.get("result")
+    if not isinstance(r, dict) or r.get("resultType") != "complete":
+        raise Fail(f"id {rid}: no modern result: {m}")
+    si = r.get("_meta", {}).get("io.modelcontextprotocol/serverInfo", {})
+    if si.get("name") != "mcp-everything":
+        raise Fail(f"id {rid}: no serverInfo in _meta: {r.get('_meta')}")
+    return r
+
+
+# ---- scenarios -------------------------------------------------------------
+
+def probe_then_fallback():
+    """A client probes with server/discover, then falls back to initialize
+    on the same connection; both eras are served, interleaved."""
+    s = ModernServer()
+    s.modern(1, "server/discover")
+    r = expect_modern_result(s, 1)
+    if MODERN not in r.get("supportedVersions", []) or "2025-11-25" not in r["supportedVersions"]:
+        raise Fail(f"supportedVersions: {r.get('supportedVersions')}")
+    if not isinstance(r.get("ttlMs"), int) or r.get("cacheScope") not in ("public", "private"):
+        raise Fail(f"discover caching hints: {r}")
+    if "tools" not in r.get("capabilities", {}):
+        raise Fail(f"capabilities: {r.get('capabilities')}")
+    s.init()
+    s.call(2, "echo", {"text": "legacy"})
+    s.modern(3, "tools/call", {"name": "echo", "arguments": {"text": "modern"}})
+    legacy = s.answer(2)["result"]
+    modern = expect_modern_result(s, 3)
+    if "resultType" in legacy or "_meta" in legacy:
+        raise Fail(f"modern fields leaked into a legacy answer: {legacy}")
+    if modern["content"][0]["text"] != "modern":
+        raise Fail(f"modern echo: {modern}")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def modern_without_initialize():
+    """A 2026-07-28 client never initializes: lists, calls, reads and
+    completions are served from each request's envelope."""
+    s = ModernServer()
+    s.modern(1, "tools/list")
+    r = expect_modern_result(s, 1)
+    if not any(t["name"] == "echo" for t in r["tools"]) or "ttlMs" not in r:
+        raise Fail(f"tools/list: {str(r)[:200]}")
+    s.modern(2, "resources/read", {"uri": "test://static-text"})
+    r = expect_modern_result(s, 2)
+    if r["contents"][0]["text"] == "" or r.get("cacheScope") not in ("public", "private"):
+        raise Fail(f"resources/read: {r}")
+    s.modern(3, "prompts/get", {"name": "test_simple_prompt"})
+    expect_modern_result(s, 3)
+    s.modern(4, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    expect_modern_result(s, 4)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def envelope_ladder():
+    """Each rung of the ladder has its code, on the request's own id, and
+    the connection stays usable."""
+    s = ModernServer()
+    s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}})
+    expect_error(s, 1, -32602)
+    s.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+            "params": {"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}})
+    expect_error(s, 2, -32602)
+    s.modern(3, "tools/list", _meta=meta(version="2099-01-01"))
+    e = expect_error(s, 3, -32022)
+    if e.get("data", {}).get("requested") != "2099-01-01" or MODERN not in e["data"]["supported"]:
+        raise Fail(f"-32022 data: {e}")
+    s.modern(4, "tools/list", _meta=meta(version="2025-11-25"))
+    expect_error(s, 4, -32022)  # a legacy version goes through initialize
+    for rid, method in ((5, "initialize"), (6, "ping"), (7, "logging/setLevel"),
+                        (8, "resources/subscribe"), (9, "no/such/method")):
+        s.modern(rid, method)
+        expect_error(s, rid, -32601)
+    s.modern(10, "tools/list", _meta=meta(**{"io.modelcontextprotocol/logLevel": "loud"}))
+    expect_error(s, 10, -32602)
+    s.modern(11, "tools/call", {"name": "echo", "arguments": {"text": "still here"}})
+    expect_modern_result(s, 11)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def cancel_modern_request():
+    """notifications/cancelled works for a 2026-07-28 request: nothing is
+    written for it afterwards, and its handler sees peer_cancelled."""
+    s = ModernServer("--trace")
+    s.modern(1, "tools/call", {"name": "sleep", "arguments": {"ms": 60000}})
+    s.wait_err("started 1")
+    s.cancel(1)
+    s.wait_err("cleanup 1 peer_cancelled")
+    s.none_for(lambda m: m.get("id") == 1, 0.3, "answer after cancel")
+    s.modern(2, "tools/call", {"name": "echo", "arguments": {"text": "after"}})
+    expect_modern_result(s, 2)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def logging_by_request():
+    """A 2026-07-28 request is logged only when its _meta asks for a level,
+    and only at that level or above."""
+    s = ModernServer()
+
+    before = len([m for m in s.msgs if m and m.get("method") == "notifications/message"])
+    s.modern(1, "tools/call", {"name": "test_logging_tool", "arguments": {}})
+    expect_modern_result(s, 1)
+    n1 = len([m for m in s.msgs if m and m.get("method") == "notifications/message"])
+    if n1 != before:
+        raise Fail("log messages without io.modelcontextprotocol/logLevel")
+    s.modern(2, "tools/call", {"name": "test_logging_tool", "arguments": {}},
+             _meta=meta(**{"io.modelcontextprotocol/logLevel": "info"}))
+    expect_modern_result(s, 2)
+    n2 = len([m for m in s.msgs if m and m.get("method") == "notifications/message"])
+    if n2 - n1 != 3:
+        raise Fail(f"logLevel info: {n2 - n1} messages, expected 3")
+    s.modern(3, "tools/call", {"name": "test_logging_tool", "arguments": {}},
+             _meta=meta(**{"io.modelcontextprotocol/logLevel": "error"}))
+    expect_modern_result(s, 3)
+    n3 = len([m for m in s.msgs if m and m.get("method") == "notifications/message"])
+    if n3 != n2:
+        raise Fail("info messages sent to a request that asked for error")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def capabilities_by_request():
+    """Capabilities are per request: a tool that needs sampling gets -32021
+    naming it, whatever an earlier request or the legacy session declared."""
+    s = ModernServer()
+    s.init(caps={"sampling": {}})
+    s.modern(1, "tools/call", {"name": "test_missing_capability", "arguments": {}})
+    e = expect_error(s, 1, -32021)
+    if e.get("data", {}).get("requiredCapabilities") != {"sampling": {}}:
+        raise Fail(f"-32021 data: {e}")
+    s.modern(2, "tools/call", {"name": "roots", "arguments": {}})
+    r = expect_modern_result(s, 2)  # the fixture reports ENOTSUP as a tool error
+    if not r.get("isError"):
+        raise Fail(f"roots without the capability: {r}")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def resource_not_found_per_era():
+    """An unknown resource is -32602 for a 2026-07-28 request and -32002
+    for a legacy one, on the same connection."""
+    s = ModernServer()
+    s.init()
+    s.modern(1, "resources/read", {"uri": "test://nope"})
+    e = expect_error(s, 1, -32602)
+    if e.get("data", {}).get("uri") != "test://nope":
+        raise Fail(f"data.uri: {e}")
+    s.send({"jsonrpc": "2.0", "id": 2, "method": "resources/read",
+            "params": {"uri": "test://nope"}})
+    expect_error(s, 2, -32002)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def eof_with_modern_handler():
+    """End of input with a 2026-07-28 handler running: it is cancelled
+    (transport_closed), nothing is written for it, the process exits."""
+    s = ModernServer("--trace", "--grace-ms", "1500")
+    s.modern(1, "tools/call", {"name": "sleep", "arguments": {"ms": 60000}})
+    s.wait_err("started 1")
+    s.close_stdin()
+    code, took = s.wait_exit()
+    if code != 0:
+        raise Fail(f"exit {code}")
+    if "cleanup 1 transport_closed" not in s.err:
+        raise Fail(f"trace: {s.err[-4:]}")
+    s.check_invariants()
+
+
+SCENARIOS = [probe_then_fallback, modern_without_initialize, envelope_ladder,
+             cancel_modern_request, logging_by_request, capabilities_by_request,
+             resource_not_found_per_era, eof_with_modern_handler]
+
+
+def main(argv):
+    if not BIN or not os.access(BIN, os.X_OK):
+        print("skip: MCP_EVERYTHING is not set to the built binary")
+        return 77
+    failed = 0
+    for f in [f for f in SCENARIOS if not argv or f.__name__ in argv]:
+        try:
+            f()
+            print(f"ok - {f.__name__}")
+        except Fail as e:
+            failed += 1
+            print(f"not ok - {f.__name__}: {e}")
+    print(f"{len(SCENARIOS) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
