@@ -23,6 +23,7 @@ MCP_EXTERN const char *mcp_strerror(int err)
 	case MCP_ENOENT: return "not found";
 	case MCP_ESYS: return "a system call failed";
 	case MCP_EPROTO: return "protocol violation by the peer";
+	case MCP_EINPUT: return "input from the client is required";
 	default: return "unknown error";
 	}
 }

@@ -132,6 +132,10 @@ struct mcp_server {
 	size_t n_http_origins;
 	mcp_http_auth_fn http_auth;
 	void *http_auth_user;
+	unsigned char state_key[32];     /* seals requestState (api/mrtr.c) */
+	unsigned char state_key_old[32];
+	int have_state_key_old;
+	int input_rounds;                /* legacy bridge: rounds per request */
 	int max_sessions;
 	int64_t session_idle_ms;
 	int64_t task_ttl_default, task_ttl_max;
@@ -189,6 +193,14 @@ struct mcp_ctx {
 	mcp_sess *sess;
 	mcp_view view;               /* borrowed from the request or the session */
 	const char *missing_cap;     /* modern: a client call lacked this capability */
+	/* Multi round-trip requests (api/mrtr.c). */
+	json_object *input_responses; /* this round's answers (counted) or NULL */
+	char *state_in;              /* the state of the previous round, verified */
+	json_object *input_requests; /* asked for this round (owned) or NULL */
+	char *state_out;             /* the state for the next round */
+	const char *mrtr_method;     /* tools/call, prompts/get, resources/read */
+	const char *mrtr_name;       /* tool or prompt name, or URI */
+	json_object *mrtr_args;      /* borrowed: bound into the sealed state */
 	struct mcp_task *task;       /* the task this handler runs for, or NULL */
 	json_object *progress_token; /* borrowed from the request, or NULL */
 	double last_progress;
@@ -268,6 +280,21 @@ int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id);
  * end traces "cleanup" and gives the request exactly one outcome (result
  * taken; the error triple is the handler's own when code != 0, data taken). */
 void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
+
+/* Multi round-trip requests (api/mrtr.c). */
+int mcp_state_key_init(mcp_server *srv);
+/* Binds the context to its request and, for a 2026-07-28 retry, takes its
+ * inputResponses and verifies its requestState; -1 with *why (-32602). */
+int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
+		   json_object *args, const char **why);
+/* Calls invoke(arg); for a legacy client, answers the handler's input
+ * requests with real server-to-client requests and calls it again (after
+ * reset(arg)) up to the server's rounds.  The handler's last code. */
+int mcp_mrtr_run(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg), void *arg);
+/* The input_required result of a 2026-07-28 handler that returned
+ * MCP_EINPUT (taken by the caller), or NULL when it asked for nothing. */
+json_object *mcp_mrtr_input_required(mcp_ctx *ctx);
+void mcp_mrtr_end(mcp_ctx *ctx);
 void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
 		 json_object *data);
 

@@ -579,6 +579,28 @@ static int req_modern(eng_req *r)
 	return r->proto && ((const mcp_view *)r->proto)->modern;
 }
 
+/* One call of a handler, for mcp_mrtr_run (which may call it again). */
+struct tool_run {
+	mcp_tool_entry *tool;
+	mcp_ctx *ctx;
+	json_object *args;
+	mcp_result *res;
+	int rev;
+};
+
+static int tool_invoke(void *arg)
+{
+	struct tool_run *t = arg;
+	return t->tool->fn(t->ctx, t->args, t->res, t->tool->user);
+}
+
+static void tool_reset(void *arg)
+{
+	struct tool_run *t = arg;
+	mcp_result_clear(t->res);
+	mcp_result_init(t->res, t->rev);
+}
+
 static void run_tools_call(eng_req *r)
 {
 	mcp_sess *ms = sess_of(r->sess);
@@ -632,15 +654,51 @@ static void run_tools_call(eng_req *r)
 		mcp_entry_unref(&tool->base);
 		return;
 	}
+	const char *why = NULL;
+	if (mcp_mrtr_begin(&ctx, params, "tools/call", name, args, &why) != 0) {
+		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
+		mcp_mrtr_end(&ctx);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
 	mcp_result res;
 	mcp_result_init(&res, rev);
-	int rc = tool->fn(&ctx, args, &res, tool->user);
-	json_object *result = rc == MCP_OK ? mcp_result_to_json(&res) : NULL;
+	struct tool_run tr = { tool, &ctx, args, &res, rev };
+	int rc = mcp_mrtr_run(&ctx, tool_invoke, tool_reset, &tr);
+	json_object *result = NULL;
+	if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx)))
+		rc = MCP_OK;
+	else if (rc == MCP_OK)
+		result = mcp_result_to_json(&res);
 	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
 	mcp_result_clear(&res);
+	mcp_mrtr_end(&ctx);
 	json_object_put(own_args);
 	mcp_entry_unref(&tool->base);
+}
+
+struct read_run {
+	mcp_resource_entry *res;
+	mcp_ctx *ctx;
+	const char *uri;
+	json_object *vars;
+	mcp_contents *out;
+};
+
+static int read_invoke(void *arg)
+{
+	struct read_run *t = arg;
+	return t->res->read(t->ctx, t->uri, t->vars, t->out, t->res->user);
+}
+
+static void read_reset(void *arg)
+{
+	struct read_run *t = arg;
+	json_object_put(t->out->items);
+	mcp_rpc_error_clear(&t->out->err);
+	t->out->items = json_object_new_array();
 }
 
 static void run_resources_read(eng_req *r)
@@ -669,9 +727,21 @@ static void run_resources_read(eng_req *r)
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
 	mcp_contents out = { .items = json_object_new_array() };
-	int rc = out.items ? res->read(&ctx, uri, vars, &out, res->user) : MCP_ENOMEM;
+	const char *why = NULL;
+	if (mcp_mrtr_begin(&ctx, params, "resources/read", uri, NULL, &why) != 0) {
+		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
+		mcp_mrtr_end(&ctx);
+		json_object_put(out.items);
+		json_object_put(vars);
+		mcp_entry_unref(&res->base);
+		return;
+	}
+	struct read_run rr = { res, &ctx, uri, vars, &out };
+	int rc = out.items ? mcp_mrtr_run(&ctx, read_invoke, read_reset, &rr) : MCP_ENOMEM;
 	json_object *result = NULL;
-	if (rc == MCP_OK) {
+	if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx))) {
+		rc = MCP_OK;
+	} else if (rc == MCP_OK) {
 		result = json_object_new_object();
 		json_object_object_add(result, "contents", out.items);
 		out.items = NULL;
@@ -683,9 +753,33 @@ static void run_resources_read(eng_req *r)
 		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
 	out.err.data = NULL; /* taken by mcp_ctx_end */
 	mcp_rpc_error_clear(&out.err);
+	mcp_mrtr_end(&ctx);
 	json_object_put(out.items);
 	json_object_put(vars);
 	mcp_entry_unref(&res->base);
+}
+
+struct prompt_run {
+	mcp_prompt_entry *p;
+	mcp_ctx *ctx;
+	json_object *args;
+	mcp_prompt_result *out;
+};
+
+static int prompt_invoke(void *arg)
+{
+	struct prompt_run *t = arg;
+	return t->p->get(t->ctx, t->args, t->out, t->p->user);
+}
+
+static void prompt_reset(void *arg)
+{
+	struct prompt_run *t = arg;
+	json_object_put(t->out->messages);
+	t->out->messages = NULL;
+	free(t->out->description);
+	t->out->description = NULL;
+	mcp_rpc_error_clear(&t->out->err);
 }
 
 static void run_prompts_get(eng_req *r)
@@ -727,9 +821,20 @@ static void run_prompts_get(eng_req *r)
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
 	mcp_prompt_result out = { .rev = req_rev(r) };
-	int rc = p->get(&ctx, args, &out, p->user);
+	const char *why = NULL;
+	int rc;
+	struct prompt_run pr = { p, &ctx, args, &out };
+	if (mcp_mrtr_begin(&ctx, params, "prompts/get", name, args, &why) != 0)
+		rc = MCP_EINVAL;
+	else
+		rc = mcp_mrtr_run(&ctx, prompt_invoke, prompt_reset, &pr);
 	json_object *result = NULL;
-	if (rc == MCP_OK) {
+	if (why) {
+		out.err.code = MCP_JSONRPC_INVALID_PARAMS;
+		out.err.message = strdup(why);
+	} else if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx))) {
+		rc = MCP_OK;
+	} else if (rc == MCP_OK) {
 		result = json_object_new_object();
 		mcp_json_add_str(result, "description", out.description);
 		json_object_object_add(result, "messages",
@@ -739,6 +844,7 @@ static void run_prompts_get(eng_req *r)
 	mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
 	out.err.data = NULL; /* taken by mcp_ctx_end */
 	mcp_rpc_error_clear(&out.err);
+	mcp_mrtr_end(&ctx);
 	json_object_put(out.messages);
 	free(out.description);
 	json_object_put(own_args);

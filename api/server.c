@@ -14,6 +14,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "api/internal.h"
 
 MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
@@ -41,7 +43,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->task_ttl_default = 3600 * 1000;
 	srv->task_ttl_max = 24 * 3600 * 1000;
 	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!srv->name || !srv->version || srv->wake_fd < 0 ||
+	if (!srv->name || !srv->version || srv->wake_fd < 0 || mcp_state_key_init(srv) != MCP_OK ||
 	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0) {
 		if (srv->wake_fd >= 0)
 			close(srv->wake_fd);
@@ -81,6 +83,8 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	for (size_t i = 0; i < srv->n_http_origins; i++)
 		free(srv->http_origins[i]);
 	free(srv->http_origins);
+	sodium_memzero(srv->state_key, sizeof srv->state_key);
+	sodium_memzero(srv->state_key_old, sizeof srv->state_key_old);
 	free(srv);
 }
 

@@ -326,6 +326,218 @@ static int tool_logging(mcp_ctx *ctx, json_object *args, mcp_result *out, void *
 	return mcp_result_add_text(out, "Logging test completed.");
 }
 
+/* ---- tools: input_required (multi round-trip requests) -------------------------
+ *
+ * Each is written once, in re-entry style: with no answer yet it names
+ * what it needs and returns MCP_EINPUT; called again, it reads the answers
+ * and the state it left.  A 2026-07-28 client gets input_required results
+ * and retries; a legacy client is asked by the library over the
+ * connection. */
+
+/* Asks for `key` with a request given as JSON text (parsed here). */
+static int ask(mcp_ctx *ctx, const char *key, const char *method, const char *params_json)
+{
+	json_object *p = json_tokener_parse(params_json);
+	int rc = p ? mcp_ctx_require_input(ctx, key, method, p) : MCP_ENOMEM;
+	json_object_put(p);
+	return rc;
+}
+
+#define ELICIT_NAME                                                                      \
+	"{\"message\":\"What is your name?\",\"requestedSchema\":{\"type\":\"object\","    \
+	"\"properties\":{\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}}"
+
+/* The accepted content field of an elicitation answer, or NULL. */
+static const char *elicited(json_object *answer, const char *field)
+{
+	if (!answer || strcmp(string_member(answer, "action") ? string_member(answer, "action")
+							       : "", "accept") != 0)
+		return NULL;
+	return string_member(member(answer, "content"), field);
+}
+
+/* The first text of a sampling answer, or NULL. */
+static const char *sampled_text(json_object *result);
+
+static int tool_ir_elicitation(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *a = mcp_ctx_input_response(ctx, "user_name");
+	if (!a) {
+		int rc = ask(ctx, "user_name", "elicitation/create", ELICIT_NAME);
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	const char *name = elicited(a, "name");
+	char text[256];
+	snprintf(text, sizeof text, "Hello, %.200s!", name ? name : "stranger");
+	return mcp_result_add_text(out, text);
+}
+
+static int tool_ir_sampling(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *a = mcp_ctx_input_response(ctx, "capital_question");
+	if (!a) {
+		int rc = ask(ctx, "capital_question", "sampling/createMessage",
+			     "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\","
+			     "\"text\":\"What is the capital of France?\"}}],\"maxTokens\":100}");
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	const char *t = sampled_text(a);
+	char text[512];
+	snprintf(text, sizeof text, "The model answered: %.400s", t ? t : "(no text)");
+	return mcp_result_add_text(out, text);
+}
+
+static int tool_ir_list_roots(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *a = mcp_ctx_input_response(ctx, "client_roots");
+	if (!a) {
+		int rc = ask(ctx, "client_roots", "roots/list", "{}");
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	json_object *roots = member(a, "roots");
+	char text[1024] = "Roots:";
+	size_t n = json_object_is_type(roots, json_type_array) ? json_object_array_length(roots) : 0;
+	for (size_t i = 0; i < n && strlen(text) < 900; i++) {
+		const char *uri = string_member(json_object_array_get_idx(roots, i), "uri");
+		size_t used = strlen(text);
+		snprintf(text + used, sizeof text - used, " %.200s", uri ? uri : "?");
+	}
+	if (n == 0)
+		strcat(text, " none");
+	return mcp_result_add_text(out, text);
+}
+
+static int tool_ir_request_state(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	const char *state = mcp_ctx_request_state(ctx);
+	json_object *a = mcp_ctx_input_response(ctx, "confirm");
+	if (!a || !state || strcmp(state, "awaiting-confirmation") != 0) {
+		int rc = ask(ctx, "confirm", "elicitation/create",
+			     "{\"message\":\"Please confirm\",\"requestedSchema\":{\"type\":\"object\","
+			     "\"properties\":{\"ok\":{\"type\":\"boolean\"}},\"required\":[\"ok\"]}}");
+		if (rc == MCP_OK)
+			rc = mcp_ctx_set_request_state(ctx, "awaiting-confirmation");
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	return mcp_result_add_text(out, "state-ok: the request state came back intact");
+}
+
+static int tool_ir_multiple(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *name = mcp_ctx_input_response(ctx, "user_name");
+	json_object *greeting = mcp_ctx_input_response(ctx, "greeting");
+	json_object *roots = mcp_ctx_input_response(ctx, "client_roots");
+	const char *state = mcp_ctx_request_state(ctx);
+	if (!name || !greeting || !roots || !state || strcmp(state, "three-inputs") != 0) {
+		int rc = ask(ctx, "user_name", "elicitation/create", ELICIT_NAME);
+		if (rc == MCP_OK)
+			rc = ask(ctx, "greeting", "sampling/createMessage",
+				 "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":"
+				 "\"text\",\"text\":\"Generate a greeting\"}}],\"maxTokens\":50}");
+		if (rc == MCP_OK)
+			rc = ask(ctx, "client_roots", "roots/list", "{}");
+		if (rc == MCP_OK)
+			rc = mcp_ctx_set_request_state(ctx, "three-inputs");
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	const char *who = elicited(name, "name");
+	const char *hello = sampled_text(greeting);
+	char text[512];
+	snprintf(text, sizeof text, "%.100s, %.200s (all three inputs received)",
+		 hello ? hello : "Hello", who ? who : "stranger");
+	return mcp_result_add_text(out, text);
+}
+
+static int tool_ir_multi_round(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	const char *state = mcp_ctx_request_state(ctx);
+	json_object *step1 = mcp_ctx_input_response(ctx, "step1");
+	json_object *step2 = mcp_ctx_input_response(ctx, "step2");
+	int rc;
+	if (state && strncmp(state, "round-2:", 8) == 0 && step2) {
+		const char *color = elicited(step2, "color");
+		char text[512];
+		snprintf(text, sizeof text, "%.200s likes %.200s", state + 8,
+			 color ? color : "no color");
+		return mcp_result_add_text(out, text);
+	}
+	if (state && strcmp(state, "round-1") == 0 && step1) {
+		const char *name = elicited(step1, "name");
+		char next[256];
+		snprintf(next, sizeof next, "round-2:%.200s", name ? name : "someone");
+		rc = ask(ctx, "step2", "elicitation/create",
+			 "{\"message\":\"Step 2: What is your favorite color?\",\"requestedSchema\":"
+			 "{\"type\":\"object\",\"properties\":{\"color\":{\"type\":\"string\"}},"
+			 "\"required\":[\"color\"]}}");
+		if (rc == MCP_OK)
+			rc = mcp_ctx_set_request_state(ctx, next);
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	rc = ask(ctx, "step1", "elicitation/create",
+		 "{\"message\":\"Step 1: What is your name?\",\"requestedSchema\":{\"type\":"
+		 "\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},\"required\":"
+		 "[\"name\"]}}");
+	if (rc == MCP_OK)
+		rc = mcp_ctx_set_request_state(ctx, "round-1");
+	return rc == MCP_OK ? MCP_EINPUT : rc;
+}
+
+/* The library rejects a tampered requestState before this runs again. */
+static int tool_ir_tampered(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	const char *state = mcp_ctx_request_state(ctx);
+	if (!state || !mcp_ctx_input_response(ctx, "confirm")) {
+		int rc = ask(ctx, "confirm", "elicitation/create",
+			     "{\"message\":\"Please confirm\",\"requestedSchema\":{\"type\":\"object\","
+			     "\"properties\":{\"ok\":{\"type\":\"boolean\"}},\"required\":[\"ok\"]}}");
+		if (rc == MCP_OK)
+			rc = mcp_ctx_set_request_state(ctx, "integrity-protected");
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	return mcp_result_add_text(out, "The request state verified.");
+}
+
+/* Asks only for what this request's client declared. */
+static int tool_ir_capabilities(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *caps = mcp_ctx_client_capabilities(ctx);
+	int answered = mcp_ctx_input_response(ctx, "user_name") ||
+		       mcp_ctx_input_response(ctx, "greeting") ||
+		       mcp_ctx_input_response(ctx, "client_roots");
+	if (answered)
+		return mcp_result_add_text(out, "Received input for the declared capabilities.");
+	int asked = 0, rc = MCP_OK;
+	if (member(caps, "elicitation") && rc == MCP_OK && ++asked)
+		rc = ask(ctx, "user_name", "elicitation/create", ELICIT_NAME);
+	if (member(caps, "sampling") && rc == MCP_OK && ++asked)
+		rc = ask(ctx, "greeting", "sampling/createMessage",
+			 "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\","
+			 "\"text\":\"Generate a greeting\"}}],\"maxTokens\":50}");
+	if (member(caps, "roots") && rc == MCP_OK && ++asked)
+		rc = ask(ctx, "client_roots", "roots/list", "{}");
+	if (rc != MCP_OK)
+		return rc;
+	if (!asked)
+		return mcp_result_add_text(out, "The client declared no capability to ask with.");
+	return MCP_EINPUT;
+}
+
 /* ---- tools: server-to-client requests ----------------------------------------- */
 
 /* The text of a sampling result's content: one block or (2025-11-25) an
@@ -614,6 +826,37 @@ static const mcp_tool conformance_tools[] = {
 	{ .name = "test_logging_tool", .title = "Logging",
 	  .description = "Sends three log messages, then answers",
 	  .input_schema = NO_ARGS, .fn = tool_logging },
+	{ .name = "test_streaming_elicitation", .title = "Elicitation on the request's stream",
+	  .description = "Asks the user's name: the answer is an input_required result, "
+			 "never a request of its own on the stream",
+	  .input_schema = NO_ARGS, .fn = tool_ir_elicitation },
+	{ .name = "test_input_required_result_elicitation", .title = "Input required: elicitation",
+	  .description = "Asks the user's name through input_required, then greets",
+	  .input_schema = NO_ARGS, .fn = tool_ir_elicitation },
+	{ .name = "test_input_required_result_sampling", .title = "Input required: sampling",
+	  .description = "Asks the model a question through input_required",
+	  .input_schema = NO_ARGS, .fn = tool_ir_sampling },
+	{ .name = "test_input_required_result_list_roots", .title = "Input required: roots",
+	  .description = "Asks for the client's roots through input_required",
+	  .input_schema = NO_ARGS, .fn = tool_ir_list_roots },
+	{ .name = "test_input_required_result_request_state", .title = "Input required: state",
+	  .description = "Round-trips a request state through input_required",
+	  .input_schema = NO_ARGS, .fn = tool_ir_request_state },
+	{ .name = "test_input_required_result_multiple_inputs",
+	  .title = "Input required: three inputs",
+	  .description = "Asks for an elicitation, a sampling and the roots at once",
+	  .input_schema = NO_ARGS, .fn = tool_ir_multiple },
+	{ .name = "test_input_required_result_multi_round", .title = "Input required: two rounds",
+	  .description = "Asks twice, with the state evolving between rounds",
+	  .input_schema = NO_ARGS, .fn = tool_ir_multi_round },
+	{ .name = "test_input_required_result_tampered_state",
+	  .title = "Input required: sealed state",
+	  .description = "Its request state is sealed; a tampered one is refused",
+	  .input_schema = NO_ARGS, .fn = tool_ir_tampered },
+	{ .name = "test_input_required_result_capabilities",
+	  .title = "Input required: declared capabilities",
+	  .description = "Asks only through the capabilities the client declared",
+	  .input_schema = NO_ARGS, .fn = tool_ir_capabilities },
 	{ .name = "test_reconnection", .title = "Reconnection",
 	  .description = "Tests SSE stream disconnection and client reconnection (SEP-1699)",
 	  .input_schema = NO_ARGS, .fn = tool_reconnection },
@@ -830,6 +1073,28 @@ static const mcp_prompt_arg embedded_resource_args[] = {
 	{ .name = "resourceUri", .description = "URI of the resource to embed", .required = 1 },
 };
 
+/* A prompt that needs input (2026-07-28 input_required, or the legacy
+ * bridge). */
+static int prompt_input_required(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out,
+				 void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *a = mcp_ctx_input_response(ctx, "user_context");
+	if (!a) {
+		int rc = ask(ctx, "user_context", "elicitation/create",
+			     "{\"message\":\"What context should the prompt use?\",\"requestedSchema\":"
+			     "{\"type\":\"object\",\"properties\":{\"context\":{\"type\":"
+			     "\"string\"}},\"required\":[\"context\"]}}");
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	const char *context = elicited(a, "context");
+	char text[512];
+	snprintf(text, sizeof text, "Answer with this context in mind: %.400s",
+		 context ? context : "(none given)");
+	return mcp_prompt_add_text(out, MCP_ROLE_USER, text);
+}
+
 static const mcp_prompt conformance_prompts[] = {
 	{ .name = "test_simple_prompt", .title = "Simple Test Prompt",
 	  .description = "A simple prompt without arguments", .get = prompt_simple },
@@ -842,6 +1107,9 @@ static const mcp_prompt conformance_prompts[] = {
 	  .complete = complete_prompt_argument },
 	{ .name = "test_prompt_with_image", .title = "Prompt With Image",
 	  .description = "A prompt that includes image content", .get = prompt_with_image },
+	{ .name = "test_input_required_result_prompt", .title = "Input required prompt",
+	  .description = "A prompt that asks the user for context first",
+	  .get = prompt_input_required },
 };
 
 /* ---- registration --------------------------------------------------------------- */

@@ -63,7 +63,9 @@ typedef enum mcp_error {
 	MCP_EEXIST = -10,   /* a name is already registered */
 	MCP_ENOENT = -11,   /* no such name */
 	MCP_ESYS = -12,     /* a system call failed */
-	MCP_EPROTO = -13    /* the client's answer violates the protocol */
+	MCP_EPROTO = -13,   /* the client's answer violates the protocol */
+	MCP_EINPUT = -14    /* returned by a handler: input from the client is
+			       needed first (mcp_ctx_require_input) */
 } mcp_error;
 
 /* Returns a static, human-readable description of an MCP_E* code (or of an
@@ -683,8 +685,52 @@ MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level,
  * handler's thread. */
 MCP_EXTERN int mcp_ctx_close_stream(mcp_ctx *ctx, int retry_ms);
 
+/* Input from the client, in either era (multi round-trip requests).
+ *
+ * A tools/call, prompts/get or resources/read handler that needs the
+ * client's input names each request with mcp_ctx_require_input() (method
+ * "elicitation/create", "sampling/createMessage" or "roots/list"; `params`
+ * borrowed and copied), may leave itself a state string with
+ * mcp_ctx_set_request_state() (copied; at most 64 KiB), and returns
+ * MCP_EINPUT.  It is called again with the answers: mcp_ctx_input_response()
+ * gives the client's result object for a name (borrowed, valid for the
+ * call; NULL when that name was not answered), mcp_ctx_request_state() the
+ * state it left (NULL on the first call).  A handler must check both, as a
+ * 2026-07-28 client may send anything back.
+ *
+ * For a 2026-07-28 request the answer is an input_required result and the
+ * client retries; the state travels sealed (authenticated encryption under
+ * the server's key, bound to the method, name or URI and arguments, valid
+ * 10 minutes), and any state that fails verification is answered -32602.
+ * For a legacy client the library sends the requests itself over the
+ * connection (server-to-client requests) and calls the handler again, up
+ * to mcp_server_set_input_rounds() rounds (default 8; 1..64).
+ *
+ * mcp_ctx_require_input returns MCP_OK, MCP_EINVAL (unknown method, empty
+ * key, params not an object), MCP_ENOTSUP (this request's client did not
+ * declare the capability the method needs; for a 2026-07-28 request a
+ * handler that then fails is answered -32021 naming it), MCP_ESTATE (not a
+ * tools/call, prompts/get or resources/read handler, or a task) or
+ * MCP_ENOMEM.  Call these from the handler's thread. */
+MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *method,
+				     json_object *params);
+MCP_EXTERN json_object *mcp_ctx_input_response(mcp_ctx *ctx, const char *key);
+MCP_EXTERN const char *mcp_ctx_request_state(const mcp_ctx *ctx);
+MCP_EXTERN int mcp_ctx_set_request_state(mcp_ctx *ctx, const char *state);
+
+/* The 32-byte key that seals request states (copied; a random one is made
+ * by mcp_server_new).  Processes behind one load balancer need the same
+ * key.  To rotate it, pass the key being replaced as `previous` (or NULL):
+ * states sealed under either are accepted, new ones use `key`.  MCP_OK,
+ * MCP_EINVAL or MCP_ESTATE (server running). */
+MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char key[32],
+					const unsigned char *previous);
+MCP_EXTERN int mcp_server_set_input_rounds(mcp_server *srv, int rounds);
+
 /* Server-to-client requests.  A 2026-07-28 request cannot be sent any
- * (that era asks through input_required results, not built yet): these
+ * (that era asks through input_required results: see
+ * mcp_ctx_require_input, which serves both eras; parking a handler that
+ * blocks here is not built yet): these
  * return MCP_ENOTSUP for it, and when the request did not declare the
  * capability, the handler's failure is answered with -32021 naming it.
  * Each blocks the handler until the client

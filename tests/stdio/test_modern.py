@@ -246,9 +246,141 @@ def eof_with_modern_handler():
     s.check_invariants()
 
 
+def input_required_round_trip():
+    """A handler asks for input: a 2026-07-28 client gets input_required
+    and retries with inputResponses; a wrong or missing answer is asked
+    for again; extra answers are ignored."""
+    s = ModernServer()
+    caps = {"elicitation": {}}
+    tool = {"name": "test_input_required_result_elicitation", "arguments": {}}
+    s.modern(1, "tools/call", tool, _meta=meta(caps))
+    r = expect_modern_result_type(s, 1, "input_required")
+    req = r.get("inputRequests", {}).get("user_name", {})
+    if req.get("method") != "elicitation/create" or "requestedSchema" not in req.get("params", {}):
+        raise Fail(f"inputRequests: {r}")
+    answer = {"action": "accept", "content": {"name": "Alice"}}
+    s.modern(2, "tools/call", dict(tool, inputResponses={"user_name": answer, "extra": {}}),
+             _meta=meta(caps))
+    r = expect_modern_result_type(s, 2, "complete")
+    if r["content"][0]["text"] != "Hello, Alice!":
+        raise Fail(f"round 2: {r}")
+    s.modern(3, "tools/call", dict(tool, inputResponses={"wrong_key": answer}), _meta=meta(caps))
+    expect_modern_result_type(s, 3, "input_required")
+    s.modern(4, "tools/call", dict(tool, inputResponses="not an object"), _meta=meta(caps))
+    expect_error(s, 4, -32602)
+    s.modern(5, "tools/call", tool)  # no elicitation capability declared
+    e = expect_error(s, 5, -32021)
+    if e.get("data", {}).get("requiredCapabilities") != {"elicitation": {}}:
+        raise Fail(f"-32021 data: {e}")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def expect_modern_result_type(s, rid, kind):
+    m = s.answer(rid)
+    r = m.get("result")
+    if not isinstance(r, dict) or r.get("resultType") != kind:
+        raise Fail(f"id {rid}: expected resultType {kind}: {m}")
+    return r
+
+
+def sealed_request_state():
+    """The requestState is sealed and bound: the multi-round tool carries
+    its state across rounds; a tampered state, or one sealed for another
+    tool, is -32602 with the same message."""
+    s = ModernServer()
+    caps = {"elicitation": {}}
+    tool = {"name": "test_input_required_result_multi_round", "arguments": {}}
+    s.modern(1, "tools/call", tool, _meta=meta(caps))
+    r1 = expect_modern_result_type(s, 1, "input_required")
+    st1 = r1.get("requestState")
+    if not isinstance(st1, str) or "round-1" in st1:
+        raise Fail(f"state not sealed: {r1}")
+    s.modern(2, "tools/call", dict(tool, requestState=st1, inputResponses={
+        "step1": {"action": "accept", "content": {"name": "Ada"}}}), _meta=meta(caps))
+    r2 = expect_modern_result_type(s, 2, "input_required")
+    if "step2" not in r2.get("inputRequests", {}) or r2.get("requestState") == st1:
+        raise Fail(f"round 2: {r2}")
+    s.modern(3, "tools/call", dict(tool, requestState=r2["requestState"], inputResponses={
+        "step2": {"action": "accept", "content": {"color": "green"}}}), _meta=meta(caps))
+    r3 = expect_modern_result_type(s, 3, "complete")
+    if r3["content"][0]["text"] != "Ada likes green":
+        raise Fail(f"round 3: {r3}")
+    flipped = st1[:-3] + ("A" if st1[-3] != "A" else "B") + st1[-2:]
+    messages = set()
+    for rid, state, name in ((4, flipped, tool["name"]), (5, "garbage", tool["name"]),
+                             (6, st1, "test_input_required_result_tampered_state")):
+        s.modern(rid, "tools/call", {"name": name, "arguments": {}, "requestState": state,
+                                     "inputResponses": {}}, _meta=meta(caps))
+        messages.add(expect_error(s, rid, -32602)["message"])
+    if len(messages) != 1:
+        raise Fail(f"verification failures are told apart: {messages}")
+    s.modern(7, "tools/call", dict(tool, arguments={"x": 1}, requestState=st1,
+                                   inputResponses={}), _meta=meta(caps))
+    expect_error(s, 7, -32602)  # bound to the arguments too
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def legacy_bridge():
+    """The same re-entry handlers serve a legacy client: the library sends
+    real server-to-client requests over the connection and calls the
+    handler again with the answers, round after round."""
+    s = ModernServer()
+    s.init(caps={"elicitation": {}, "roots": {}})
+    s.call(1, "test_input_required_result_multi_round")
+    answered = set()
+    for n, content in enumerate(({"name": "Grace"}, {"color": "blue"})):
+        req = s.wait_for(lambda m: m.get("method") == "elicitation/create" and
+                         json.dumps(m.get("id")) not in answered,
+                         what=f"elicitation round {n + 1}")
+        answered.add(json.dumps(req["id"]))
+        s.send({"jsonrpc": "2.0", "id": req["id"],
+                "result": {"action": "accept", "content": content}})
+    r = s.answer(1)
+    if r.get("result", {}).get("content", [{}])[0].get("text") != "Grace likes blue":
+        raise Fail(f"bridged result: {r}")
+    if "resultType" in r["result"]:
+        raise Fail("modern fields in a legacy answer")
+    s.call(2, "test_input_required_result_list_roots")
+    req = s.wait_for(lambda m: m.get("method") == "roots/list", what="roots/list")
+    s.send({"jsonrpc": "2.0", "id": req["id"],
+            "result": {"roots": [{"uri": "file:///work", "name": "work"}]}})
+    r = s.answer(2)
+    if "file:///work" not in r.get("result", {}).get("content", [{}])[0].get("text", ""):
+        raise Fail(f"bridged roots: {r}")
+    s.call(3, "test_input_required_result_sampling")  # sampling not declared
+    r = s.answer(3)
+    if "error" not in r:
+        raise Fail(f"sampling without the capability: {r}")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def input_required_on_a_prompt():
+    """prompts/get may answer input_required too."""
+    s = ModernServer()
+    caps = {"elicitation": {}}
+    p = {"name": "test_input_required_result_prompt"}
+    s.modern(1, "prompts/get", p, _meta=meta(caps))
+    expect_modern_result_type(s, 1, "input_required")
+    s.modern(2, "prompts/get", dict(p, inputResponses={"user_context": {
+        "action": "accept", "content": {"context": "tests"}}}), _meta=meta(caps))
+    r = expect_modern_result_type(s, 2, "complete")
+    if "tests" not in json.dumps(r.get("messages")):
+        raise Fail(f"prompt: {r}")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
 SCENARIOS = [probe_then_fallback, modern_without_initialize, envelope_ladder,
              cancel_modern_request, logging_by_request, capabilities_by_request,
-             resource_not_found_per_era, eof_with_modern_handler]
+             resource_not_found_per_era, eof_with_modern_handler, input_required_round_trip,
+             sealed_request_state, legacy_bridge, input_required_on_a_prompt]
 
 
 def main(argv):
