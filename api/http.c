@@ -1177,7 +1177,8 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 			return rc;
 		}
 		/* Streamed only when there is something to stream first. */
-		want_sse = jget(meta, "progressToken") || jget(meta, MCP_META_LOG);
+		want_sse = jget(meta, "progressToken") || jget(meta, MCP_META_LOG) ||
+			   strcmp(json_object_get_string(method), "subscriptions/listen") == 0;
 	}
 	json_object_put(m);
 

@@ -147,9 +147,14 @@ struct mcp_server {
 	int wake_fd;                 /* eventfd: shutdown (signal-safe) */
 	_Atomic int running;
 	_Atomic int has_run;
-	pthread_mutex_t sess_mu;     /* the list of live connections */
+	pthread_mutex_t sess_mu;     /* the list of live connections, and: */
 	struct mcp_sess *sessions;
+	struct mcp_listen *listens;  /* open subscriptions/listen streams */
+	size_t nlistens;
 };
+
+/* At most this many subscriptions/listen streams are open at once. */
+#define MCP_MAX_LISTENS 1024
 
 /* Connection state of the lifecycle. */
 enum { MCP_SESS_NEW = 0, MCP_SESS_INITIALIZING, MCP_SESS_READY };

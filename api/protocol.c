@@ -68,9 +68,9 @@ static json_object *server_capabilities(mcp_sess *ms)
 	return caps;
 }
 
-/* The capabilities object for revision `rev`.  2026-07-28 has no
- * resources/subscribe and, until subscriptions/listen is served, no
- * listChanged; tasks there are an extension not served yet. */
+/* The capabilities object for revision `rev`.  In 2026-07-28 listChanged
+ * and subscribe mean delivery on subscriptions/listen streams; tasks there
+ * are an extension not served yet. */
 static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 {
 	int modern = rev >= MCP_REV_LEGACY_COUNT;
@@ -80,24 +80,20 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 	int completions = 0;
 	if (mcp_registry_count(srv, &srv->tools)) {
 		json_object *o = json_object_new_object();
-		if (!modern)
-			json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
 		json_object_object_add(caps, "tools", o);
 		kinds |= MCP_KIND_TOOLS;
 	}
 	if (mcp_registry_count(srv, &srv->resources) || mcp_registry_count(srv, &srv->templates)) {
 		json_object *o = json_object_new_object();
-		if (!modern) {
-			json_object_object_add(o, "subscribe", json_object_new_boolean(1));
-			json_object_object_add(o, "listChanged", json_object_new_boolean(1));
-		}
+		json_object_object_add(o, "subscribe", json_object_new_boolean(1));
+		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
 		json_object_object_add(caps, "resources", o);
 		kinds |= MCP_KIND_RESOURCES;
 	}
 	if (mcp_registry_count(srv, &srv->prompts)) {
 		json_object *o = json_object_new_object();
-		if (!modern)
-			json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
 		json_object_object_add(caps, "prompts", o);
 		kinds |= MCP_KIND_PROMPTS;
 	}
@@ -443,6 +439,192 @@ json_object *mcp_notification(const char *method, json_object *params)
 	return n;
 }
 
+/* ---- subscriptions/listen (2026-07-28) ------------------------------------
+ *
+ * A listen request stays in flight, held by the engine without a worker,
+ * until its client cancels it (nothing more is written), the connection
+ * closes (no answer) or the server shuts down (the listen result ends it).
+ * The change events that legacy sessions get as plain notifications reach
+ * each listen stream whose filter asked for them, tagged with its id. */
+
+static void view_free(void *p);
+
+typedef struct mcp_listen {
+	struct mcp_listen *next;     /* srv->listens, under srv->sess_mu */
+	eng_req *r;                  /* counted */
+	mcp_server *srv;
+	unsigned kinds;              /* MCP_KIND_* agreed */
+	json_object *uris;           /* array of resource URIs agreed */
+} mcp_listen;
+
+/* Sends `method` (params taken, may be NULL) on a listen stream, tagged.
+ * Never blocks: the engine's queue takes it. */
+static void listen_emit(eng_req *r, const char *method, json_object *params)
+{
+	if (!params)
+		params = json_object_new_object();
+	json_object *meta = json_object_new_object();
+	json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId",
+			       json_object_get(r->id));
+	json_object_object_add(params, "_meta", meta);
+	json_object *n = mcp_notification(method, params);
+	size_t len;
+	char *line = atomic_load(&r->outcome) == ENG_OUT_NONE ? eng_json_dup(n, &len) : NULL;
+	json_object_put(n);
+	if (line)
+		eng_writer_push(&r->sess->writer, line, len, r, 0);
+}
+
+/* The listen request's token fired: peer cancel, close or shutdown. */
+static void listen_end(mcp_cancel_reason reason, void *arg)
+{
+	mcp_listen *l = arg;
+	mcp_server *srv = l->srv;
+	pthread_mutex_lock(&srv->sess_mu);
+	for (mcp_listen **pp = &srv->listens; *pp; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			srv->nlistens--;
+			break;
+		}
+	pthread_mutex_unlock(&srv->sess_mu);
+	if (reason == MCP_CANCEL_SHUTDOWN) {
+		json_object *res = json_object_new_object();
+		json_object *meta = json_object_new_object();
+		json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId",
+				       json_object_get(l->r->id));
+		json_object_object_add(res, "_meta", meta);
+		modern_decorate(srv, "subscriptions/listen", res);
+		eng_req_finish_result(l->r, res);
+	} else {
+		eng_req_finish_silent(l->r);
+	}
+	eng_req_unref(l->r);
+	json_object_put(l->uris);
+	free(l);
+}
+
+static int filter_flag(json_object *filter, const char *key)
+{
+	json_object *v = get(filter, key);
+	return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+static void m_listen(eng_session *s, json_object *msg, json_object *id, json_object *params,
+		     mcp_view *v)
+{
+	mcp_server *srv = sess_of(s)->srv;
+	json_object *filter = get(params, "notifications");
+	json_object *uris = get(filter, "resourceSubscriptions");
+	if (!json_object_is_type(filter, json_type_object) ||
+	    (uris && !json_object_is_type(uris, json_type_array))) {
+		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
+					  "Invalid params: notifications must be a subscription "
+					  "filter object",
+					  NULL);
+		view_free(v);
+		json_object_put(msg);
+		return;
+	}
+	/* What the server can honour: a kind it serves, URIs it could name. */
+	mcp_listen *l = calloc(1, sizeof *l);
+	json_object *agreed = json_object_new_object();
+	json_object *agreed_uris = json_object_new_array();
+	if (!l || !agreed || !agreed_uris) {
+		free(l);
+		json_object_put(agreed);
+		json_object_put(agreed_uris);
+		view_free(v);
+		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		json_object_put(msg);
+		return;
+	}
+	static const struct {
+		const char *key;
+		unsigned kind;
+	} kinds[] = { { "toolsListChanged", MCP_KIND_TOOLS },
+		      { "resourcesListChanged", MCP_KIND_RESOURCES },
+		      { "promptsListChanged", MCP_KIND_PROMPTS } };
+	unsigned offered = 0;
+	json_object_put(build_capabilities(srv, MCP_REV_2026_07_28, &offered));
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (filter_flag(filter, kinds[i].key) && (offered & kinds[i].kind)) {
+			l->kinds |= kinds[i].kind;
+			json_object_object_add(agreed, kinds[i].key, json_object_new_boolean(1));
+		}
+	size_t nu = uris ? json_object_array_length(uris) : 0;
+	for (size_t i = 0; i < nu; i++) {
+		json_object *u = json_object_array_get_idx(uris, i);
+		if (json_object_is_type(u, json_type_string) && uri_valid(json_object_get_string(u)))
+			json_object_array_add(agreed_uris, json_object_get(u));
+	}
+	if (json_object_array_length(agreed_uris) > 0)
+		json_object_object_add(agreed, "resourceSubscriptions", json_object_get(agreed_uris));
+	l->uris = agreed_uris;
+	l->srv = srv;
+
+	pthread_mutex_lock(&srv->sess_mu);
+	int full = srv->nlistens >= MCP_MAX_LISTENS;
+	if (!full)
+		srv->nlistens++; /* the place is taken before the request is held */
+	pthread_mutex_unlock(&srv->sess_mu);
+	if (full) {
+		json_object_put(agreed);
+		json_object_put(agreed_uris);
+		free(l);
+		view_free(v);
+		eng_session_respond_error(s, id, MCP_JSONRPC_SERVER_BUSY,
+					  "Server busy: too many open subscriptions", NULL);
+		json_object_put(msg);
+		return;
+	}
+	eng_req *r = eng_session_hold(s, msg, id, v, view_free);
+	if (!r) {
+		pthread_mutex_lock(&srv->sess_mu);
+		srv->nlistens--;
+		pthread_mutex_unlock(&srv->sess_mu);
+		json_object_put(agreed);
+		json_object_put(agreed_uris);
+		free(l);
+		return;
+	}
+	l->r = r;
+	/* The acknowledgement is the first message of the stream; change
+	 * events can reach it only once it is in the list. */
+	json_object *ack = json_object_new_object();
+	json_object_object_add(ack, "notifications", agreed);
+	listen_emit(r, "notifications/subscriptions/acknowledged", ack);
+	pthread_mutex_lock(&srv->sess_mu);
+	l->next = srv->listens;
+	srv->listens = l;
+	pthread_mutex_unlock(&srv->sess_mu);
+	/* Runs at once when the token already fired. */
+	if (eng_token_on_cancel(&r->token, listen_end, l, NULL) != MCP_OK) {
+		listen_end(MCP_CANCEL_SHUTDOWN, l);
+	}
+}
+
+/* The listen streams that want an event, each counted, for delivery
+ * outside the lock. */
+static eng_req **listeners(mcp_server *srv, unsigned kind, const char *uri, size_t *n)
+{
+	*n = 0;
+	pthread_mutex_lock(&srv->sess_mu);
+	eng_req **out = srv->nlistens ? malloc(srv->nlistens * sizeof *out) : NULL;
+	for (mcp_listen *l = srv->listens; out && l; l = l->next) {
+		int want = kind ? (l->kinds & kind) != 0 : 0;
+		for (size_t i = 0; uri && !want && i < json_object_array_length(l->uris); i++)
+			want = strcmp(json_object_get_string(json_object_array_get_idx(l->uris, i)),
+				      uri) == 0;
+		if (want) {
+			eng_req_ref(l->r);
+			out[(*n)++] = l->r;
+		}
+	}
+	pthread_mutex_unlock(&srv->sess_mu);
+	return out;
+}
+
 void mcp_notify_list_changed(mcp_server *srv, int kind)
 {
 	const char *method = kind == MCP_KIND_TOOLS	  ? "notifications/tools/list_changed"
@@ -453,6 +635,13 @@ void mcp_notify_list_changed(mcp_server *srv, int kind)
 		if (atomic_load(&ms->state) == MCP_SESS_READY && (ms->caps_sent & (unsigned)kind))
 			eng_session_notify(ms->es, mcp_notification(method, NULL));
 	pthread_mutex_unlock(&srv->sess_mu);
+	size_t n;
+	eng_req **ls = listeners(srv, (unsigned)kind, NULL, &n);
+	for (size_t i = 0; i < n; i++) {
+		listen_emit(ls[i], method, NULL);
+		eng_req_unref(ls[i]);
+	}
+	free(ls);
 }
 
 MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
@@ -475,6 +664,15 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 		}
 	}
 	pthread_mutex_unlock(&srv->sess_mu);
+	size_t n;
+	eng_req **ls = listeners(srv, 0, uri, &n);
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_new_object();
+		json_object_object_add(p, "uri", json_object_new_string(uri));
+		listen_emit(ls[i], "notifications/resources/updated", p);
+		eng_req_unref(ls[i]);
+	}
+	free(ls);
 	return MCP_OK;
 }
 
@@ -930,7 +1128,7 @@ static void run_complete(eng_req *r)
 static const char *const modern_methods[] = {
 	"server/discover", "tools/list",	  "tools/call", "resources/list",
 	"resources/templates/list", "resources/read", "prompts/list", "prompts/get",
-	"completion/complete",
+	"completion/complete", "subscriptions/listen",
 };
 
 int mcp_modern_method(const char *method)
@@ -1088,6 +1286,10 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 	}
 	if (run) {
 		eng_session_submit(s, msg, id, run, v, view_free);
+		return;
+	}
+	if (strcmp(name, "subscriptions/listen") == 0) {
+		m_listen(s, msg, id, params, v);
 		return;
 	}
 	/* Answered on the reader, but still subject to P5. */

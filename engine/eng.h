@@ -346,6 +346,12 @@ void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data);
 /* Sends a notification not tied to a request (taken).  Never blocks. */
 int eng_session_notify(eng_session *s, json_object *msg);
+/* Registers a request in flight without queueing it: a long-lived one
+ * (a subscription) that the protocol layer ends itself with eng_req_finish_*
+ * (typically from a cancel callback on its token).  Returns a counted
+ * reference, or NULL after answering the error (duplicate id, closed). */
+eng_req *eng_session_hold(eng_session *s, json_object *msg, json_object *id, void *proto_req,
+			  void (*free_proto)(void *));
 /* The route of a batch's answer on a routing transport: "batch:" and a
  * hash of the exact line that carried the batch.  The answer is the JSON
  * array of the elements' answers, "[]" when none is due. */

@@ -411,9 +411,11 @@ static void count_cancel(eng_req *r)
 		atomic_fetch_add(&r->sess->stats->cancelled_transport, 1);
 }
 
-int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
-		       void (*run)(eng_req *), void *proto_req,
-		       void (*free_proto)(void *))
+/* Registers a request in flight; with `run`, queues it for a worker.
+ * *held (when not NULL) receives a counted reference to a request
+ * registered without `run`. */
+static int admit(eng_session *s, json_object *msg, json_object *id, void (*run)(eng_req *),
+		 void *proto_req, void (*free_proto)(void *), eng_req **held)
 {
 	eng_req *r = eng_req_new(s, msg, id);
 	if (!r) {
@@ -456,6 +458,10 @@ int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 		eng_req_unref(r);
 		return rc;
 	}
+	if (!run) {
+		*held = r; /* the caller's reference */
+		return MCP_OK;
+	}
 	rc = eng_pool_submit(s->pool, r);
 	if (rc != MCP_OK) {
 		req_done(r);
@@ -467,6 +473,20 @@ int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 	}
 	eng_req_unref(r);
 	return rc;
+}
+
+int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
+		       void (*run)(eng_req *), void *proto_req,
+		       void (*free_proto)(void *))
+{
+	return admit(s, msg, id, run, proto_req, free_proto, NULL);
+}
+
+eng_req *eng_session_hold(eng_session *s, json_object *msg, json_object *id, void *proto_req,
+			  void (*free_proto)(void *))
+{
+	eng_req *r = NULL;
+	return admit(s, msg, id, NULL, proto_req, free_proto, &r) == MCP_OK ? r : NULL;
 }
 
 /* Runs on a worker (pool.c). */

@@ -326,6 +326,60 @@ static int tool_logging(mcp_ctx *ctx, json_object *args, mcp_result *out, void *
 	return mcp_result_add_text(out, "Logging test completed.");
 }
 
+/* ---- tools: list changes ---------------------------------------------------------- */
+
+static mcp_server *registered_on; /* the server the fixtures were added to */
+
+static int tool_dynamic(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return mcp_result_add_text(out, "A tool that comes and goes.");
+}
+
+static int prompt_dynamic(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return mcp_prompt_add_text(out, MCP_ROLE_USER, "A prompt that comes and goes.");
+}
+
+/* Each call adds test_dynamic_tool, or removes it when present: the tool
+ * list changes, and every session and listen stream that asked hears so. */
+static int tool_trigger_tool_change(mcp_ctx *ctx, json_object *args, mcp_result *out,
+				    void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	static const mcp_tool dynamic = { .name = "test_dynamic_tool", .title = "Dynamic",
+					  .description = "Added and removed by "
+							 "test_trigger_tool_change",
+					  .fn = tool_dynamic };
+	int rc = mcp_server_add_tool(registered_on, &dynamic);
+	if (rc == MCP_EEXIST)
+		rc = mcp_server_remove_tool(registered_on, dynamic.name);
+	return rc == MCP_OK ? mcp_result_add_text(out, "The tool list changed.") : rc;
+}
+
+static int tool_trigger_prompt_change(mcp_ctx *ctx, json_object *args, mcp_result *out,
+				      void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	static const mcp_prompt dynamic = { .name = "test_dynamic_prompt", .title = "Dynamic",
+					    .description = "Added and removed by "
+							   "test_trigger_prompt_change",
+					    .get = prompt_dynamic };
+	int rc = mcp_server_add_prompt(registered_on, &dynamic);
+	if (rc == MCP_EEXIST)
+		rc = mcp_server_remove_prompt(registered_on, dynamic.name);
+	return rc == MCP_OK ? mcp_result_add_text(out, "The prompt list changed.") : rc;
+}
+
 /* ---- tools: input_required (multi round-trip requests) -------------------------
  *
  * Each is written once, in re-entry style: with no answer yet it names
@@ -826,6 +880,12 @@ static const mcp_tool conformance_tools[] = {
 	{ .name = "test_logging_tool", .title = "Logging",
 	  .description = "Sends three log messages, then answers",
 	  .input_schema = NO_ARGS, .fn = tool_logging },
+	{ .name = "test_trigger_tool_change", .title = "Change the tool list",
+	  .description = "Adds test_dynamic_tool, or removes it when present",
+	  .input_schema = NO_ARGS, .fn = tool_trigger_tool_change },
+	{ .name = "test_trigger_prompt_change", .title = "Change the prompt list",
+	  .description = "Adds test_dynamic_prompt, or removes it when present",
+	  .input_schema = NO_ARGS, .fn = tool_trigger_prompt_change },
 	{ .name = "test_streaming_elicitation", .title = "Elicitation on the request's stream",
 	  .description = "Asks the user's name: the answer is an input_required result, "
 			 "never a request of its own on the stream",
@@ -1120,6 +1180,7 @@ int everything_register_conformance(mcp_server *srv)
 {
 	if (!srv)
 		return MCP_EINVAL;
+	registered_on = srv;
 	int rc = MCP_OK;
 	for (size_t i = 0; rc == MCP_OK && i < COUNT(conformance_tools); i++)
 		rc = mcp_server_add_tool(srv, &conformance_tools[i]);

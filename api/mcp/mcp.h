@@ -453,9 +453,12 @@ MCP_EXTERN int mcp_server_remove_resource(mcp_server *srv, const char *uri);
 MCP_EXTERN int mcp_server_remove_resource_template(mcp_server *srv,
 						   const char *uri_template);
 
-/* Tells every connection that subscribed to `uri` (resources/subscribe)
- * that it changed (notifications/resources/updated); other connections
- * hear nothing.  Returns MCP_OK (also when nobody subscribed), MCP_EINVAL or
+/* Tells every connection that subscribed to `uri` (resources/subscribe),
+ * and every 2026-07-28 subscriptions/listen stream whose
+ * resourceSubscriptions name it, that it changed
+ * (notifications/resources/updated); others hear nothing.  (Tool, prompt
+ * and resource list changes reach sessions and listen streams the same
+ * way, sent by the registry itself.)  Returns MCP_OK (also when nobody subscribed), MCP_EINVAL or
  * MCP_ENOMEM.  Any thread. */
 MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri);
 

@@ -377,7 +377,66 @@ def input_required_on_a_prompt():
     s.check_invariants()
 
 
-SCENARIOS = [probe_then_fallback, modern_without_initialize, envelope_ladder,
+def listen_streams():
+    """subscriptions/listen: the acknowledgement comes first, only the
+    requested kinds arrive, each tagged with the listen request's id; a
+    cancelled listen hears nothing more; shutdown ends the others with the
+    listen result."""
+    s = ModernServer("--trace")
+    s.modern("tools", "subscriptions/listen",
+             {"notifications": {"toolsListChanged": True, "bogusKind": True}})
+    s.modern("prompts", "subscriptions/listen", {"notifications": {"promptsListChanged": True}})
+    for sub in ("tools", "prompts"):
+        ack = s.wait_for(lambda m, sub=sub: m.get("method") == "notifications/subscriptions/"
+                         "acknowledged" and m["params"]["_meta"].get(
+                             "io.modelcontextprotocol/subscriptionId") == sub, what=f"ack {sub}")
+        if "bogusKind" in ack["params"]["notifications"]:
+            raise Fail(f"acknowledged an unknown kind: {ack}")
+    s.modern(1, "tools/call", {"name": "test_trigger_tool_change", "arguments": {}})
+    expect_modern_result(s, 1)
+    s.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed",
+               what="tools/list_changed")
+    s.modern(2, "tools/call", {"name": "test_trigger_prompt_change", "arguments": {}})
+    expect_modern_result(s, 2)
+    s.wait_for(lambda m: m.get("method") == "notifications/prompts/list_changed",
+               what="prompts/list_changed")
+    with s.cv:
+        changes = [m for m in s.msgs if m and m.get("method", "").endswith("/list_changed")]
+    tags = {m["method"]: m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]
+            for m in changes}
+    if tags != {"notifications/tools/list_changed": "tools",
+                "notifications/prompts/list_changed": "prompts"} or len(changes) != 2:
+        raise Fail(f"deliveries: {changes}")
+    s.cancel("tools")
+    s.modern(3, "tools/call", {"name": "test_trigger_tool_change", "arguments": {}})
+    expect_modern_result(s, 3)
+    s.none_for(lambda m: m.get("method") == "notifications/tools/list_changed" and
+               m not in changes, 0.3, "a change after the listen was cancelled")
+    s.p.send_signal(15)
+    end = s.answer("prompts")
+    r = end.get("result", {})
+    if r.get("resultType") != "complete" or \
+            r.get("_meta", {}).get("io.modelcontextprotocol/subscriptionId") != "prompts":
+        raise Fail(f"listen result on shutdown: {end}")
+    code, _ = s.wait_exit()
+    if code != 0 or any(m and m.get("id") == "tools" for m in s.msgs):
+        raise Fail(f"exit {code}, or an answer for the cancelled listen")
+    s.check_invariants()
+
+
+def listen_ends_silently_on_eof():
+    """End of input closes a listen stream without an answer."""
+    s = ModernServer()
+    s.modern("L", "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    s.wait_for(lambda m: m.get("method") == "notifications/subscriptions/acknowledged")
+    s.close_stdin()
+    code, _ = s.wait_exit()
+    if code != 0 or any(m and m.get("id") == "L" for m in s.msgs):
+        raise Fail(f"exit {code}, or an answer to the listen after EOF")
+    s.check_invariants()
+
+
+SCENARIOS = [listen_streams, listen_ends_silently_on_eof, probe_then_fallback, modern_without_initialize, envelope_ladder,
              cancel_modern_request, logging_by_request, capabilities_by_request,
              resource_not_found_per_era, eof_with_modern_handler, input_required_round_trip,
              sealed_request_state, legacy_bridge, input_required_on_a_prompt]
