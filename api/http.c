@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <microhttpd.h>
+#include <sodium.h>
 
 #include "api/internal.h"
 
@@ -969,8 +970,8 @@ static http_sess *session_of_request(http_server *h, struct MHD_Connection *conn
 	return hs;
 }
 
-/* The HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400
- * for the envelope, version, header and capability errors, else 200. */
+/* The HTTP status of the ladder's errors: 404 for an unknown method, 400
+ * for the envelope, version, header and capability errors. */
 static unsigned error_status(int code)
 {
 	switch (code) {
@@ -985,13 +986,17 @@ static unsigned error_status(int code)
 	return MHD_HTTP_OK;
 }
 
+/* The HTTP status of a 2026-07-28 answer from a handler: 400 when it
+ * needed a capability the request did not declare, else 200 (a handler's
+ * own -32602 is an answer, not a malformed request). */
 static unsigned modern_status(const char *body)
 {
 	json_object *m = json_tokener_parse(body);
 	json_object *e = NULL, *c = NULL;
 	unsigned st = MHD_HTTP_OK;
-	if (json_object_object_get_ex(m, "error", &e) && json_object_object_get_ex(e, "code", &c))
-		st = error_status(json_object_get_int(c));
+	if (json_object_object_get_ex(m, "error", &e) && json_object_object_get_ex(e, "code", &c) &&
+	    json_object_get_int(c) == MCP_JSONRPC_MISSING_CAPABILITY)
+		st = MHD_HTTP_BAD_REQUEST;
 	json_object_put(m);
 	return st;
 }
@@ -1017,6 +1022,125 @@ static enum MHD_Result reply_error_id(struct MHD_Connection *conn, unsigned stat
 		NULL);
 	json_object_put(m);
 	return rc;
+}
+
+/* ---- 2026-07-28 request headers (Mcp-Method, Mcp-Name, Mcp-Param-*) ---- */
+
+/* A header value with the optional whitespace around it removed, and the
+ * "=?base64?...?=" form decoded (strictly: padded, standard alphabet).
+ * Returns 0 with `out` set, or -1 when the encoded form is invalid. */
+static int header_value(const char *raw, char *out, size_t outsz)
+{
+	while (*raw == ' ' || *raw == '\t')
+		raw++;
+	size_t n = strlen(raw);
+	while (n && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
+		n--;
+	if (n >= 12 && strncmp(raw, "=?base64?", 9) == 0 && strncmp(raw + n - 2, "?=", 2) == 0) {
+		const char *b = raw + 9;
+		size_t bn = n - 11, len = 0;
+		if (bn % 4 != 0)
+			return -1;
+		for (size_t i = 0; i < bn; i++) {
+			char c = b[i];
+			int pad_ok = c == '=' && i >= bn - 2 && (i == bn - 1 || b[bn - 1] == '=');
+			if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			      (c >= '0' && c <= '9') || c == '+' || c == '/' || pad_ok))
+				return -1;
+		}
+		if (bn / 4 * 3 >= outsz ||
+		    sodium_base642bin((unsigned char *)out, outsz - 1, b, bn, NULL, &len, NULL,
+				      sodium_base64_VARIANT_ORIGINAL) != 0)
+			return -1;
+		out[len] = 0;
+		return memchr(out, 0, len) ? -1 : 0;
+	}
+	if (n >= outsz)
+		return -1;
+	memcpy(out, raw, n);
+	out[n] = 0;
+	return 0;
+}
+
+/* The text a header must carry for a JSON value, or NULL for objects and
+ * arrays (not carried in headers). */
+static const char *scalar_text(json_object *v, char *buf, size_t bufsz)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_string:
+		return json_object_get_string(v);
+	case json_type_boolean:
+		return json_object_get_boolean(v) ? "true" : "false";
+	case json_type_int:
+	case json_type_double:
+		snprintf(buf, bufsz, "%s", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+		return buf;
+	default:
+		return NULL;
+	}
+}
+
+/* Checks one header against the body's value: present when the body has
+ * one, equal once decoded.  NULL, or the problem. */
+static const char *header_matches(struct MHD_Connection *conn, const char *name,
+				  const char *body_value, const char *what)
+{
+	const char *raw = header(conn, name);
+	char value[4096];
+	if (!body_value)
+		return NULL;
+	if (!raw)
+		return what;
+	if (header_value(raw, value, sizeof value) != 0 || strcmp(value, body_value) != 0)
+		return what;
+	return NULL;
+}
+
+/* The header checks of a 2026-07-28 request: Mcp-Method always, Mcp-Name
+ * for the methods that name something, and an Mcp-Param-<Name> header for
+ * each tool argument whose schema carries "x-mcp-header".  NULL, or the
+ * message of the -32020 answer. */
+static const char *modern_headers_problem(http_server *h, struct MHD_Connection *conn,
+					  const char *method, json_object *params)
+{
+	const char *p = header_matches(conn, "Mcp-Method", method,
+				       "Header mismatch: Mcp-Method must equal the request's method");
+	if (p)
+		return p;
+	const char *name = NULL;
+	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+		name = json_object_get_string(jget(params, "name"));
+	else if (strcmp(method, "resources/read") == 0)
+		name = json_object_get_string(jget(params, "uri"));
+	if ((p = header_matches(conn, "Mcp-Name", name,
+				"Header mismatch: Mcp-Name must equal params.name (or params.uri)")))
+		return p;
+	if (!name || strcmp(method, "tools/call") != 0)
+		return NULL;
+	mcp_tool_entry *tool =
+		(mcp_tool_entry *)mcp_registry_find(h->srv, &h->srv->tools, name);
+	if (!tool)
+		return NULL; /* answered by the handler's lookup */
+	json_object *props = jget(tool->input_schema, "properties");
+	json_object *args = jget(params, "arguments");
+	p = NULL;
+	if (json_object_is_type(props, json_type_object)) {
+		json_object_object_foreach(props, key, schema)
+		{
+			json_object *suffix = jget(schema, "x-mcp-header");
+			json_object *arg = jget(args, key);
+			if (!json_object_is_type(suffix, json_type_string) || !arg)
+				continue;
+			char hname[160], buf[64];
+			snprintf(hname, sizeof hname, "Mcp-Param-%s", json_object_get_string(suffix));
+			if ((p = header_matches(conn, hname, scalar_text(arg, buf, sizeof buf),
+						"Header mismatch: an Mcp-Param header does not match "
+						"its argument")))
+				break;
+		}
+	}
+	mcp_entry_unref(&tool->base);
+	return p;
 }
 
 /* Suspends a POST until its JSON answer is in `st` (rq->st), or answers
@@ -1170,6 +1294,9 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 		const char *pv = header(conn, "MCP-Protocol-Version");
 		int code = mcp_modern_check(json_object_get_string(method), params, pv ? pv : "",
 					    &message, &data);
+		if (!code && (message = modern_headers_problem(h, conn, json_object_get_string(method),
+							       params)))
+			code = MCP_JSONRPC_HEADER_MISMATCH;
 		if (code) {
 			enum MHD_Result rc =
 				reply_error_id(conn, error_status(code), id, code, message, data);

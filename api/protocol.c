@@ -589,14 +589,16 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 		return;
 	}
 	l->r = r;
-	/* The acknowledgement is the first message of the stream; change
-	 * events can reach it only once it is in the list. */
+	/* The acknowledgement is the first message of the stream: it is
+	 * queued under the lock that lists the stream, so a change event
+	 * (queued by whoever finds the stream in the list) comes after it,
+	 * and none from the moment it is listed is missed. */
 	json_object *ack = json_object_new_object();
 	json_object_object_add(ack, "notifications", agreed);
-	listen_emit(r, "notifications/subscriptions/acknowledged", ack);
 	pthread_mutex_lock(&srv->sess_mu);
 	l->next = srv->listens;
 	srv->listens = l;
+	listen_emit(r, "notifications/subscriptions/acknowledged", ack);
 	pthread_mutex_unlock(&srv->sess_mu);
 	/* Runs at once when the token already fired. */
 	if (eng_token_on_cancel(&r->token, listen_end, l, NULL) != MCP_OK) {

@@ -326,6 +326,20 @@ static int tool_logging(mcp_ctx *ctx, json_object *args, mcp_result *out, void *
 	return mcp_result_add_text(out, "Logging test completed.");
 }
 
+/* ---- tools: a custom header ----------------------------------------------------------
+ * test_custom_header's "region" argument is mirrored in the Mcp-Param-Region
+ * header of 2026-07-28 HTTP requests ("x-mcp-header"), which the transport
+ * checks against the body before the handler runs. */
+static int tool_custom_header(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)user;
+	const char *region = string_member(args, "region");
+	char text[256];
+	snprintf(text, sizeof text, "Region: %.200s", region ? region : "(none)");
+	return mcp_result_add_text(out, text);
+}
+
 /* ---- tools: list changes ---------------------------------------------------------- */
 
 static mcp_server *registered_on; /* the server the fixtures were added to */
@@ -779,15 +793,22 @@ static int tool_elicitation_enums(mcp_ctx *ctx, json_object *args, mcp_result *o
 
 /* ---- tools: JSON Schema 2020-12 ----------------------------------------------- */
 
-/* json-schema-2020-12 (SEP-1613) checks that $schema, $defs and
- * additionalProperties reach tools/list unchanged. */
+/* json-schema-2020-12 (SEP-1613, SEP-2106) checks that $schema, $defs,
+ * $anchor, additionalProperties, allOf/anyOf and if/then/else reach
+ * tools/list unchanged. */
 static const char json_schema_2020_12[] =
 	"{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
 	"\"type\":\"object\","
-	"\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{"
-	"\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
+	"\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\","
+	"\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
 	"\"properties\":{\"name\":{\"type\":\"string\"},"
-	"\"address\":{\"$ref\":\"#/$defs/address\"}},"
+	"\"address\":{\"$ref\":\"#/$defs/address\"},"
+	"\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
+	"\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+	"\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+	"\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
+	"\"required\":[\"contactMethod\"]},"
+	"\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
 	"\"additionalProperties\":false}";
 
 /* Checks the arguments against the schema above (the library does not
@@ -813,6 +834,10 @@ static int tool_json_schema_2020_12(mcp_ctx *ctx, json_object *args, mcp_result 
 							       "be a string",
 							  parts[i]);
 			}
+		} else if (strcmp(key, "contactMethod") == 0 || strcmp(key, "phone") == 0 ||
+			   strcmp(key, "email") == 0) {
+			if (!json_object_is_type(val, json_type_string))
+				return tool_error(out, "Invalid arguments: %s must be a string", key);
 		} else {
 			return tool_error(out, "Invalid arguments: unknown property '%s' "
 					       "(additionalProperties is false)",
@@ -880,6 +905,12 @@ static const mcp_tool conformance_tools[] = {
 	{ .name = "test_logging_tool", .title = "Logging",
 	  .description = "Sends three log messages, then answers",
 	  .input_schema = NO_ARGS, .fn = tool_logging },
+	{ .name = "test_custom_header", .title = "Custom header",
+	  .description = "Echoes its region argument, which HTTP clients also send in the "
+			 "Mcp-Param-Region header",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":"
+			  "\"string\",\"x-mcp-header\":\"Region\"}},\"required\":[\"region\"]}",
+	  .fn = tool_custom_header },
 	{ .name = "test_trigger_tool_change", .title = "Change the tool list",
 	  .description = "Adds test_dynamic_tool, or removes it when present",
 	  .input_schema = NO_ARGS, .fn = tool_trigger_tool_change },

@@ -330,6 +330,14 @@ int main(int argc, char **argv)
 					 "roots and progress tools for tests and benchmarks.");
 	if (want_trace)
 		mcp_server_set_trace(srv, trace_to_stderr, NULL);
+	/* What the official conformance suite expects of an everything server,
+	 * first: its header-validation scenario calls the first tool listed
+	 * without arguments. */
+	int crc = everything_register_conformance(srv);
+	if (crc != MCP_OK) {
+		fprintf(stderr, "mcp-everything: conformance fixtures: %s\n", mcp_strerror(crc));
+		return 1;
+	}
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
 		int rc = mcp_server_add_tool(srv, &tools[i]);
 		if (rc != MCP_OK) {
@@ -337,12 +345,6 @@ int main(int argc, char **argv)
 				mcp_strerror(rc));
 			return 1;
 		}
-	}
-	/* What the official conformance suite expects of an everything server. */
-	int crc = everything_register_conformance(srv);
-	if (crc != MCP_OK) {
-		fprintf(stderr, "mcp-everything: conformance fixtures: %s\n", mcp_strerror(crc));
-		return 1;
 	}
 
 	struct sigaction sa;

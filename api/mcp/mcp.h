@@ -243,8 +243,10 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
  * mid-request does not cancel it: the handler runs on; its answer waits for
  * the resumption on an SSE stream and is dropped for a JSON response.
  * A POST without Mcp-Session-Id that is not an initialize is a 2026-07-28
- * request (in stateless mode, when its _meta names a version), served
- * without a session from its own _meta after checks whose
+ * request (in stateless mode, when its _meta names a version; its
+ * MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers must
+ * match the body, the last for tool arguments whose schema names them with
+ * "x-mcp-header"), served without a session from its own _meta after checks whose
  * errors carry HTTP statuses (400 for -32602, -32020, -32021, -32022; 404
  * for -32601); it is answered as JSON, or as SSE without event ids when it
  * asked for progress or logs, and a client that disconnects cancels it.

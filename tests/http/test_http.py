@@ -313,6 +313,7 @@ def main():
     ipv6()
     scenarios()
     batches()
+    modern_over_http()
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0
 
@@ -619,6 +620,85 @@ def batches():
               st == 400 and json.loads(body)["error"]["code"] == -32600, (st, body))
     finally:
         stop_server(srv, "batch server exits 0")
+
+
+def modern_over_http():
+    """2026-07-28 over HTTP: no session, the ladder's statuses, the
+    Mcp-Method / Mcp-Name / Mcp-Param-* header checks, SSE without event
+    ids for a request that asked for progress, and a listen stream."""
+    srv, port = start_server()
+    M = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+         "io.modelcontextprotocol/clientCapabilities": {}}
+
+    def call(rid, method, params, hdrs=None, accept="application/json"):
+        h = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+        name = params.get("name") or params.get("uri")
+        if name:
+            h["Mcp-Name"] = name
+        h.update(hdrs or {})
+        h = {k: v for k, v in h.items() if v is not None}
+        return post(port, {"jsonrpc": "2.0", "id": rid, "method": method,
+                           "params": dict(params, _meta=params.get("_meta", M))},
+                    headers=h, accept=accept)
+    try:
+        st, hd, body = call(1, "tools/call", {"name": "echo", "arguments": {"text": "m"}})
+        r = json.loads(body)
+        check("modern: tools/call without a session, no session id issued",
+              st == 200 and "Mcp-Session-Id" not in hd and
+              r["result"]["resultType"] == "complete", body)
+        for rid, method, params, hdrs, want in (
+                (2, "tools/list", {"_meta": {}}, None, (400, -32602)),
+                (3, "tools/list", {}, {"MCP-Protocol-Version": "2025-11-25"}, (400, -32020)),
+                (4, "ping", {}, None, (404, -32601)),
+                (5, "tools/list", {}, {"Mcp-Method": None}, (400, -32020)),
+                (6, "tools/list", {}, {"Mcp-Method": "TOOLS/LIST"}, (400, -32020)),
+                (7, "tools/call", {"name": "echo", "arguments": {"text": "x"}},
+                 {"Mcp-Name": "other"}, (400, -32020)),
+                (8, "tools/call", {"name": "test_custom_header", "arguments": {"region": "eu"}},
+                 None, (400, -32020)),
+                (9, "tools/call", {"name": "test_custom_header", "arguments": {"region": "eu"}},
+                 {"Mcp-Param-Region": "=?base64?ZXU?="}, (400, -32020)),
+                (10, "tools/call", {"name": "test_missing_capability", "arguments": {}}, None,
+                 (400, -32021))):
+            st, _, body = call(rid, method, params, hdrs)
+            code = json.loads(body).get("error", {}).get("code") if body else None
+            check(f"modern ladder: {method} {hdrs or params.get('_meta', '')} -> {want}",
+                  (st, code) == want and json.loads(body).get("id") == rid, f"{st} {body}")
+        for rid, value in ((11, "eu"), (12, "=?base64?ZXU=?="), (13, "  eu  ")):
+            st, _, body = call(rid, "tools/call", {"name": "test_custom_header",
+                                                   "arguments": {"region": "eu"}},
+                               {"Mcp-Param-Region": value, "Mcp-Name": " test_custom_header "})
+            check(f"modern: Mcp-Param-Region {value!r} accepted",
+                  st == 200 and "Region: eu" in body, f"{st} {body}")
+        st, hd, body = call(14, "tools/call", {"name": "progress", "arguments": {
+            "steps": 2, "interval_ms": 5}, "_meta": dict(M, progressToken=1)},
+            accept="application/json, text/event-stream")
+        check("modern: progress over SSE without event ids",
+              hd.get("Content-Type") == "text/event-stream" and "id:" not in body and
+              sse_messages(body)[-1].get("id") == 14, body[:300])
+        # A listen stream: acknowledged first, then the change, tagged.
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("POST", "/mcp", json.dumps({
+            "jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
+            "params": {"notifications": {"toolsListChanged": True}, "_meta": M}}),
+            {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+             "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"})
+        r = c.getresponse()
+        first = r.fp.readline() + r.fp.readline()
+        call(15, "tools/call", {"name": "test_trigger_tool_change", "arguments": {}})
+        more = b""
+        while b"list_changed" not in more:
+            line = r.fp.readline()
+            if not line:
+                break
+            more += line
+        c.close()
+        got = first + more
+        check("modern: a listen stream is acknowledged, then hears the change, tagged",
+              0 <= got.find(b"subscriptions/acknowledged") < got.find(b"list_changed") and
+              got.count(b'"io.modelcontextprotocol/subscriptionId":"L"') == 2, got)
+    finally:
+        stop_server(srv, "modern server exits 0 (with a listen stream open)")
 
 
 def ipv6():
