@@ -1141,10 +1141,12 @@ int mcp_modern_method(const char *method)
 	return 0;
 }
 
-static json_object *all_versions(void)
+/* The revisions served from a request's own _meta (the 2025 ones are
+ * negotiated by initialize, never advertised here). */
+static json_object *modern_versions(void)
 {
 	json_object *a = json_object_new_array();
-	for (int i = 0; i < MCP_REV_COUNT; i++)
+	for (int i = MCP_REV_LEGACY_COUNT; i < MCP_REV_COUNT; i++)
 		json_object_array_add(a, json_object_new_string(mcp_revision_names[i]));
 	return a;
 }
@@ -1173,7 +1175,7 @@ int mcp_modern_check(const char *method, json_object *params, const char *header
 	if (mcp_revision_index(version) < MCP_REV_LEGACY_COUNT) {
 		*message = "Unsupported protocol version";
 		*data = json_object_new_object();
-		json_object_object_add(*data, "supported", all_versions());
+		json_object_object_add(*data, "supported", modern_versions());
 		json_object_object_add(*data, "requested", json_object_new_string(version));
 		return MCP_JSONRPC_UNSUPPORTED_VERSION;
 	}
@@ -1248,7 +1250,7 @@ static void m_discover(eng_session *s, json_object *id)
 {
 	mcp_server *srv = sess_of(s)->srv;
 	json_object *res = json_object_new_object();
-	json_object_object_add(res, "supportedVersions", all_versions());
+	json_object_object_add(res, "supportedVersions", modern_versions());
 	json_object_object_add(res, "capabilities",
 			       build_capabilities(srv, MCP_REV_2026_07_28, NULL));
 	if (srv->instructions)

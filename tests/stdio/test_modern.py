@@ -82,7 +82,7 @@ def probe_then_fallback():
     s = ModernServer()
     s.modern(1, "server/discover")
     r = expect_modern_result(s, 1)
-    if MODERN not in r.get("supportedVersions", []) or "2025-11-25" not in r["supportedVersions"]:
+    if r.get("supportedVersions") != [MODERN]:  # 2025 revisions go through initialize
         raise Fail(f"supportedVersions: {r.get('supportedVersions')}")
     if not isinstance(r.get("ttlMs"), int) or r.get("cacheScope") not in ("public", "private"):
         raise Fail(f"discover caching hints: {r}")
