@@ -136,6 +136,7 @@ struct mcp_server {
 	unsigned char state_key_old[32];
 	int have_state_key_old;
 	int input_rounds;                /* legacy bridge: rounds per request */
+	int64_t state_ttl_ms;            /* how long a sealed state is valid */
 	int max_sessions;
 	int64_t session_idle_ms;
 	int64_t task_ttl_default, task_ttl_max;

@@ -17,7 +17,8 @@
  * The requestState the client echoes is attacker-controlled.  It is sealed
  * with libsodium's crypto_secretbox (XSalsa20-Poly1305) under the server's
  * key, and bound to the method, the tool or prompt name or URI, a digest of
- * the arguments, and an expiry; any verification failure is the same
+ * the arguments, and an expiry (10 minutes by default); any verification
+ * failure is the same
  * -32602, whatever failed.
  */
 #include <stdio.h>
@@ -29,7 +30,6 @@
 
 #include "api/internal.h"
 
-#define STATE_TTL_MS (10 * 60 * 1000) /* how long a sealed state is accepted */
 #define STATE_MAX (64 * 1024)          /* longest handler state */
 #define STATE_INVALID "Invalid params: requestState is not valid for this request"
 
@@ -45,6 +45,7 @@ int mcp_state_key_init(mcp_server *srv)
 		return MCP_ESYS;
 	randombytes_buf(srv->state_key, sizeof srv->state_key);
 	srv->input_rounds = 8;
+	srv->state_ttl_ms = 10 * 60 * 1000;
 	return MCP_OK;
 }
 
@@ -61,6 +62,16 @@ MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char key
 		memcpy(srv->state_key_old, previous, sizeof srv->state_key_old);
 	else
 		sodium_memzero(srv->state_key_old, sizeof srv->state_key_old);
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_state_ttl(mcp_server *srv, int64_t ms)
+{
+	if (!srv || ms < 1000 || ms > 24 * 3600 * 1000)
+		return MCP_EINVAL;
+	if (atomic_load(&srv->running))
+		return MCP_ESTATE;
+	srv->state_ttl_ms = ms;
 	return MCP_OK;
 }
 
@@ -111,7 +122,7 @@ static json_object *state_claims(const mcp_ctx *ctx, const char *state, int64_t 
 /* The sealed form of `state` for this request (caller frees), or NULL. */
 static char *seal(const mcp_ctx *ctx, const char *state)
 {
-	json_object *c = state_claims(ctx, state, now_ms() + STATE_TTL_MS);
+	json_object *c = state_claims(ctx, state, now_ms() + ctx->sess->srv->state_ttl_ms);
 	const char *plain = json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN);
 	size_t plen = strlen(plain);
 	size_t blen = crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES + plen;

@@ -6,6 +6,7 @@
  * cancellation, progress, a server-to-client request, and a signal handler
  * that asks for the orderly shutdown.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -225,7 +226,23 @@ static void usage(FILE *f)
 		"                      [--trace] [--stats] [--max-message BYTES]\n"
 		"                      [--json] [--max-sessions N] [--stateless]\n"
 		"                      [--allow-host NAME]... [--allow-origin ORIGIN]...\n"
-		"                      [--bearer TOKEN]\n");
+		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
+		"                      [--state-ttl-ms N]\n");
+}
+
+/* 64 hex digits into 32 bytes; 0, or -1 when malformed. */
+static int parse_key(const char *hex, unsigned char key[32])
+{
+	if (strlen(hex) != 64)
+		return -1;
+	for (int i = 0; i < 32; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !isxdigit((unsigned char)hex[2 * i]) ||
+		    !isxdigit((unsigned char)hex[2 * i + 1]))
+			return -1;
+		key[i] = (unsigned char)v;
+	}
+	return 0;
 }
 
 /* --bearer: the authorization hook of a deployment with one static token
@@ -259,6 +276,9 @@ int main(int argc, char **argv)
 	int json_only = 0, stateless = 0;
 	long max_sessions = 1000;
 	const char *bearer = NULL;
+	unsigned char state_key[32], state_key_old[32];
+	int have_key = 0, have_key_old = 0;
+	long state_ttl = 0;
 	const char *allow_host[16], *allow_origin[16];
 	int n_hosts = 0, n_origins = 0;
 
@@ -274,6 +294,17 @@ int main(int argc, char **argv)
 			stateless = 1;
 		} else if (strcmp(a, "--bearer") == 0 && i + 1 < argc) {
 			bearer = argv[++i];
+		} else if (strcmp(a, "--state-key") == 0 && i + 1 < argc) {
+			if (parse_key(argv[++i], state_key))
+				goto bad;
+			have_key = 1;
+		} else if (strcmp(a, "--state-key-old") == 0 && i + 1 < argc) {
+			if (parse_key(argv[++i], state_key_old))
+				goto bad;
+			have_key_old = 1;
+		} else if (strcmp(a, "--state-ttl-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1000, 86400000, &state_ttl))
+				goto bad;
 		} else if (strcmp(a, "--allow-host") == 0 && i + 1 < argc && n_hosts < 16) {
 			allow_host[n_hosts++] = argv[++i];
 		} else if (strcmp(a, "--allow-origin") == 0 && i + 1 < argc && n_origins < 16) {
@@ -314,6 +345,10 @@ int main(int argc, char **argv)
 	mcp_server_set_http_json(srv, json_only);
 	mcp_server_set_max_sessions(srv, (int)max_sessions);
 	mcp_server_set_http_stateless(srv, stateless);
+	if (have_key)
+		mcp_server_set_state_key(srv, state_key, have_key_old ? state_key_old : NULL);
+	if (state_ttl)
+		mcp_server_set_state_ttl(srv, state_ttl);
 	if (bearer)
 		mcp_server_set_http_auth(srv, check_bearer, (void *)bearer);
 	for (int i = 0; i < n_hosts; i++)

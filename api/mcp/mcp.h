@@ -706,7 +706,8 @@ MCP_EXTERN int mcp_ctx_close_stream(mcp_ctx *ctx, int retry_ms);
  * For a 2026-07-28 request the answer is an input_required result and the
  * client retries; the state travels sealed (authenticated encryption under
  * the server's key, bound to the method, name or URI and arguments, valid
- * 10 minutes), and any state that fails verification is answered -32602.
+ * 10 minutes unless mcp_server_set_state_ttl says otherwise), and any state
+ * that fails verification is answered -32602.
  * For a legacy client the library sends the requests itself over the
  * connection (server-to-client requests) and calls the handler again, up
  * to mcp_server_set_input_rounds() rounds (default 8; 1..64).
@@ -731,6 +732,10 @@ MCP_EXTERN int mcp_ctx_set_request_state(mcp_ctx *ctx, const char *state);
 MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char key[32],
 					const unsigned char *previous);
 MCP_EXTERN int mcp_server_set_input_rounds(mcp_server *srv, int rounds);
+/* How long a sealed request state stays valid, in ms (1000..86400000;
+ * default 10 minutes): a client that answers later must start over.
+ * MCP_OK, MCP_EINVAL or MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_state_ttl(mcp_server *srv, int64_t ms);
 
 /* Server-to-client requests.  A 2026-07-28 request cannot be sent any
  * (that era asks through input_required results: see

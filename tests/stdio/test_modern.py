@@ -15,6 +15,7 @@ Usage: MCP_EVERYTHING=path/to/mcp-everything test_modern.py [NAME...]
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, Fail, Server  # noqa: E402
@@ -324,6 +325,44 @@ def sealed_request_state():
     s.check_invariants()
 
 
+def state_expiry_and_key_rotation():
+    """A sealed state expires; it is accepted by another process that has
+    its key (a load balancer's other backend), and during a rotation by one
+    that has it as the previous key, but not by a process with another key."""
+    k1, k2 = "11" * 32, "22" * 32
+    caps = {"elicitation": {}}
+    tool = {"name": "test_input_required_result_request_state", "arguments": {}}
+    answer = {"confirm": {"action": "accept", "content": {"ok": True}}}
+
+    def first_state(*args):
+        s = ModernServer(*args)
+        s.modern(1, "tools/call", tool, _meta=meta(caps))
+        st = expect_modern_result_type(s, 1, "input_required")["requestState"]
+        return s, st
+
+    a, st = first_state("--state-key", k1, "--state-ttl-ms", "1000")
+    for args, ok in ((("--state-key", k1), True), (("--state-key", k2, "--state-key-old", k1), True),
+                     (("--state-key", k2), False), ((), False)):
+        b = ModernServer(*args)
+        b.modern(2, "tools/call", dict(tool, requestState=st, inputResponses=answer),
+                 _meta=meta(caps))
+        if ok:
+            r = expect_modern_result_type(b, 2, "complete")
+            if "state-ok" not in r["content"][0]["text"]:
+                raise Fail(f"{args}: {r}")
+        else:
+            expect_error(b, 2, -32602)
+        b.close_stdin()
+        b.wait_exit()
+        b.check_invariants()
+    time.sleep(1.2)
+    a.modern(3, "tools/call", dict(tool, requestState=st, inputResponses=answer), _meta=meta(caps))
+    expect_error(a, 3, -32602)  # expired
+    a.close_stdin()
+    a.wait_exit()
+    a.check_invariants()
+
+
 def legacy_bridge():
     """The same re-entry handlers serve a legacy client: the library sends
     real server-to-client requests over the connection and calls the
@@ -439,7 +478,8 @@ def listen_ends_silently_on_eof():
 SCENARIOS = [listen_streams, listen_ends_silently_on_eof, probe_then_fallback, modern_without_initialize, envelope_ladder,
              cancel_modern_request, logging_by_request, capabilities_by_request,
              resource_not_found_per_era, eof_with_modern_handler, input_required_round_trip,
-             sealed_request_state, legacy_bridge, input_required_on_a_prompt]
+             sealed_request_state, state_expiry_and_key_rotation, legacy_bridge,
+             input_required_on_a_prompt]
 
 
 def main(argv):
