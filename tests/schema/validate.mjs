@@ -33,12 +33,15 @@ const resultDefs = {
   'resources/subscribe': ['EmptyResult', 'Result'],
   'resources/unsubscribe': ['EmptyResult', 'Result'],
   'tools/list': ['ListToolsResult'],
-  'tools/call': ['CallToolResult', 'CreateTaskResult'],
+  // InputRequiredResult exists in 2026-07-28 only (missing definitions
+  // are skipped), so it is never accepted for a 2025 answer.
+  'tools/call': ['CallToolResult', 'CreateTaskResult', 'InputRequiredResult'],
   'resources/list': ['ListResourcesResult'],
   'resources/templates/list': ['ListResourceTemplatesResult'],
-  'resources/read': ['ReadResourceResult'],
+  'resources/read': ['ReadResourceResult', 'InputRequiredResult'],
   'prompts/list': ['ListPromptsResult'],
-  'prompts/get': ['GetPromptResult'],
+  'prompts/get': ['GetPromptResult', 'InputRequiredResult'],
+  'subscriptions/listen': ['SubscriptionsListenResult'],
   'completion/complete': ['CompleteResult'],
   'tasks/get': ['GetTaskResult'],
   'tasks/list': ['ListTasksResult'],
