@@ -122,6 +122,28 @@ static int tool_spin(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 	return mcp_result_add_text(out, text);
 }
 
+/* A fixed amount of CPU work (for the benchmarks' scaling runs): rounds of
+ * an xorshift mix, checking the token every million rounds. */
+static int tool_burn(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)user;
+	int64_t rounds;
+	if (int_arg(args, "rounds", 1000000, 0, INT64_C(1) << 40, &rounds, out))
+		return MCP_EINVAL;
+	uint64_t x = 88172645463325252u;
+	for (int64_t i = 0; i < rounds; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if ((i & 0xfffff) == 0 && mcp_ctx_cancelled(ctx))
+			return MCP_ECANCELED;
+	}
+	char text[64];
+	snprintf(text, sizeof text, "burned %lld %016llx", (long long)rounds,
+		 (unsigned long long)x);
+	return mcp_result_add_text(out, text);
+}
+
 static int tool_roots(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)user;
@@ -187,6 +209,12 @@ static const mcp_tool tools[] = {
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\","
 			  "\"minimum\":0}},\"required\":[\"ms\"]}",
 	  .fn = tool_spin },
+	{ .name = "burn", .title = "Burn",
+	  .description = "Spends a fixed amount of CPU (rounds of a xorshift mix; default "
+			 "1000000).",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"rounds\":{\"type\":"
+			  "\"integer\",\"minimum\":0}}}",
+	  .fn = tool_burn },
 	{ .name = "roots", .title = "Roots",
 	  .description = "Asks the client for its roots (roots/list) and returns them.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"timeout_ms\":{\"type\":"
