@@ -6,6 +6,7 @@
  * Every blocking call here wakes when the request's token fires, when the
  * connection closes, or at its timeout.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,8 +99,8 @@ static int emit_gate(mcp_ctx *ctx)
 MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total,
 				const char *message)
 {
-	if (!ctx)
-		return MCP_EINVAL;
+	if (!ctx || !isfinite(progress) || !isfinite(total))
+		return MCP_EINVAL; /* json-c would write NaN or Infinity: not JSON */
 	if (ctx->sent_progress && !(progress > ctx->last_progress))
 		return MCP_EINVAL; /* P10: progress only increases */
 	int rc = emit_gate(ctx);

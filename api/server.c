@@ -60,7 +60,7 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 {
 	if (!srv)
 		return;
-	if (atomic_load(&srv->stats.abandoned) > 0) {
+	if (atomic_load(&srv->stats.abandoned) > 0 || srv->pool.detached > 0) {
 		/* Handlers abandoned at a shutdown deadline may still be running
 		 * and reach the registries, the pool and the counters: keep all
 		 * of it alive rather than free memory under them. */

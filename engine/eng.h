@@ -245,6 +245,8 @@ typedef struct eng_pool {
 	int stopping;
 	int busy;                  /* workers running a request */
 	int alive;                 /* worker threads not yet exited */
+	int detached;              /* workers left running by a stop: the pool's
+				      memory must then outlive the server */
 	pthread_t *threads;
 } eng_pool;
 

@@ -112,12 +112,17 @@ int eng_pool_stop(eng_pool *p, int64_t deadline_ns)
 	struct timespec ts;
 	eng_abstime(deadline_ns, &ts);
 	while (p->alive > 0) {
-		if (deadline_ns == ENG_NO_DEADLINE)
+		/* The deadline is for workers inside handlers.  One that is
+		 * merely idle exits as soon as it is scheduled, however late:
+		 * wait for it, or it would be detached and then read a pool
+		 * freed under it. */
+		if (deadline_ns == ENG_NO_DEADLINE || (p->busy == 0 && !p->head))
 			pthread_cond_wait(&p->idle_cv, &p->mu);
 		else if (pthread_cond_timedwait(&p->idle_cv, &p->mu, &ts) == ETIMEDOUT)
 			break;
 	}
 	int left = p->alive;
+	p->detached += left;
 	pthread_mutex_unlock(&p->mu);
 	for (int i = 0; i < p->nthreads; i++) {
 		/* A worker still inside an abandoned handler is detached: it
