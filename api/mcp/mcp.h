@@ -650,7 +650,7 @@ MCP_EXTERN int mcp_ctx_off_cancel(mcp_ctx *ctx, int handle);
 /* Reports progress when the client asked for it (a progressToken in the
  * request's _meta); otherwise a successful no-op.  `progress` must increase
  * from call to call; `total` <= 0 means unknown; `message` may be NULL.
- * Returns MCP_OK, MCP_EINVAL (progress not increasing), MCP_ECANCELED (the
+ * Returns MCP_OK, MCP_EINVAL (progress not increasing, or not a finite number), MCP_ECANCELED (the
  * token fired; nothing is sent) or MCP_ECLOSED.  Progress is written before
  * the request's response. */
 MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total,
