@@ -15,7 +15,7 @@ MCP_EXTERN const char *mcp_strerror(int err)
 	case MCP_ECANCELED: return "request cancelled";
 	case MCP_ETIMEDOUT: return "timed out";
 	case MCP_ECLOSED: return "connection closed";
-	case MCP_ENOTSUP: return "the client does not support this capability";
+	case MCP_ENOTSUP: return "not supported by the client or on this request's transport";
 	case MCP_EREMOTE: return "the client answered with an error";
 	case MCP_EBUSY: return "a configured limit was reached";
 	case MCP_ESTATE: return "not allowed in the current state";

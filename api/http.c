@@ -477,6 +477,18 @@ static void hs_close_output(tp_conn *c)
 	pthread_mutex_unlock(&hs->mu);
 }
 
+/* A JSON answer carries only the answer: a handler's request to the client
+ * would have nowhere to go. */
+static int hs_can_request(tp_conn *c, const char *route)
+{
+	http_sess *hs = (http_sess *)c;
+	pthread_mutex_lock(&hs->mu);
+	stream *st = stream_of_route(hs, route);
+	int ok = !st || st->sse;
+	pthread_mutex_unlock(&hs->mu);
+	return ok;
+}
+
 /* mcp_ctx_close_stream: ends the HTTP response carrying a request's SSE
  * stream, after a "retry" field; the stream keeps logging for the GET
  * that resumes it. */
@@ -514,6 +526,7 @@ static const struct tp_ops hs_ops = {
 	.wake = hs_wake,
 	.close_output = hs_close_output,
 	.close_route = hs_close_route,
+	.can_request = hs_can_request,
 	.free = hs_free,
 };
 

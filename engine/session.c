@@ -527,6 +527,14 @@ void eng_req_finish_silent(eng_req *r)
 	req_done(r);
 }
 
+/* "completed" counts handlers that ran and answered; a request held
+ * without a worker (a subscription) ran no handler. */
+static void count_completed(eng_req *r)
+{
+	if (r->started)
+		atomic_fetch_add(&r->sess->stats->completed, 1);
+}
+
 static void finish_with(eng_req *r, json_object *m)
 {
 	r->finished = 1;
@@ -535,7 +543,7 @@ static void finish_with(eng_req *r, json_object *m)
 	if (r->sink) {
 		/* A detached request: its answer belongs to whoever detached it. */
 		if (m && eng_req_decide(r, ENG_OUT_RESPONDED))
-			atomic_fetch_add(&s->stats->completed, 1);
+			count_completed(r);
 		else
 			count_cancel(r);
 		r->sink(r, m, r->sink_arg);
@@ -546,7 +554,7 @@ static void finish_with(eng_req *r, json_object *m)
 		/* Inside a batch the answer joins the batch's array. */
 		int decided = m && eng_req_decide(r, ENG_OUT_RESPONDED);
 		if (decided)
-			atomic_fetch_add(&s->stats->completed, 1);
+			count_completed(r);
 		else
 			count_cancel(r);
 		release_batch(r, decided ? m : NULL);
@@ -562,7 +570,7 @@ static void finish_with(eng_req *r, json_object *m)
 	/* P8: the outcome is decided by one atomic change.  A peer cancel that
 	 * won first suppresses the answer; one that comes later is ignored. */
 	if (line && eng_req_decide(r, ENG_OUT_RESPONDED)) {
-		atomic_fetch_add(&s->stats->completed, 1);
+		count_completed(r);
 		/* The id leaves the in-flight table before the answer can reach
 		 * the client, so a client reusing it at once is not refused; the
 		 * request still counts as in flight until its answer is queued,
@@ -662,6 +670,11 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 	if (eng_token_reason(&r->token) != MCP_CANCEL_NONE) {
 		json_object_put(msg);
 		return MCP_ECANCELED;
+	}
+	if (s->tp->ops->can_request && r->id_key && !s->tp->ops->can_request(s->tp, r->id_key)) {
+		/* It could never reach the client: fail now, not at the timeout. */
+		json_object_put(msg);
+		return MCP_ENOTSUP;
 	}
 	eng_pending *p;
 	int rc = eng_pending_add(&s->pending, r, &p);

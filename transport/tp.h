@@ -57,6 +57,10 @@ struct tp_ops {
 	 * later messages wait for it to resume.  0, -ENOENT (no such live
 	 * route) or -ENOTSUP. */
 	int (*close_route)(tp_conn *c, const char *route, int retry_ms);
+	/* Optional: whether a request to the client can travel on the stream
+	 * of `route` (an HTTP POST answered as one JSON body cannot carry
+	 * one).  1 when absent. */
+	int (*can_request)(tp_conn *c, const char *route);
 	void (*free)(tp_conn *c);
 };
 

@@ -749,7 +749,9 @@ MCP_EXTERN int mcp_server_set_state_ttl(mcp_server *srv, int64_t ms);
  *   MCP_OK        *result holds the client's result object (caller owns it);
  *   MCP_EREMOTE   the client answered an error: *result holds the error
  *                 object {code, message, data?} (caller owns it);
- *   MCP_ENOTSUP   the client did not declare the capability (nothing sent);
+ *   MCP_ENOTSUP   the client did not declare the capability, or the request
+ *                 is answered over HTTP as one JSON body, which cannot carry
+ *                 a request to the client (nothing sent);
  *   MCP_ESTATE    the client has not finished initialization;
  *   MCP_ETIMEDOUT the timeout passed (the request is cancelled on the wire);
  *   MCP_ECANCELED the handler's token fired (the request is cancelled on the

@@ -1,12 +1,12 @@
 #!/bin/sh
 # run.sh BUILD_DIR SRC_DIR [SERVER_ARGS...]: the official MCP TypeScript SDK
-# client drives $BUILD_DIR/examples/mcp-everything over stdio
-# (make check-interop).
+# client drives $BUILD_DIR/examples/mcp-everything over stdio and over
+# Streamable HTTP (make check-interop).
 #
 # Node 22 and the SDK, at the versions pinned in tests/interop/package.json
 # (and package-lock.json), are installed with npm into $BUILD_DIR/.interop-node
-# once, and reinstalled only when the pins change.  Exits 77 (skip) when npm
-# is missing or the registry cannot be reached.
+# once by install.sh, and reinstalled only when the pins change.  Exits 77
+# (skip) when npm is missing or the registry cannot be reached.
 set -eu
 
 if [ $# -lt 2 ]; then
@@ -18,13 +18,10 @@ src=$2
 shift 2
 
 here="$src/tests/interop"
-prefix="$build/.interop-node"
 server="$build/examples/mcp-everything"
-node="$prefix/node_modules/.bin/node"
-sdk_json="$prefix/node_modules/@modelcontextprotocol/sdk/package.json"
 
-if [ ! -f "$here/stdio-client.mjs" ] || [ ! -f "$here/package.json" ]; then
-	echo "check-interop: $here does not hold the interop client" >&2
+if [ ! -f "$here/stdio-client.mjs" ] || [ ! -f "$here/http-client.mjs" ]; then
+	echo "check-interop: $here does not hold the interop clients" >&2
 	exit 2
 fi
 if [ ! -x "$server" ]; then
@@ -32,84 +29,30 @@ if [ ! -x "$server" ]; then
 	exit 1
 fi
 
-# The pinned versions, read from package.json ("name": "version" lines).
-pin() {
-	sed -n "s|^[ 	]*\"$1\"[ 	]*:[ 	]*\"\([^\"]*\)\".*|\1|p" "$here/package.json" | head -n 1
-}
-sdk_pin=$(pin '@modelcontextprotocol/sdk')
-node_pin=$(pin node)
-if [ -z "$sdk_pin" ] || [ -z "$node_pin" ]; then
-	echo "check-interop: no pinned @modelcontextprotocol/sdk and node versions in $here/package.json" >&2
-	exit 2
+rc=0
+out=$(sh "$here/install.sh" "$build" "$src") || rc=$?
+if [ $rc -ne 0 ]; then
+	printf '%s\n' "$out" | sed 's/^interop:/check-interop:/'
+	exit $rc
 fi
+printf '%s\n' "$out" | sed -n '$!p' | sed 's/^interop:/check-interop:/'
+prefix=$(printf '%s\n' "$out" | tail -n 1)
+node="$prefix/node_modules/.bin/node"
 
-# Is what the prefix holds exactly what is pinned?
-installed() {
-	[ -x "$node" ] || return 1
-	[ "$("$node" --version 2>/dev/null || :)" = "v$node_pin" ] || return 1
-	[ -f "$sdk_json" ] || return 1
-	have=$(sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' "$sdk_json" | head -n 1)
-	[ "$have" = "$sdk_pin" ] || return 1
-	cmp -s "$here/package.json" "$prefix/package.json" || return 1
-	if [ -f "$here/package-lock.json" ]; then
-		cmp -s "$here/package-lock.json" "$prefix/package-lock.json.pinned" || return 1
-	fi
-	return 0
-}
-
-# Runs its arguments with a time limit when timeout(1) is there.
-limited() {
-	if command -v timeout >/dev/null 2>&1; then
-		timeout "$@"
-	else
-		shift
-		"$@"
-	fi
-}
-
-if ! installed; then
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "check-interop: SKIP: npm is not installed (needed to install Node $node_pin and @modelcontextprotocol/sdk $sdk_pin)"
-		exit 77
-	fi
-	if ! limited 120 npm view "@modelcontextprotocol/sdk@$sdk_pin" version >/dev/null 2>&1; then
-		echo "check-interop: SKIP: the npm registry is not reachable (npm view @modelcontextprotocol/sdk@$sdk_pin failed; offline, or that version is not there)"
-		exit 77
-	fi
-	echo "check-interop: installing Node $node_pin and @modelcontextprotocol/sdk $sdk_pin into $prefix"
-	rm -rf "$prefix"
-	mkdir -p "$prefix"
-	cp "$here/package.json" "$prefix/package.json"
-	if [ -f "$here/package-lock.json" ]; then
-		cp "$here/package-lock.json" "$prefix/package-lock.json"
-		npm_cmd=ci
-	else
-		npm_cmd=install
-	fi
-	if ! (cd "$prefix" && limited 900 npm "$npm_cmd" --no-audit --no-fund --loglevel=error); then
-		echo "check-interop: FAIL: npm $npm_cmd into $prefix failed" >&2
-		exit 1
-	fi
-	# npm may rewrite the lock it installed from; keep the pinned one to compare.
-	if [ -f "$here/package-lock.json" ]; then
-		cp "$here/package-lock.json" "$prefix/package-lock.json.pinned"
-	fi
-	if ! installed; then
-		echo "check-interop: FAIL: after npm $npm_cmd, $prefix does not hold Node $node_pin and SDK $sdk_pin" >&2
-		exit 1
-	fi
-fi
-
-# The client resolves the SDK from its own location, so it runs from a copy
-# next to node_modules (the source tree may be elsewhere: VPATH builds).
-cp "$here/stdio-client.mjs" "$here/surface-client.mjs" "$prefix/"
-echo "check-interop: Node $("$node" --version), @modelcontextprotocol/sdk $sdk_pin, server $server"
+sdk_version=$(sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' \
+	"$prefix/node_modules/@modelcontextprotocol/sdk/package.json" | head -n 1)
+echo "check-interop: Node $("$node" --version), @modelcontextprotocol/sdk $sdk_version, server $server"
 MCP_EVERYTHING=$server
 export MCP_EVERYTHING
-# The core client (tools, progress, cancel, close), then the rest of the
-# surface (resources, prompts, completion, logging, sampling, elicitation,
-# roots); both must pass.
+# The core client over stdio (tools, progress, cancel, close), the rest of
+# the surface over stdio (resources, prompts, completion, logging, sampling,
+# elicitation, roots), then the core client over Streamable HTTP (SSE and
+# JSON-only servers, sessions, DELETE); all must pass.
 rc=0
+echo "# stdio: stdio-client.mjs"
 "$node" "$prefix/stdio-client.mjs" "$server" "$@" || rc=1
+echo "# stdio: surface-client.mjs"
 "$node" "$prefix/surface-client.mjs" "$server" || rc=1
+echo "# Streamable HTTP: http-client.mjs"
+"$node" "$prefix/http-client.mjs" "$server" "$@" || rc=1
 exit $rc
