@@ -1,1 +1,43 @@
-# Benchmarks: make bench (filled in by the benchmark work).
+# ---- benchmarks: make bench, make bench-smoke -----------------------------------
+# Included from the top-level Makefile.am (paths are relative to the top).
+#   make bench        bench/run.sh: every scenario of BENCHMARKS.md in one go,
+#                     a table of figures, ratios measured in the same run and
+#                     each target marked MET or MISSED (two to four minutes)
+#   make bench-smoke  the same with BENCH_QUICK=1: about ten seconds, checks
+#                     only that the tools run and print well-formed results
+# The load generator and the json-c baseline server are EXTRA_PROGRAMS: built
+# by these targets only, never by a plain `make`.  The TypeScript SDK server
+# used for comparison is installed by npm into $(BENCH_CLEAN) in the build
+# tree on first use; without npm or the registry those rows are skipped.
+
+EXTRA_PROGRAMS = bench/loadgen bench/baseline
+bench_loadgen_SOURCES = bench/loadgen.c
+bench_loadgen_LDADD = $(JSONC_LIBS)
+bench_baseline_SOURCES = bench/baseline.c
+bench_baseline_LDADD = $(JSONC_LIBS)
+CLEANFILES += bench/loadgen$(EXEEXT) bench/baseline$(EXEEXT)
+
+EXTRA_DIST += bench/run.sh bench/ts-server.mjs bench/package.json \
+	bench/package-lock.json BENCHMARKS.md
+
+BENCH_BINS = examples/mcp-everything$(EXEEXT) bench/loadgen$(EXEEXT) \
+	bench/baseline$(EXEEXT)
+
+BENCH_ENV = CC='$(CC)' CFLAGS='$(CFLAGS)' SANITIZER='$(SANITIZER_KIND)'
+if HAVE_MHD
+BENCH_ENV += BENCH_HTTP=1
+else
+BENCH_ENV += BENCH_HTTP=0
+endif
+
+.PHONY += bench bench-smoke
+bench: $(BENCH_BINS)
+	$(BENCH_ENV) $(SHELL) $(srcdir)/bench/run.sh $(abs_top_builddir) $(abs_top_srcdir)
+
+bench-smoke: $(BENCH_BINS)
+	$(BENCH_ENV) BENCH_QUICK=1 $(SHELL) $(srcdir)/bench/run.sh $(abs_top_builddir) \
+		$(abs_top_srcdir)
+
+# The npm folder and the raw results in the build tree, for the top-level
+# clean-local.
+BENCH_CLEAN = .bench-node bench-results

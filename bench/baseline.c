@@ -1,0 +1,294 @@
+/*
+ * baseline.c - the floor of `make bench`: a single-threaded MCP echo server
+ * with no engine.  It reads stdin in large chunks, parses each line with one
+ * reused json-c tokener, answers initialize, ping, tools/list and
+ * tools/call echo with the result shape mcp-everything produces, and writes
+ * all the answers of one read with one write.
+ *
+ * No worker pool, no cancellation, no queue: whatever libmcp costs above
+ * this program is the price of its engine.  It is a benchmark tool, not a
+ * server to copy (it answers requests in order and blocks on its output).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#define READ_CHUNK 65536
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void buf_reserve(struct buf *b, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : READ_CHUNK;
+		while (cap < b->len + n)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			fputs("baseline: out of memory\n", stderr);
+			exit(1);
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+}
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	buf_reserve(b, n);
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
+
+/* ---- method handlers: a result, or NULL with *code and *msg set ---------- */
+
+typedef json_object *(*method_fn)(json_object *params, int *code, const char **msg);
+
+static json_object *m_initialize(json_object *params, int *code, const char **msg)
+{
+	json_object *want = NULL;
+	const char *version = versions[0];
+	json_object_object_get_ex(params, "protocolVersion", &want);
+	for (size_t i = 0; want && i < sizeof versions / sizeof versions[0]; i++)
+		if (strcmp(json_object_get_string(want), versions[i]) == 0)
+			version = versions[i];
+	json_object *r = json_object_new_object();
+	json_object *caps = json_object_new_object();
+	json_object *tools = json_object_new_object();
+	json_object *info = json_object_new_object();
+	json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
+	json_object_object_add(caps, "tools", tools);
+	json_object_object_add(info, "name", json_object_new_string("baseline"));
+	json_object_object_add(info, "version", json_object_new_string("0.1.0"));
+	json_object_object_add(r, "protocolVersion", json_object_new_string(version));
+	json_object_object_add(r, "capabilities", caps);
+	json_object_object_add(r, "serverInfo", info);
+	(void)code;
+	(void)msg;
+	return r;
+}
+
+static json_object *m_ping(json_object *params, int *code, const char **msg)
+{
+	(void)params;
+	(void)code;
+	(void)msg;
+	return json_object_new_object();
+}
+
+static json_object *m_tools_list(json_object *params, int *code, const char **msg)
+{
+	(void)params;
+	(void)code;
+	(void)msg;
+	json_object *r = json_object_new_object();
+	json_object *list = json_object_new_array();
+	json_object *echo = json_object_new_object();
+	json_object_object_add(echo, "name", json_object_new_string("echo"));
+	json_object_object_add(echo, "description", json_object_new_string("Returns its text."));
+	json_object_object_add(echo, "inputSchema",
+			       json_tokener_parse("{\"type\":\"object\",\"properties\":{\"text\":"
+						  "{\"type\":\"string\"},\"pad_bytes\":{\"type\":"
+						  "\"integer\",\"minimum\":0}},\"required\":[\"text\"]}"));
+	json_object_array_add(list, echo);
+	json_object_object_add(r, "tools", list);
+	return r;
+}
+
+/* {"content":[{"type":"text","text":TEXT}]}, TEXT padded with pad_bytes 'x'. */
+static json_object *m_tools_call(json_object *params, int *code, const char **msg)
+{
+	json_object *name = NULL, *args = NULL, *text = NULL, *pad = NULL;
+	json_object_object_get_ex(params, "name", &name);
+	json_object_object_get_ex(params, "arguments", &args);
+	if (!name || strcmp(json_object_get_string(name), "echo") != 0) {
+		*code = -32602;
+		*msg = "Unknown tool";
+		return NULL;
+	}
+	json_object_object_get_ex(args, "text", &text);
+	json_object_object_get_ex(args, "pad_bytes", &pad);
+	if (!json_object_is_type(text, json_type_string) ||
+	    (pad && (!json_object_is_type(pad, json_type_int) || json_object_get_int64(pad) < 0 ||
+		     json_object_get_int64(pad) > (64 << 20)))) {
+		*code = -32602;
+		*msg = "Invalid params";
+		return NULL;
+	}
+	json_object *t;
+	size_t n = (size_t)json_object_get_string_len(text);
+	size_t extra = pad ? (size_t)json_object_get_int64(pad) : 0;
+	if (extra) {
+		char *s = malloc(n + extra);
+		if (!s) {
+			*code = -32603;
+			*msg = "Out of memory";
+			return NULL;
+		}
+		memcpy(s, json_object_get_string(text), n);
+		memset(s + n, 'x', extra);
+		t = json_object_new_string_len(s, (int)(n + extra));
+		free(s);
+	} else {
+		t = json_object_new_string_len(json_object_get_string(text), (int)n);
+	}
+	json_object *item = json_object_new_object();
+	json_object_object_add(item, "type", json_object_new_string("text"));
+	json_object_object_add(item, "text", t);
+	json_object *content = json_object_new_array();
+	json_object_array_add(content, item);
+	json_object *r = json_object_new_object();
+	json_object_object_add(r, "content", content);
+	return r;
+}
+
+static const struct {
+	const char *name;
+	method_fn fn;
+} methods[] = {
+	{ "initialize", m_initialize },
+	{ "ping", m_ping },
+	{ "tools/list", m_tools_list },
+	{ "tools/call", m_tools_call },
+};
+
+/* ---- one line in, at most one line out -------------------------------------- */
+
+static void add_message(struct buf *out, json_object *msg)
+{
+	size_t len;
+	const char *s = json_object_to_json_string_length(
+		msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	buf_add(out, s, len);
+	buf_add(out, "\n", 1);
+}
+
+static void add_error(struct buf *out, json_object *id, int code, const char *text)
+{
+	json_object *m = json_object_new_object();
+	json_object *e = json_object_new_object();
+	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(m, "id", id ? json_object_get(id) : NULL);
+	json_object_object_add(e, "code", json_object_new_int(code));
+	json_object_object_add(e, "message", json_object_new_string(text));
+	json_object_object_add(m, "error", e);
+	add_message(out, m);
+	json_object_put(m);
+}
+
+static void handle_line(json_tokener *tok, const char *line, size_t len, struct buf *out)
+{
+	json_tokener_reset(tok);
+	json_object *v = json_tokener_parse_ex(tok, line, (int)len);
+	if (json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len) {
+		json_object_put(v);
+		add_error(out, NULL, -32700, "Parse error");
+		return;
+	}
+	json_object *method = NULL, *id = NULL, *params = NULL;
+	json_object_object_get_ex(v, "method", &method);
+	int has_id = json_object_object_get_ex(v, "id", &id);
+	json_object_object_get_ex(v, "params", &params);
+	if (!json_object_is_type(v, json_type_object) ||
+	    !json_object_is_type(method, json_type_string)) {
+		if (!json_object_object_get_ex(v, "result", NULL) &&
+		    !json_object_object_get_ex(v, "error", NULL))
+			add_error(out, NULL, -32600, "Invalid Request");
+		json_object_put(v);
+		return;
+	}
+	if (!has_id) { /* a notification: nothing to answer */
+		json_object_put(v);
+		return;
+	}
+	const char *name = json_object_get_string(method);
+	method_fn fn = NULL;
+	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+		if (strcmp(name, methods[i].name) == 0)
+			fn = methods[i].fn;
+	int code = -32601;
+	const char *msg = "Method not found";
+	json_object *result = fn ? fn(params, &code, &msg) : NULL;
+	if (!result) {
+		add_error(out, id, code, msg);
+	} else {
+		json_object *m = json_object_new_object();
+		json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+		json_object_object_add(m, "id", json_object_get(id));
+		json_object_object_add(m, "result", result);
+		add_message(out, m);
+		json_object_put(m);
+	}
+	json_object_put(v);
+}
+
+static int write_all(const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(1, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	json_tokener *tok = json_tokener_new_ex(128);
+	struct buf in = { 0 }, out = { 0 };
+	if (!tok)
+		return 1;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	size_t start = 0; /* first byte of the line being read */
+	for (;;) {
+		if (in.cap - in.len < READ_CHUNK) {
+			/* Move the partial line to the front, then grow. */
+			if (start)
+				memmove(in.p, in.p + start, in.len - start);
+			in.len -= start;
+			start = 0;
+			buf_reserve(&in, READ_CHUNK);
+		}
+		ssize_t r = read(0, in.p + in.len, in.cap - in.len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		size_t scan = in.len;
+		in.len += (size_t)r;
+		char *nl;
+		while ((nl = memchr(in.p + scan, '\n', in.len - scan)) != NULL) {
+			size_t end = (size_t)(nl - in.p);
+			if (end > start)
+				handle_line(tok, in.p + start, end - start, &out);
+			start = scan = end + 1;
+		}
+		if (out.len) {
+			if (write_all(out.p, out.len))
+				break;
+			out.len = 0;
+		}
+	}
+	if (in.len > start) { /* a last line without its newline */
+		handle_line(tok, in.p + start, in.len - start, &out);
+		write_all(out.p, out.len);
+	}
+	json_tokener_free(tok);
+	free(in.p);
+	free(out.p);
+	return 0;
+}

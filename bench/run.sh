@@ -1,0 +1,409 @@
+#!/bin/sh
+# run.sh BUILD_DIR SRC_DIR: every benchmark scenario of BENCHMARKS.md in one
+# go (make bench), or a short smoke run with BENCH_QUICK=1 (make
+# bench-smoke).  Prints a markdown table: libmcp's figure, the reference's
+# (the json-c baseline or the TypeScript SDK server, measured in the same
+# run), the ratio, the target of issue 6 and MET or MISSED.
+#
+# Every figure is the median of BENCH_REPEAT runs (3; 1 when quick), the
+# servers interleaved run by run so that a noisy neighbour hurts all of
+# them alike.  Raw RESULT lines go to BUILD_DIR/bench-results/results.txt.
+# The exit status says whether the tools ran and printed well-formed
+# results, never whether a target was met: machines differ, tests never
+# time anything.
+#
+# Environment: BENCH_QUICK=1 (smoke), BENCH_REPEAT=N, BENCH_DURATION_MS=MS
+# (length of each throughput run, 1500), BENCH_TS=0 (no TypeScript SDK
+# rows), BENCH_TS=1 (fail if the SDK cannot be installed), BENCH_HTTP=0
+# (a build without libmicrohttpd: no HTTP rows), CC, CFLAGS and SANITIZER
+# (shown in the header; bench.mk passes them).
+set -eu
+
+if [ $# -lt 2 ]; then
+	echo "usage: $0 BUILD_DIR SRC_DIR" >&2
+	exit 2
+fi
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+
+LG="$build/bench/loadgen"
+BASE="$build/bench/baseline"
+OURS="$build/examples/mcp-everything"
+for p in "$LG" "$BASE" "$OURS"; do
+	if [ ! -x "$p" ]; then
+		echo "bench: $p is not built (make bench builds it)" >&2
+		exit 1
+	fi
+done
+# In a shared-library build examples/mcp-everything is libtool's wrapper
+# script, which takes a few hundred milliseconds to start; run the real
+# program the way the wrapper would (the figures are the same, the many
+# server starts are faster).
+if [ -x "$build/examples/.libs/mcp-everything" ] && [ -d "$build/.libs" ] &&
+	grep -q "libtool" "$OURS" 2>/dev/null; then
+	OURS="$build/examples/.libs/mcp-everything"
+	LD_LIBRARY_PATH="$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	export LD_LIBRARY_PATH
+fi
+
+quick=${BENCH_QUICK:-0}
+[ "$quick" = 0 ] || quick=1
+if [ "$quick" = 1 ]; then
+	repeat=${BENCH_REPEAT:-1}
+	tput="-n 400 --warmup 50"       # requests per throughput run
+	close_runs=2
+	cancels=20
+	queue=1000
+else
+	repeat=${BENCH_REPEAT:-3}
+	tput="-n 100000000 --duration-ms ${BENCH_DURATION_MS:-1500} --warmup 2000"
+	close_runs=10
+	cancels=300
+	queue=10000
+fi
+
+out="$build/bench-results"
+rm -rf "$out"
+mkdir -p "$out"
+R="$out/results.txt"
+: >"$R"
+failed=0
+
+# ---- the TypeScript SDK server (optional) -----------------------------------------
+here="$src/bench"
+prefix="$build/.bench-node"
+node="$prefix/node_modules/.bin/node"
+pin() {
+	sed -n "s|^[ 	]*\"$1\"[ 	]*:[ 	]*\"\([^\"]*\)\".*|\1|p" "$here/package.json" | head -n 1
+}
+sdk_pin=$(pin '@modelcontextprotocol/sdk')
+node_pin=$(pin node)
+ts_installed() {
+	[ -x "$node" ] || return 1
+	[ "$("$node" --version 2>/dev/null || :)" = "v$node_pin" ] || return 1
+	sdk_json="$prefix/node_modules/@modelcontextprotocol/sdk/package.json"
+	[ -f "$sdk_json" ] || return 1
+	have=$(sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' "$sdk_json" | head -n 1)
+	[ "$have" = "$sdk_pin" ] || return 1
+	cmp -s "$here/package.json" "$prefix/package.json" || return 1
+	cmp -s "$here/package-lock.json" "$prefix/package-lock.json.pinned" || return 1
+}
+limited() {
+	if command -v timeout >/dev/null 2>&1; then timeout "$@"; else shift; "$@"; fi
+}
+ts_note=""
+ts_setup() {
+	if [ "${BENCH_TS:-auto}" = 0 ]; then
+		ts_note="BENCH_TS=0"
+		return 1
+	fi
+	if ts_installed; then
+		cp "$here/ts-server.mjs" "$prefix/"
+		return 0
+	fi
+	if [ "$quick" = 1 ] && [ "${BENCH_TS:-auto}" != 1 ]; then
+		ts_note="a smoke run does not install it"
+		return 1
+	fi
+	if ! command -v npm >/dev/null 2>&1; then
+		ts_note="npm is not installed"
+		return 1
+	fi
+	if ! limited 120 npm view "@modelcontextprotocol/sdk@$sdk_pin" version >/dev/null 2>&1; then
+		ts_note="the npm registry is not reachable"
+		return 1
+	fi
+	echo "bench: installing Node $node_pin and @modelcontextprotocol/sdk $sdk_pin into $prefix"
+	rm -rf "$prefix"
+	mkdir -p "$prefix"
+	cp "$here/package.json" "$here/package-lock.json" "$prefix/"
+	if ! (cd "$prefix" && limited 900 npm ci --no-audit --no-fund --loglevel=error); then
+		ts_note="npm ci failed"
+		return 1
+	fi
+	cp "$here/package-lock.json" "$prefix/package-lock.json.pinned"
+	if ! ts_installed; then
+		ts_note="npm ci did not install the pinned versions"
+		return 1
+	fi
+	cp "$here/ts-server.mjs" "$prefix/"
+	return 0
+}
+have_ts=0
+if ts_setup; then
+	have_ts=1
+elif [ "${BENCH_TS:-auto}" = 1 ]; then
+	echo "bench: FAIL: BENCH_TS=1 but the TypeScript SDK is not available ($ts_note)" >&2
+	exit 1
+else
+	echo "bench: the TypeScript SDK rows are skipped ($ts_note)"
+fi
+TS="$prefix/ts-server.mjs"
+
+# ---- running the load generator ------------------------------------------------------
+# lg LABEL MODE [OPTIONS...] [-- SERVER...]: one run, its RESULT line kept.
+lg() {
+	# sh has no locals: lg_ names keep the callers' loop variables intact.
+	lg_label=$1
+	lg_mode=$2
+	shift 2
+	if "$LG" "$lg_mode" --label "$lg_label" "$@" >"$out/last.out" 2>"$out/last.err"; then
+		if grep -q "^RESULT kind=$lg_mode label=$lg_label " "$out/last.out"; then
+			grep "^RESULT " "$out/last.out" >>"$R"
+			sed -n 's/^# /  /p' "$out/last.out"
+			return 0
+		fi
+		echo "bench: FAIL: $lg_label: no RESULT line" >&2
+	else
+		echo "bench: FAIL: $lg_label: loadgen $lg_mode failed:" >&2
+	fi
+	sed 's/^/    /' "$out/last.err" "$out/last.out" | tail -n 20 >&2
+	failed=1
+	return 0
+}
+
+# get LABEL KEY: the median of KEY over the RESULT lines of LABEL ("-" if none).
+get() {
+	grep " label=$1 " "$R" | tr ' ' '\n' | sed -n "s/^$2=//p" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print v[int((NR + 1) / 2)] }'
+}
+
+# each LABEL KEY: KEY of every RESULT line of LABEL, in run order, one a line.
+each() {
+	grep " label=$1 " "$R" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# per_run NAME LABEL_A LABEL_B KEY: A/B of each repeat, the runs paired in order.
+per_run() {
+	each "$2" "$4" >"$out/a.txt"
+	each "$3" "$4" >"$out/b.txt"
+	if [ -s "$out/a.txt" ] && [ -s "$out/b.txt" ]; then
+		printf '  %s:' "$1"
+		paste "$out/a.txt" "$out/b.txt" |
+			awk '{ printf " %s", ($2 + 0 != 0 ? sprintf("%.2f", $1 / $2) : "-") } END { print "" }'
+	fi
+}
+
+# A background server for HTTP runs.
+srv_pid=""
+start_http() {
+	port=$("$LG" free-port)
+	"$@" --http "127.0.0.1:$port" >/dev/null 2>>"$out/servers.err" &
+	srv_pid=$!
+}
+stop_http() {
+	if [ -n "$srv_pid" ]; then
+		kill "$srv_pid" 2>/dev/null || :
+		wait "$srv_pid" 2>/dev/null || :
+		srv_pid=""
+	fi
+}
+trap 'stop_http' EXIT INT TERM
+
+# ---- the machine ---------------------------------------------------------------------
+cpu=$(sed -n 's/^model name[ 	]*: //p' /proc/cpuinfo | head -n 1)
+[ -n "$cpu" ] || cpu=unknown
+cc_ver=$(${CC:-cc} --version 2>/dev/null | head -n 1)
+cat <<EOF
+libmcp benchmarks ($([ "$quick" = 1 ] && echo "BENCH_QUICK smoke run" || echo "full run"), $(date -u '+%Y-%m-%d %H:%M UTC'))
+  machine: $(nproc) CPUs, $cpu, Linux $(uname -r)
+  compiler: ${cc_ver:-unknown}, CFLAGS ${CFLAGS:-?}
+  load average at start: $(cut -d' ' -f1-3 /proc/loadavg)
+  each figure: median of $repeat run(s)
+EOF
+case "${CFLAGS:-}" in
+*-fsanitize*) echo "  WARNING: a sanitizer build; its figures mean nothing" ;;
+esac
+if [ -n "${SANITIZER:-}" ] && [ "${SANITIZER:-no}" != no ]; then
+	echo "  WARNING: configured with --enable-sanitizer=$SANITIZER; its figures mean nothing"
+fi
+echo
+
+# ---- 1. echo over stdio: windows 1, 16, 64 ---------------------------------------------
+echo "echo over stdio"
+for r in $(seq 1 "$repeat"); do
+	for w in 1 16 64; do
+		lg "ours-w$w" stdio -w "$w" $tput -- "$OURS"
+		lg "base-w$w" stdio -w "$w" $tput -- "$BASE"
+		if [ "$have_ts" = 1 ]; then
+			lg "ts-w$w" stdio -w "$w" $tput -- "$node" "$TS"
+		fi
+	done
+done
+
+# ---- 2. close: EOF with 64 blocked handlers ------------------------------------------------
+echo "close latency"
+lg close-sleep close -w 64 -n "$close_runs" --settle-ms 50 -t sleep -a '{"ms":600000}' \
+	-- "$OURS" --workers 64 --trace
+lg close-roots close -w 64 -n "$close_runs" --settle-ms 50 --expect-requests -t roots \
+	-a '{"timeout_ms":600000}' -- "$OURS" --workers 64 --trace
+
+# ---- 3. cancel: notifications/cancelled to the handler seeing it ----------------------------
+# The floor beside it: a ping to the baseline after the same idle pause,
+# since both start from sleeping threads (on a VM, waking an idle vCPU is
+# most of the cost).
+echo "cancel latency"
+lg cancel cancel -n "$cancels" --warmup 10 --settle-ms 5 -t sleep -a '{"ms":600000}' \
+	-- "$OURS" --trace
+lg ping-base ping -n "$cancels" --warmup 10 --settle-ms 5 -- "$BASE"
+
+# ---- 4. CPU-bound scaling: 1 and 2 workers ----------------------------------------------------
+# burn {rounds}: a fixed amount of CPU per call.  For a server without it,
+# spin {ms} (a busy loop timed by the clock) stands in, which makes this a
+# measure of parallel execution rather than of CPU throughput.
+echo "CPU-bound scaling"
+if "$LG" has-tool burn -- "$OURS" >/dev/null 2>&1; then
+	cpu_tool=burn
+	cpu_args='{"rounds":2000000}'
+else
+	cpu_tool=spin
+	cpu_args='{"ms":5}'
+fi
+if [ "$quick" = 1 ]; then cpu_n="-n 16 --warmup 2"; else cpu_n="-n 100000000 --duration-ms 2000 --warmup 20"; fi
+for r in $(seq 1 "$repeat"); do
+	for k in 1 2; do
+		lg "cpu-$k" stdio -w 8 $cpu_n -t "$cpu_tool" -a "$cpu_args" -- "$OURS" --workers "$k"
+	done
+done
+
+# ---- 5. memory -------------------------------------------------------------------------------
+echo "memory"
+lg mem-ours memory --queue "$queue" -t sleep -a '{"ms":600000}' -- "$OURS"
+lg mem-base memory --queue "$queue" -- "$BASE"
+if [ "$have_ts" = 1 ]; then
+	lg mem-ts memory --queue "$queue" -- "$node" "$TS"
+fi
+
+# ---- 6. Streamable HTTP: JSON and SSE answers -------------------------------------------------
+http=${BENCH_HTTP:-1}
+if [ "$http" = 1 ]; then
+	echo "Streamable HTTP"
+	for r in $(seq 1 "$repeat"); do
+		for mode in json sse; do
+			flag=""
+			[ "$mode" = json ] && flag=--json
+			start_http "$OURS" $flag
+			lg "http-ours-$mode" http -w 16 $tput --pid "$srv_pid" "127.0.0.1:$port"
+			stop_http
+			if [ "$have_ts" = 1 ]; then
+				start_http "$node" "$TS" $flag
+				lg "http-ts-$mode" http -w 16 $tput --pid "$srv_pid" "127.0.0.1:$port"
+				stop_http
+			fi
+		done
+	done
+fi
+echo
+
+# ---- the table -------------------------------------------------------------------------------
+# row SCENARIO OURS REF REF_NAME RATIO_KIND TARGET_OP TARGET UNIT
+#   RATIO_KIND: div (ours / ref, the target applies to the ratio), divabs
+#   (the ratio is shown, the target applies to OURS) or none (the target
+#   applies to OURS); TARGET_OP: ge, le, lt or -.
+row() {
+	awk -v name="$1" -v ours="$2" -v ref="$3" -v refname="$4" -v kind="$5" \
+	    -v op="$6" -v target="$7" -v unit="$8" 'BEGIN {
+		ratio = "-"
+		if ((kind == "div" || kind == "divabs") && ours != "-" && ref != "-" && ref + 0 != 0)
+			ratio = sprintf("%.2f", ours / ref)
+		subject = kind == "div" ? ratio : ours
+		verdict = "-"; goal = "-"
+		if (op != "-") {
+			sym = op == "ge" ? ">=" : op == "le" ? "<=" : "<"
+			goal = sym " " target (kind == "div" ? " x" : " " unit)
+			if (subject == "-") verdict = "n/a"
+			else if (op == "ge") verdict = subject + 0 >= target + 0 ? "MET" : "MISSED"
+			else if (op == "le") verdict = subject + 0 <= target + 0 ? "MET" : "MISSED"
+			else verdict = subject + 0 < target + 0 ? "MET" : "MISSED"
+		}
+		f = fmt(ours); g = fmt(ref)
+		printf "| %s | %s | %s | %s | %s | %s |\n", name, f, (ref == "-" ? "-" : g " (" refname ")"), ratio, goal, verdict
+	}
+	function fmt(v) {
+		if (v == "-") return "-"
+		if (v + 0 >= 100) return sprintf("%.0f", v)
+		return sprintf("%.2f", v)
+	}'
+}
+ts_or_dash() { if [ "$have_ts" = 1 ]; then get "$1" "$2"; else echo -; fi; }
+
+echo "| scenario | libmcp | reference | ratio | target | verdict |"
+echo "| --- | ---: | ---: | ---: | --- | --- |"
+for w in 1 16 64; do
+	row "stdio echo w=$w, req/s" "$(get ours-w$w rps)" "$(get base-w$w rps)" baseline div \
+		"$([ $w = 64 ] && echo ge || echo -)" 0.9 req/s
+	row "stdio echo w=$w, p50 us" "$(get ours-w$w p50_us)" "$(get base-w$w p50_us)" baseline div \
+		"$([ $w = 1 ] && echo le || echo -)" 1.25 us
+	row "stdio echo w=$w, p99 us" "$(get ours-w$w p99_us)" "$(get base-w$w p99_us)" baseline div - - us
+	row "stdio echo w=$w, req/s vs TS SDK" "$(get ours-w$w rps)" "$(ts_or_dash ts-w$w rps)" "TS SDK" div \
+		"$([ $w = 64 ] && echo ge || echo -)" 7 req/s
+done
+row "stdio echo w=64, server CPU us/request" "$(get ours-w64 server_cpu_us_per_req)" \
+	"$(get base-w64 server_cpu_us_per_req)" baseline div - - us
+row "stdio echo w=64, server CPU us/request vs TS SDK" "$(get ours-w64 server_cpu_us_per_req)" \
+	"$(ts_or_dash ts-w64 server_cpu_us_per_req)" "TS SDK" div - - us
+row "EOF to exit, 64 in sleep, p50 ms" "$(get close-sleep p50_ms)" - - none lt 20 ms
+row "EOF to exit, 64 in sleep, max ms" "$(get close-sleep max_ms)" - - none - - ms
+row "EOF to last handler's cleanup, 64 in sleep, p50 ms" "$(get close-sleep last_cleanup_p50_ms)" - - none - - ms
+row "EOF to exit, 64 in roots/list, p50 ms" "$(get close-roots p50_ms)" - - none lt 20 ms
+row "EOF to exit, 64 in roots/list, max ms" "$(get close-roots max_ms)" - - none - - ms
+row "cancel to handler, p50 us" "$(get cancel p50_us)" "$(get ping-base p50_us)" "baseline ping from idle" div - - us
+row "cancel to handler, p99 us" "$(get cancel p99_us)" "$(get ping-base p99_us)" "baseline ping from idle" divabs lt 1000 us
+row "CPU-bound ($cpu_tool), 2 workers / 1, req/s" "$(get cpu-2 rps)" "$(get cpu-1 rps)" "1 worker" div ge 1.8 req/s
+row "CPU-bound ($cpu_tool), 2 workers / 1, server CPU %" "$(get cpu-2 server_cpu_pct)" \
+	"$(get cpu-1 server_cpu_pct)" "1 worker" div - - "%"
+row "idle peak RSS (VmHWM), KiB" "$(get mem-ours idle_hwm_kb)" "$(get mem-base idle_hwm_kb)" baseline divabs lt 3072 KiB
+row "idle peak RSS vs TS SDK, KiB" "$(get mem-ours idle_hwm_kb)" "$(ts_or_dash mem-ts idle_hwm_kb)" "TS SDK" div - - KiB
+# The target is for 10,000 requests; a smoke run queues fewer.
+row "$queue requests queued, peak RSS growth, KiB" "$(get mem-ours delta_hwm_kb)" - - none \
+	"$([ "$queue" = 10000 ] && echo lt || echo -)" 20480 KiB
+row "HTTP JSON, 16 connections, req/s vs TS SDK" "$(get http-ours-json rps)" \
+	"$(ts_or_dash http-ts-json rps)" "TS SDK" div ge 5 req/s
+row "HTTP JSON, 16 connections, p50 us" "$(get http-ours-json p50_us)" \
+	"$(ts_or_dash http-ts-json p50_us)" "TS SDK" div - - us
+row "HTTP SSE, 16 connections, req/s vs TS SDK" "$(get http-ours-sse rps)" \
+	"$(ts_or_dash http-ts-sse rps)" "TS SDK" div - - req/s
+row "HTTP SSE, 16 connections, p50 us" "$(get http-ours-sse p50_us)" \
+	"$(ts_or_dash http-ts-sse p50_us)" "TS SDK" div - - us
+echo
+echo "ratios run by run (repeat 1, 2, ...; the median is in the table):"
+per_run "stdio echo w=1 p50, libmcp / baseline" ours-w1 base-w1 p50_us
+per_run "stdio echo w=64 req/s, libmcp / baseline" ours-w64 base-w64 rps
+[ "$have_ts" = 0 ] || per_run "stdio echo w=64 req/s, libmcp / TS SDK" ours-w64 ts-w64 rps
+per_run "CPU-bound req/s, 2 workers / 1" cpu-2 cpu-1 rps
+[ "$have_ts" = 0 ] || per_run "HTTP JSON req/s, libmcp / TS SDK" http-ours-json http-ts-json rps
+echo
+[ "$quick" = 0 ] || echo "a smoke run: too short for its figures or verdicts to mean anything"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$have_ts" = 1 ] || echo "TypeScript SDK rows: skipped ($ts_note)"
+[ "$http" = 1 ] || echo "HTTP rows: skipped (built without libmicrohttpd)"
+[ "$cpu_tool" = burn ] || echo "CPU-bound rows use spin {ms:5} (clock-timed busy loop): they measure parallel execution, not CPU throughput"
+
+# ---- well-formed? -------------------------------------------------------------------------
+# Every RESULT line is key=value pairs, and every number is a finite number.
+if ! awk '{
+	if ($1 != "RESULT") bad = 1
+	for (i = 2; i <= NF; i++) {
+		if ($i !~ /^[a-z_0-9]+=[^ ]+$/) bad = 1
+		v = substr($i, index($i, "=") + 1)
+		if (tolower(v) ~ /^-?(nan|inf)/) bad = 1
+	}
+} END { exit bad }' "$R"; then
+	echo "bench: FAIL: malformed RESULT lines in $R" >&2
+	failed=1
+fi
+need="ours-w1 ours-w16 ours-w64 base-w1 base-w16 base-w64 close-sleep close-roots cancel ping-base"
+need="$need cpu-1 cpu-2 mem-ours mem-base"
+[ "$http" = 0 ] || need="$need http-ours-json http-ours-sse"
+for label in $need; do
+	if ! grep -q " label=$label " "$R"; then
+		echo "bench: FAIL: no result for $label" >&2
+		failed=1
+	fi
+done
+if grep " errors=" "$R" | grep -qv " errors=0 "; then
+	echo "bench: FAIL: some requests were answered with errors (see $R)" >&2
+	failed=1
+fi
+echo "raw results: $R"
+exit $failed
