@@ -872,9 +872,26 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 			return;
 		}
 		s->cur_batch = b;
+		/* Take every element out and drop the array before any reaches
+		 * a worker: json-c's reference counts are not atomic, so the
+		 * array's release must not race a worker's release of its
+		 * element. */
 		size_t n = json_object_array_length(v);
+		json_object **elems = malloc((n ? n : 1) * sizeof *elems);
+		if (!elems) {
+			s->cur_batch = NULL;
+			batch_release(b, NULL);
+			json_object_put(v);
+			eng_session_respond_error(s, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+						  "out of memory", NULL);
+			return;
+		}
+		for (size_t i = 0; i < n; i++)
+			elems[i] = json_object_get(json_object_array_get_idx(v, i));
+		json_object_put(v);
+		v = NULL;
 		for (size_t i = 0; i < n; i++) {
-			json_object *e = json_object_get(json_object_array_get_idx(v, i));
+			json_object *e = elems[i];
 			if (json_object_is_type(e, json_type_object))
 				dispatch_object(s, e);
 			else {
@@ -886,7 +903,7 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 		}
 		s->cur_batch = NULL;
 		batch_release(b, NULL);
-		json_object_put(v);
+		free(elems);
 		return;
 	}
 	const char *why = "Invalid Request: a message must be a JSON object";

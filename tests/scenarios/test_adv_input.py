@@ -46,14 +46,6 @@ EXPECTED_FAILURES = {
         "BUG-4: json-c in strict mode still accepts NaN, Infinity, -Infinity, '1.' and "
         "raw control characters inside strings; such lines are served instead of "
         "getting -32700 (engine/session.c dispatch_line)",
-    "batches_elements_race_reader_and_workers": ({"thread"},
-        "BUG-5: data race on 2025-03-26 batch elements: the reader's batch array still "
-        "references each element it handed to a worker, and its json_object_put of the "
-        "array races the worker's put of the element (json-c refcounts are not atomic) "
-        "(engine/session.c dispatch_line, batch branch)"),
-    "batches_in_2025_03_26_every_shape": ({"thread"},
-        "BUG-5 (see batches_elements_race_reader_and_workers): TSan reports the race "
-        "in the 300-element batch"),
 }
 
 PACE = 0.06   # between cases that provoke a parse error (rate limit P3)
