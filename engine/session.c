@@ -154,7 +154,13 @@ static json_object *envelope(json_object *id)
 	if (!m)
 		return NULL;
 	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(m, "id", id ? json_object_get(id) : NULL);
+	/* A copy, not a shared reference: the answer may be serialized on
+	 * another thread (a batch's array) while the request that owns `id` is
+	 * freed, and json-c's reference counts are not atomic. */
+	json_object *copy = NULL;
+	if (id && json_object_deep_copy(id, &copy, NULL) != 0)
+		copy = NULL;
+	json_object_object_add(m, "id", copy);
 	return m;
 }
 
