@@ -1,0 +1,48 @@
+#!/bin/sh
+# run.sh - runs libFuzzer targets for a fixed time each (make fuzz,
+# make fuzz-smoke) and prints one summary line per target.
+#
+# usage: run.sh SRC_FUZZ_DIR BUILD_FUZZ_DIR SECONDS "EXTRA_FLAGS" TARGET...
+#
+# Each target writes new inputs to BUILD_FUZZ_DIR/work/<target> and also
+# reads the seeds in SRC_FUZZ_DIR/corpus/<target> (never written).  A crash,
+# leak, sanitizer report or timeout ends that target with a failure; the
+# input is saved as BUILD_FUZZ_DIR/work/<target>-crash-* (or leak-,
+# timeout-, oom-) and the log as BUILD_FUZZ_DIR/work/<target>.log.
+set -u
+src=$1
+build=$2
+secs=$3
+extra=$4
+shift 4
+
+fail=0
+mkdir -p "$build/work"
+for t in "$@"; do
+	bin=$build/fuzz-$t
+	work=$build/work/$t
+	log=$build/work/$t.log
+	mkdir -p "$work"
+	# halt_on_error: the first sanitizer report is the bug; detect_leaks
+	# checks every input that leaves more allocations than it found.
+	# shellcheck disable=SC2086
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0} \
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	"$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -max_len=8192 \
+		-print_final_stats=1 -dict="$src/$t.dict" \
+		-artifact_prefix="$build/work/$t-" $extra \
+		"$work" "$src/corpus/$t" >"$log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+	corp=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -n 1)
+	if [ "$rc" -eq 0 ]; then
+		echo "PASS: fuzz-$t: ${secs}s, ${execs:-?} execs, $cov, $corp" \
+		     "($(ls "$work" | wc -l) files in $work, $(ls "$src/corpus/$t" | wc -l) seeds)"
+	else
+		echo "FAIL: fuzz-$t (exit $rc), see $log:"
+		grep -E 'ERROR|SUMMARY|fuzz-[a-z]+:|Test unit written' "$log" | head -n 20
+		fail=1
+	fi
+done
+exit $fail
