@@ -82,9 +82,9 @@ static json_object *notification(const char *method, json_object *params)
 		json_object_put(params);
 		return NULL;
 	}
-	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(n, "method", json_object_new_string(method));
-	json_object_object_add(n, "params", params);
+	eng_obj_add(n, "jsonrpc", json_object_new_string("2.0"));
+	eng_obj_add(n, "method", json_object_new_string(method));
+	eng_obj_add(n, "params", params);
 	return n;
 }
 
@@ -111,12 +111,12 @@ MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total,
 	json_object *p = json_object_new_object();
 	if (!p)
 		return MCP_ENOMEM;
-	json_object_object_add(p, "progressToken", json_object_get(ctx->progress_token));
-	json_object_object_add(p, "progress", json_object_new_double(progress));
+	eng_obj_add(p, "progressToken", json_object_get(ctx->progress_token));
+	eng_obj_add(p, "progress", json_object_new_double(progress));
 	if (total > 0)
-		json_object_object_add(p, "total", json_object_new_double(total));
+		eng_obj_add(p, "total", json_object_new_double(total));
 	if (message)
-		json_object_object_add(p, "message", json_object_new_string(message));
+		eng_obj_add(p, "message", json_object_new_string(message));
 	json_object *n = notification("notifications/progress", p);
 	if (!n)
 		return MCP_ENOMEM;
@@ -147,10 +147,10 @@ MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger
 		json_object_put(data);
 		return MCP_ENOMEM;
 	}
-	json_object_object_add(p, "level", json_object_new_string(mcp_log_level_name(level)));
+	eng_obj_add(p, "level", json_object_new_string(mcp_log_level_name(level)));
 	if (logger)
-		json_object_object_add(p, "logger", json_object_new_string(logger));
-	json_object_object_add(p, "data", data);
+		eng_obj_add(p, "logger", json_object_new_string(logger));
+	eng_obj_add(p, "data", data);
 	json_object *n = notification("notifications/message", p);
 	if (!n)
 		return MCP_ENOMEM;
@@ -208,8 +208,8 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 		json_object_put(params);
 		return MCP_ENOMEM;
 	}
-	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(msg, "method", json_object_new_string(method));
+	eng_obj_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	eng_obj_add(msg, "method", json_object_new_string(method));
 	if (ctx->task) {
 		/* A task asking for input: tag the request with the task and show
 		 * input_required while it waits. */
@@ -218,15 +218,15 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 		json_object *meta = NULL;
 		if (!json_object_object_get_ex(params, "_meta", &meta)) {
 			meta = json_object_new_object();
-			json_object_object_add(params, "_meta", meta);
+			eng_obj_add(params, "_meta", meta);
 		}
 		json_object *rel = json_object_new_object();
-		json_object_object_add(rel, "taskId", json_object_new_string(mcp_task_id(ctx->task)));
-		json_object_object_add(meta, "io.modelcontextprotocol/related-task", rel);
+		eng_obj_add(rel, "taskId", json_object_new_string(mcp_task_id(ctx->task)));
+		eng_obj_add(meta, "io.modelcontextprotocol/related-task", rel);
 		mcp_task_set_input_required(ctx->task, 1);
 	}
 	if (params)
-		json_object_object_add(msg, "params", params);
+		eng_obj_add(msg, "params", params);
 	json_object *answer = NULL;
 	int rc = eng_req_call(ctx->req, msg, timeout_ms, &answer);
 	if (ctx->task)
@@ -312,12 +312,12 @@ MCP_EXTERN int mcp_ctx_sample_text(mcp_ctx *ctx, const char *system_prompt,
 		json_object_put(m);
 		return MCP_ENOMEM;
 	}
-	json_object_object_add(m, "role", json_object_new_string("user"));
-	json_object_object_add(m, "content", mcp_block_text(user_text, strlen(user_text)));
-	json_object_array_add(msgs, m);
-	json_object_object_add(p, "messages", msgs);
+	eng_obj_add(m, "role", json_object_new_string("user"));
+	eng_obj_add(m, "content", mcp_block_text(user_text, strlen(user_text)));
+	eng_arr_add(msgs, m);
+	eng_obj_add(p, "messages", msgs);
 	mcp_json_add_str(p, "systemPrompt", system_prompt);
-	json_object_object_add(p, "maxTokens", json_object_new_int(max_tokens));
+	eng_obj_add(p, "maxTokens", json_object_new_int(max_tokens));
 	rc = mcp_ctx_sample(ctx, p, timeout_ms, result);
 	json_object_put(p);
 	return rc;

@@ -33,8 +33,8 @@ MCP_EXTERN mcp_form *mcp_form_new(const char *message)
 		mcp_form_free(f);
 		return NULL;
 	}
-	json_object_object_add(f->schema, "type", json_object_new_string("object"));
-	json_object_object_add(f->schema, "properties", props);
+	eng_obj_add(f->schema, "type", json_object_new_string("object"));
+	eng_obj_add(f->schema, "properties", props);
 	return f;
 }
 
@@ -60,7 +60,7 @@ static json_object *string_array(const char *const *v, size_t n)
 			json_object_put(a);
 			return NULL;
 		}
-		json_object_array_add(a, json_object_new_string(v[i]));
+		eng_arr_add(a, json_object_new_string(v[i]));
 	}
 	return a;
 }
@@ -75,9 +75,9 @@ static json_object *titled_options(const mcp_field *f)
 			return NULL;
 		}
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "const", json_object_new_string(f->options[i]));
-		json_object_object_add(o, "title", json_object_new_string(f->option_titles[i]));
-		json_object_array_add(a, o);
+		eng_obj_add(o, "const", json_object_new_string(f->options[i]));
+		eng_obj_add(o, "title", json_object_new_string(f->option_titles[i]));
+		eng_arr_add(a, o);
 	}
 	return a;
 }
@@ -101,61 +101,61 @@ static json_object *field_schema(const mcp_field *f)
 		if (f->format && strcmp(f->format, "email") && strcmp(f->format, "uri") &&
 		    strcmp(f->format, "date") && strcmp(f->format, "date-time"))
 			goto bad;
-		json_object_object_add(p, "type", json_object_new_string("string"));
+		eng_obj_add(p, "type", json_object_new_string("string"));
 		mcp_json_add_str(p, "format", f->format);
 		if (f->has_lengths && f->min_length >= 0)
-			json_object_object_add(p, "minLength", json_object_new_int64(f->min_length));
+			eng_obj_add(p, "minLength", json_object_new_int64(f->min_length));
 		if (f->has_lengths && f->max_length >= 0)
-			json_object_object_add(p, "maxLength", json_object_new_int64(f->max_length));
+			eng_obj_add(p, "maxLength", json_object_new_int64(f->max_length));
 		if (f->has_default) {
 			if (!f->default_string)
 				goto bad;
-			json_object_object_add(p, "default", json_object_new_string(f->default_string));
+			eng_obj_add(p, "default", json_object_new_string(f->default_string));
 		}
 		break;
 	case MCP_FIELD_NUMBER:
 	case MCP_FIELD_INTEGER: {
 		int integer = f->kind == MCP_FIELD_INTEGER;
-		json_object_object_add(p, "type", json_object_new_string(integer ? "integer" : "number"));
+		eng_obj_add(p, "type", json_object_new_string(integer ? "integer" : "number"));
 		if (f->has_minimum)
-			json_object_object_add(p, "minimum", integer
+			eng_obj_add(p, "minimum", integer
 				? json_object_new_int64((int64_t)f->minimum)
 				: json_object_new_double(f->minimum));
 		if (f->has_maximum)
-			json_object_object_add(p, "maximum", integer
+			eng_obj_add(p, "maximum", integer
 				? json_object_new_int64((int64_t)f->maximum)
 				: json_object_new_double(f->maximum));
 		if (f->has_default)
-			json_object_object_add(p, "default", integer
+			eng_obj_add(p, "default", integer
 				? json_object_new_int64((int64_t)f->default_number)
 				: json_object_new_double(f->default_number));
 		break;
 	}
 	case MCP_FIELD_BOOLEAN:
-		json_object_object_add(p, "type", json_object_new_string("boolean"));
+		eng_obj_add(p, "type", json_object_new_string("boolean"));
 		if (f->has_default)
-			json_object_object_add(p, "default", json_object_new_boolean(f->default_bool));
+			eng_obj_add(p, "default", json_object_new_boolean(f->default_bool));
 		break;
 	case MCP_FIELD_ENUM: {
 		if (!f->options || f->noptions == 0 ||
 		    (f->style != MCP_ENUM_UNTITLED && !f->option_titles))
 			goto bad;
-		json_object_object_add(p, "type", json_object_new_string("string"));
+		eng_obj_add(p, "type", json_object_new_string("string"));
 		json_object *opts = f->style == MCP_ENUM_TITLED ? titled_options(f)
 								: string_array(f->options, f->noptions);
 		if (!opts)
 			goto bad;
-		json_object_object_add(p, f->style == MCP_ENUM_TITLED ? "oneOf" : "enum", opts);
+		eng_obj_add(p, f->style == MCP_ENUM_TITLED ? "oneOf" : "enum", opts);
 		if (f->style == MCP_ENUM_LEGACY) {
 			json_object *names = string_array(f->option_titles, f->noptions);
 			if (!names)
 				goto bad;
-			json_object_object_add(p, "enumNames", names);
+			eng_obj_add(p, "enumNames", names);
 		}
 		if (f->has_default) {
 			if (!is_option(f, f->default_string))
 				goto bad;
-			json_object_object_add(p, "default", json_object_new_string(f->default_string));
+			eng_obj_add(p, "default", json_object_new_string(f->default_string));
 		}
 		break;
 	}
@@ -163,32 +163,32 @@ static json_object *field_schema(const mcp_field *f)
 		if (!f->options || f->noptions == 0 || f->style == MCP_ENUM_LEGACY ||
 		    (f->style == MCP_ENUM_TITLED && !f->option_titles))
 			goto bad;
-		json_object_object_add(p, "type", json_object_new_string("array"));
+		eng_obj_add(p, "type", json_object_new_string("array"));
 		json_object *items = json_object_new_object();
-		json_object_object_add(p, "items", items);
+		eng_obj_add(p, "items", items);
 		if (f->style == MCP_ENUM_TITLED) {
 			json_object *opts = titled_options(f);
 			if (!opts)
 				goto bad;
-			json_object_object_add(items, "anyOf", opts);
+			eng_obj_add(items, "anyOf", opts);
 		} else {
 			json_object *opts = string_array(f->options, f->noptions);
 			if (!opts)
 				goto bad;
-			json_object_object_add(items, "type", json_object_new_string("string"));
-			json_object_object_add(items, "enum", opts);
+			eng_obj_add(items, "type", json_object_new_string("string"));
+			eng_obj_add(items, "enum", opts);
 		}
 		if (f->has_items && f->min_items >= 0)
-			json_object_object_add(p, "minItems", json_object_new_int64(f->min_items));
+			eng_obj_add(p, "minItems", json_object_new_int64(f->min_items));
 		if (f->has_items && f->max_items >= 0)
-			json_object_object_add(p, "maxItems", json_object_new_int64(f->max_items));
+			eng_obj_add(p, "maxItems", json_object_new_int64(f->max_items));
 		if (f->has_default) {
 			if (f->ndefault_options && !f->default_options)
 				goto bad;
 			for (size_t i = 0; i < f->ndefault_options; i++)
 				if (!is_option(f, f->default_options[i]))
 					goto bad;
-			json_object_object_add(p, "default",
+			eng_obj_add(p, "default",
 					       string_array(f->default_options, f->ndefault_options));
 		}
 		break;
@@ -215,7 +215,7 @@ MCP_EXTERN int mcp_form_add(mcp_form *form, const mcp_field *field)
 	json_object *p = field_schema(field);
 	if (!p)
 		return MCP_EINVAL;
-	if (json_object_object_add(props, field->name, p))
+	if (eng_obj_add(props, field->name, p))
 		return MCP_ENOMEM;
 	/* Multi-select fields exist from 2025-11-25; older schemas allow only
 	 * primitive fields. */
@@ -227,9 +227,9 @@ MCP_EXTERN int mcp_form_add(mcp_form *form, const mcp_field *field)
 			req = json_object_new_array();
 			if (!req)
 				return MCP_ENOMEM;
-			json_object_object_add(form->schema, "required", req);
+			eng_obj_add(form->schema, "required", req);
 		}
-		json_object_array_add(req, json_object_new_string(field->name));
+		eng_arr_add(req, json_object_new_string(field->name));
 	}
 	return MCP_OK;
 }
@@ -250,9 +250,9 @@ MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t t
 		json_object_put(schema);
 		return MCP_ENOMEM;
 	}
-	json_object_object_add(params, "mode", json_object_new_string("form"));
-	json_object_object_add(params, "message", json_object_new_string(form->message));
-	json_object_object_add(params, "requestedSchema", schema);
+	eng_obj_add(params, "mode", json_object_new_string("form"));
+	eng_obj_add(params, "message", json_object_new_string(form->message));
+	eng_obj_add(params, "requestedSchema", schema);
 	return mcp_elicit_send(ctx, params, timeout_ms, result);
 }
 
@@ -267,10 +267,10 @@ MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char 
 	json_object *params = json_object_new_object();
 	if (!params)
 		return MCP_ENOMEM;
-	json_object_object_add(params, "mode", json_object_new_string("url"));
-	json_object_object_add(params, "message", json_object_new_string(message));
-	json_object_object_add(params, "url", json_object_new_string(url));
-	json_object_object_add(params, "elicitationId", json_object_new_string(elicitation_id));
+	eng_obj_add(params, "mode", json_object_new_string("url"));
+	eng_obj_add(params, "message", json_object_new_string(message));
+	eng_obj_add(params, "url", json_object_new_string(url));
+	eng_obj_add(params, "elicitationId", json_object_new_string(elicitation_id));
 	/* Remembered before sending: the user may finish before the client
 	 * even answers the request. */
 	mcp_sess_remember_elicitation(ctx->sess, elicitation_id);
@@ -291,11 +291,11 @@ MCP_EXTERN int mcp_server_elicitation_complete(mcp_server *srv, const char *elic
 			continue;
 		json_object *n = json_object_new_object();
 		json_object *p = json_object_new_object();
-		json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-		json_object_object_add(n, "method",
+		eng_obj_add(n, "jsonrpc", json_object_new_string("2.0"));
+		eng_obj_add(n, "method",
 				       json_object_new_string("notifications/elicitation/complete"));
-		json_object_object_add(p, "elicitationId", json_object_new_string(elicitation_id));
-		json_object_object_add(n, "params", p);
+		eng_obj_add(p, "elicitationId", json_object_new_string(elicitation_id));
+		eng_obj_add(n, "params", p);
 		rc = eng_session_notify(ms->es, n) == MCP_OK ? MCP_OK : MCP_ENOENT;
 	}
 	pthread_mutex_unlock(&srv->sess_mu);
@@ -317,12 +317,12 @@ MCP_EXTERN int mcp_result_set_url_elicitation_required(mcp_result *out, const ch
 		json_object_put(data);
 		return MCP_ENOMEM;
 	}
-	json_object_object_add(e, "mode", json_object_new_string("url"));
-	json_object_object_add(e, "message", json_object_new_string(message));
-	json_object_object_add(e, "url", json_object_new_string(url));
-	json_object_object_add(e, "elicitationId", json_object_new_string(elicitation_id));
-	json_object_array_add(list, e);
-	json_object_object_add(data, "elicitations", list);
+	eng_obj_add(e, "mode", json_object_new_string("url"));
+	eng_obj_add(e, "message", json_object_new_string(message));
+	eng_obj_add(e, "url", json_object_new_string(url));
+	eng_obj_add(e, "elicitationId", json_object_new_string(elicitation_id));
+	eng_arr_add(list, e);
+	eng_obj_add(data, "elicitations", list);
 	return mcp_result_set_error(out, MCP_JSONRPC_URL_ELICITATION_REQUIRED,
 				    "URL elicitation required", data);
 }

@@ -1021,13 +1021,13 @@ static enum MHD_Result reply_error_id(struct MHD_Connection *conn, unsigned stat
 {
 	json_object *m = json_object_new_object();
 	json_object *e = json_object_new_object();
-	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(m, "id", json_object_get(id));
-	json_object_object_add(e, "code", json_object_new_int(code));
-	json_object_object_add(e, "message", json_object_new_string(message));
+	eng_obj_add(m, "jsonrpc", json_object_new_string("2.0"));
+	eng_obj_add(m, "id", json_object_get(id));
+	eng_obj_add(e, "code", json_object_new_int(code));
+	eng_obj_add(e, "message", json_object_new_string(message));
 	if (data)
-		json_object_object_add(e, "data", data);
-	json_object_object_add(m, "error", e);
+		eng_obj_add(e, "data", data);
+	eng_obj_add(m, "error", e);
 	enum MHD_Result rc = reply(
 		conn, status, "application/json",
 		json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN |

@@ -82,7 +82,7 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c)
 	int rc = c->rc;
 	/* An abandoned handler's session may still hold the transport: keep
 	 * it alive with the rest of what such a handler can reach. */
-	if (atomic_load(&c->srv->stats.abandoned) == 0)
+	if (atomic_load(&c->srv->stats.abandoned) == 0 && c->srv->pool.detached == 0)
 		tp_mem_free(c->mem);
 	free(c);
 	return rc;

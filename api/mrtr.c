@@ -110,12 +110,12 @@ static json_object *state_claims(const mcp_ctx *ctx, const char *state, int64_t 
 	char digest[65];
 	args_digest(ctx->mrtr_args, digest);
 	json_object *c = json_object_new_object();
-	json_object_object_add(c, "v", json_object_new_int(1));
-	json_object_object_add(c, "m", json_object_new_string(ctx->mrtr_method));
-	json_object_object_add(c, "n", json_object_new_string(ctx->mrtr_name));
-	json_object_object_add(c, "a", json_object_new_string(digest));
-	json_object_object_add(c, "x", json_object_new_int64(expires));
-	json_object_object_add(c, "s", json_object_new_string(state));
+	eng_obj_add(c, "v", json_object_new_int(1));
+	eng_obj_add(c, "m", json_object_new_string(ctx->mrtr_method));
+	eng_obj_add(c, "n", json_object_new_string(ctx->mrtr_name));
+	eng_obj_add(c, "a", json_object_new_string(digest));
+	eng_obj_add(c, "x", json_object_new_int64(expires));
+	eng_obj_add(c, "s", json_object_new_string(state));
 	return c;
 }
 
@@ -237,9 +237,9 @@ MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *
 		json_object_put(p);
 		return MCP_ENOMEM;
 	}
-	json_object_object_add(req, "method", json_object_new_string(method));
-	json_object_object_add(req, "params", p);
-	json_object_object_add(ctx->input_requests, key, req);
+	eng_obj_add(req, "method", json_object_new_string(method));
+	eng_obj_add(req, "params", p);
+	eng_obj_add(ctx->input_requests, key, req);
 	return MCP_OK;
 }
 
@@ -330,7 +330,7 @@ int mcp_mrtr_run(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg
 				json_object_put(answers);
 				return crc;
 			}
-			json_object_object_add(answers, key, answer);
+			eng_obj_add(answers, key, answer);
 		}
 		json_object_put(ctx->input_responses);
 		ctx->input_responses = answers;
@@ -352,9 +352,9 @@ json_object *mcp_mrtr_input_required(mcp_ctx *ctx)
 	json_object *r = json_object_new_object();
 	if (!r)
 		return NULL;
-	json_object_object_add(r, "resultType", json_object_new_string("input_required"));
+	eng_obj_add(r, "resultType", json_object_new_string("input_required"));
 	if (ctx->input_requests) {
-		json_object_object_add(r, "inputRequests", ctx->input_requests);
+		eng_obj_add(r, "inputRequests", ctx->input_requests);
 		ctx->input_requests = NULL;
 	}
 	if (ctx->state_out) {
@@ -363,7 +363,7 @@ json_object *mcp_mrtr_input_required(mcp_ctx *ctx)
 			json_object_put(r);
 			return NULL;
 		}
-		json_object_object_add(r, "requestState", json_object_new_string(sealed));
+		eng_obj_add(r, "requestState", json_object_new_string(sealed));
 		free(sealed);
 	}
 	return r;

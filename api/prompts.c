@@ -76,7 +76,7 @@ json_object *mcp_prompt_describe(mcp_entry *e, int rev)
 	json_object *o = json_object_new_object();
 	if (!o)
 		return NULL;
-	json_object_object_add(o, "name", json_object_new_string(e->key));
+	eng_obj_add(o, "name", json_object_new_string(e->key));
 	if (rev >= MCP_REV_2025_06_18)
 		mcp_json_add_str(o, "title", p->title);
 	mcp_json_add_str(o, "description", p->description);
@@ -84,15 +84,15 @@ json_object *mcp_prompt_describe(mcp_entry *e, int rev)
 		json_object *args = json_object_new_array();
 		for (size_t i = 0; i < p->nargs; i++) {
 			json_object *a = json_object_new_object();
-			json_object_object_add(a, "name", json_object_new_string(p->args[i].name));
+			eng_obj_add(a, "name", json_object_new_string(p->args[i].name));
 			if (rev >= MCP_REV_2025_06_18)
 				mcp_json_add_str(a, "title", p->args[i].title);
 			mcp_json_add_str(a, "description", p->args[i].description);
 			if (p->args[i].required)
-				json_object_object_add(a, "required", json_object_new_boolean(1));
-			json_object_array_add(args, a);
+				eng_obj_add(a, "required", json_object_new_boolean(1));
+			eng_arr_add(args, a);
 		}
-		json_object_object_add(o, "arguments", args);
+		eng_obj_add(o, "arguments", args);
 	}
 	return o;
 }
@@ -125,10 +125,10 @@ MCP_EXTERN int mcp_prompt_add_content(mcp_prompt_result *out, mcp_role role,
 		json_object_put(block);
 		return MCP_ENOMEM;
 	}
-	json_object_object_add(m, "role",
+	eng_obj_add(m, "role",
 			       json_object_new_string(role == MCP_ROLE_USER ? "user" : "assistant"));
-	json_object_object_add(m, "content", block);
-	json_object_array_add(out->messages, m);
+	eng_obj_add(m, "content", block);
+	eng_arr_add(out->messages, m);
 	return MCP_OK;
 }
 
@@ -196,10 +196,8 @@ MCP_EXTERN int mcp_completion_add(mcp_completion *out, const char *value)
 		return MCP_OK;
 	}
 	json_object *v = json_object_new_string(value);
-	if (!v || json_object_array_add(out->values, v)) {
-		json_object_put(v);
+	if (!v || eng_arr_add(out->values, v))
 		return MCP_ENOMEM;
-	}
 	return MCP_OK;
 }
 

@@ -74,27 +74,28 @@ static json_object *server_capabilities(mcp_sess *ms)
 static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 {
 	int modern = rev >= MCP_REV_LEGACY_COUNT;
+	int bad = 0;
 	json_object *caps = json_object_new_object();
-	json_object_object_add(caps, "logging", json_object_new_object());
+	eng_obj_set(caps, "logging", json_object_new_object(), &bad);
 	unsigned kinds = 0;
 	int completions = 0;
 	if (mcp_registry_count(srv, &srv->tools)) {
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
-		json_object_object_add(caps, "tools", o);
+		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
+		eng_obj_set(caps, "tools", o, &bad);
 		kinds |= MCP_KIND_TOOLS;
 	}
 	if (mcp_registry_count(srv, &srv->resources) || mcp_registry_count(srv, &srv->templates)) {
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "subscribe", json_object_new_boolean(1));
-		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
-		json_object_object_add(caps, "resources", o);
+		eng_obj_set(o, "subscribe", json_object_new_boolean(1), &bad);
+		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
+		eng_obj_set(caps, "resources", o, &bad);
 		kinds |= MCP_KIND_RESOURCES;
 	}
 	if (mcp_registry_count(srv, &srv->prompts)) {
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
-		json_object_object_add(caps, "prompts", o);
+		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
+		eng_obj_set(caps, "prompts", o, &bad);
 		kinds |= MCP_KIND_PROMPTS;
 	}
 	pthread_rwlock_rdlock(&srv->reg_lock);
@@ -104,20 +105,24 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 		completions = ((mcp_resource_entry *)srv->templates.items[i])->complete != NULL;
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (completions)
-		json_object_object_add(caps, "completions", json_object_new_object());
+		eng_obj_set(caps, "completions", json_object_new_object(), &bad);
 	if (rev >= MCP_REV_2025_11_25 && !modern && mcp_tasks_offered(srv)) {
 		json_object *t = json_object_new_object();
 		json_object *req = json_object_new_object();
 		json_object *tools = json_object_new_object();
-		json_object_object_add(tools, "call", json_object_new_object());
-		json_object_object_add(req, "tools", tools);
-		json_object_object_add(t, "list", json_object_new_object());
-		json_object_object_add(t, "cancel", json_object_new_object());
-		json_object_object_add(t, "requests", req);
-		json_object_object_add(caps, "tasks", t);
+		eng_obj_set(tools, "call", json_object_new_object(), &bad);
+		eng_obj_set(req, "tools", tools, &bad);
+		eng_obj_set(t, "list", json_object_new_object(), &bad);
+		eng_obj_set(t, "cancel", json_object_new_object(), &bad);
+		eng_obj_set(t, "requests", req, &bad);
+		eng_obj_set(caps, "tasks", t, &bad);
 	}
 	if (kinds_out)
 		*kinds_out = kinds;
+	if (bad) {
+		json_object_put(caps);
+		return NULL;
+	}
 	return caps;
 }
 
@@ -157,17 +162,22 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 	ms->client_info = info ? json_object_get(info) : NULL;
 
 	mcp_server *srv = ms->srv;
+	int bad = !ms->client_caps;
 	json_object *res = json_object_new_object();
-	json_object_object_add(res, "protocolVersion",
-			       json_object_new_string(mcp_revision_names[ms->rev]));
-	json_object_object_add(res, "capabilities", server_capabilities(ms));
+	eng_obj_set(res, "protocolVersion", json_object_new_string(mcp_revision_names[ms->rev]),
+		    &bad);
+	eng_obj_set(res, "capabilities", server_capabilities(ms), &bad);
 	json_object *si = json_object_new_object();
-	json_object_object_add(si, "name", json_object_new_string(srv->name));
-	json_object_object_add(si, "version", json_object_new_string(srv->version));
-	json_object_object_add(res, "serverInfo", si);
+	eng_obj_set(si, "name", json_object_new_string(srv->name), &bad);
+	eng_obj_set(si, "version", json_object_new_string(srv->version), &bad);
+	eng_obj_set(res, "serverInfo", si, &bad);
 	if (srv->instructions)
-		json_object_object_add(res, "instructions",
-				       json_object_new_string(srv->instructions));
+		eng_obj_set(res, "instructions", json_object_new_string(srv->instructions), &bad);
+	if (!res || bad) {
+		json_object_put(res);
+		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		return;
+	}
 	eng_session_respond_result(s, id, res);
 }
 
@@ -277,13 +287,18 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
+	int bad = 0;
 	json_object *res = json_object_new_object();
-	json_object_object_add(res, key, items);
+	eng_obj_set(res, key, items, &bad);
 	if (offset + page < total) {
 		char *next = mcp_make_cursor(list, offset + page);
-		if (next)
-			json_object_object_add(res, "nextCursor", json_object_new_string(next));
+		eng_obj_set(res, "nextCursor", next ? json_object_new_string(next) : NULL, &bad);
 		free(next);
+	}
+	if (!res || bad) {
+		json_object_put(res);
+		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		return;
 	}
 	if (v && v->modern)
 		modern_decorate(ms->srv, method, res);
@@ -325,7 +340,7 @@ static void m_prompts_list(eng_session *s, json_object *id, json_object *params)
 static void not_found(eng_session *s, json_object *id, const char *uri)
 {
 	json_object *data = json_object_new_object();
-	json_object_object_add(data, "uri", json_object_new_string(uri));
+	eng_obj_add(data, "uri", json_object_new_string(uri));
 	eng_session_respond_error(s, id, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
 				  data);
 }
@@ -432,10 +447,10 @@ static void m_unsubscribe(eng_session *s, json_object *id, json_object *params)
 json_object *mcp_notification(const char *method, json_object *params)
 {
 	json_object *n = json_object_new_object();
-	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(n, "method", json_object_new_string(method));
+	eng_obj_add(n, "jsonrpc", json_object_new_string("2.0"));
+	eng_obj_add(n, "method", json_object_new_string(method));
 	if (params)
-		json_object_object_add(n, "params", params);
+		eng_obj_add(n, "params", params);
 	return n;
 }
 
@@ -464,9 +479,9 @@ static void listen_emit(eng_req *r, const char *method, json_object *params)
 	if (!params)
 		params = json_object_new_object();
 	json_object *meta = json_object_new_object();
-	json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId",
+	eng_obj_add(meta, "io.modelcontextprotocol/subscriptionId",
 			       json_object_get(r->id));
-	json_object_object_add(params, "_meta", meta);
+	eng_obj_add(params, "_meta", meta);
 	json_object *n = mcp_notification(method, params);
 	size_t len;
 	char *line = atomic_load(&r->outcome) == ENG_OUT_NONE ? eng_json_dup(n, &len) : NULL;
@@ -491,9 +506,9 @@ static void listen_end(mcp_cancel_reason reason, void *arg)
 	if (reason == MCP_CANCEL_SHUTDOWN) {
 		json_object *res = json_object_new_object();
 		json_object *meta = json_object_new_object();
-		json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId",
+		eng_obj_add(meta, "io.modelcontextprotocol/subscriptionId",
 				       json_object_get(l->r->id));
-		json_object_object_add(res, "_meta", meta);
+		eng_obj_add(res, "_meta", meta);
 		modern_decorate(srv, "subscriptions/listen", res);
 		eng_req_finish_result(l->r, res);
 	} else {
@@ -550,16 +565,16 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		if (filter_flag(filter, kinds[i].key) && (offered & kinds[i].kind)) {
 			l->kinds |= kinds[i].kind;
-			json_object_object_add(agreed, kinds[i].key, json_object_new_boolean(1));
+			eng_obj_add(agreed, kinds[i].key, json_object_new_boolean(1));
 		}
 	size_t nu = uris ? json_object_array_length(uris) : 0;
 	for (size_t i = 0; i < nu; i++) {
 		json_object *u = json_object_array_get_idx(uris, i);
 		if (json_object_is_type(u, json_type_string) && uri_valid(json_object_get_string(u)))
-			json_object_array_add(agreed_uris, json_object_get(u));
+			eng_arr_add(agreed_uris, json_object_get(u));
 	}
 	if (json_object_array_length(agreed_uris) > 0)
-		json_object_object_add(agreed, "resourceSubscriptions", json_object_get(agreed_uris));
+		eng_obj_add(agreed, "resourceSubscriptions", json_object_get(agreed_uris));
 	l->uris = agreed_uris;
 	l->srv = srv;
 
@@ -594,7 +609,7 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 	 * (queued by whoever finds the stream in the list) comes after it,
 	 * and none from the moment it is listed is missed. */
 	json_object *ack = json_object_new_object();
-	json_object_object_add(ack, "notifications", agreed);
+	eng_obj_add(ack, "notifications", agreed);
 	pthread_mutex_lock(&srv->sess_mu);
 	l->next = srv->listens;
 	srv->listens = l;
@@ -661,7 +676,7 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 		pthread_mutex_unlock(&ms->mu);
 		if (subscribed) {
 			json_object *p = json_object_new_object();
-			json_object_object_add(p, "uri", json_object_new_string(uri));
+			eng_obj_add(p, "uri", json_object_new_string(uri));
 			eng_session_notify(ms->es, mcp_notification("notifications/resources/updated", p));
 		}
 	}
@@ -670,7 +685,7 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 	eng_req **ls = listeners(srv, 0, uri, &n);
 	for (size_t i = 0; i < n; i++) {
 		json_object *p = json_object_new_object();
-		json_object_object_add(p, "uri", json_object_new_string(uri));
+		eng_obj_add(p, "uri", json_object_new_string(uri));
 		listen_emit(ls[i], "notifications/resources/updated", p);
 		eng_req_unref(ls[i]);
 	}
@@ -722,10 +737,10 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		/* 2026-07-28: the handler needed a capability this request did
 		 * not declare. */
 		json_object *want = json_object_new_object();
-		json_object_object_add(want, ctx->missing_cap, json_object_new_object());
+		eng_obj_add(want, ctx->missing_cap, json_object_new_object());
 		json_object_put(data);
 		data = json_object_new_object();
-		json_object_object_add(data, "requiredCapabilities", want);
+		eng_obj_add(data, "requiredCapabilities", want);
 		code = MCP_JSONRPC_MISSING_CAPABILITY;
 		message = "Missing required client capability";
 	}
@@ -764,7 +779,7 @@ static json_object *name_data(const char *key, const char *value)
 {
 	json_object *d = json_object_new_object();
 	if (d)
-		json_object_object_add(d, key, json_object_new_string(value));
+		eng_obj_add(d, key, json_object_new_string(value));
 	return d;
 }
 
@@ -943,7 +958,7 @@ static void run_resources_read(eng_req *r)
 		rc = MCP_OK;
 	} else if (rc == MCP_OK) {
 		result = json_object_new_object();
-		json_object_object_add(result, "contents", out.items);
+		eng_obj_add(result, "contents", out.items);
 		out.items = NULL;
 	}
 	if (rc == MCP_ENOENT && !out.err.code)
@@ -1037,7 +1052,7 @@ static void run_prompts_get(eng_req *r)
 	} else if (rc == MCP_OK) {
 		result = json_object_new_object();
 		mcp_json_add_str(result, "description", out.description);
-		json_object_object_add(result, "messages",
+		eng_obj_add(result, "messages",
 				       out.messages ? out.messages : json_object_new_array());
 		out.messages = NULL;
 	}
@@ -1106,13 +1121,13 @@ static void run_complete(eng_req *r)
 		json_object *c = json_object_new_object();
 		int64_t total = out.total >= 0 ? out.total : (int64_t)out.added;
 		size_t sent = json_object_array_length(out.values);
-		json_object_object_add(c, "values", out.values);
+		eng_obj_add(c, "values", out.values);
 		out.values = NULL;
-		json_object_object_add(c, "total", json_object_new_int64(total));
-		json_object_object_add(c, "hasMore",
+		eng_obj_add(c, "total", json_object_new_int64(total));
+		eng_obj_add(c, "hasMore",
 				       json_object_new_boolean(out.has_more || (size_t)total > sent));
 		result = json_object_new_object();
-		json_object_object_add(result, "completion", c);
+		eng_obj_add(result, "completion", c);
 	}
 	mcp_ctx_end(&ctx, rc, result, 0, NULL, NULL);
 	json_object_put(out.values);
@@ -1147,7 +1162,7 @@ static json_object *modern_versions(void)
 {
 	json_object *a = json_object_new_array();
 	for (int i = MCP_REV_LEGACY_COUNT; i < MCP_REV_COUNT; i++)
-		json_object_array_add(a, json_object_new_string(mcp_revision_names[i]));
+		eng_arr_add(a, json_object_new_string(mcp_revision_names[i]));
 	return a;
 }
 
@@ -1175,8 +1190,8 @@ int mcp_modern_check(const char *method, json_object *params, const char *header
 	if (mcp_revision_index(version) < MCP_REV_LEGACY_COUNT) {
 		*message = "Unsupported protocol version";
 		*data = json_object_new_object();
-		json_object_object_add(*data, "supported", modern_versions());
-		json_object_object_add(*data, "requested", json_object_new_string(version));
+		eng_obj_add(*data, "supported", modern_versions());
+		eng_obj_add(*data, "requested", json_object_new_string(version));
 		return MCP_JSONRPC_UNSUPPORTED_VERSION;
 	}
 	if (level && log_level_from_name(json_object_is_type(level, json_type_string)
@@ -1188,7 +1203,7 @@ int mcp_modern_check(const char *method, json_object *params, const char *header
 	if (!mcp_modern_method(method)) {
 		*message = "Method not found";
 		*data = json_object_new_object();
-		json_object_object_add(*data, "method", json_object_new_string(method));
+		eng_obj_add(*data, "method", json_object_new_string(method));
 		return MCP_JSONRPC_METHOD_NOT_FOUND;
 	}
 	return 0;
@@ -1225,23 +1240,23 @@ static void modern_decorate(mcp_server *srv, const char *method, json_object *re
 	if (!json_object_is_type(result, json_type_object))
 		return;
 	if (!get(result, "resultType"))
-		json_object_object_add(result, "resultType", json_object_new_string("complete"));
+		eng_obj_add(result, "resultType", json_object_new_string("complete"));
 	json_object *meta = get(result, "_meta");
 	if (!json_object_is_type(meta, json_type_object)) {
 		meta = json_object_new_object();
-		json_object_object_add(result, "_meta", meta);
+		eng_obj_add(result, "_meta", meta);
 	}
 	json_object *si = json_object_new_object();
-	json_object_object_add(si, "name", json_object_new_string(srv->name));
-	json_object_object_add(si, "version", json_object_new_string(srv->version));
-	json_object_object_add(meta, MCP_META_SERVER, si);
+	eng_obj_add(si, "name", json_object_new_string(srv->name));
+	eng_obj_add(si, "version", json_object_new_string(srv->version));
+	eng_obj_add(meta, MCP_META_SERVER, si);
 	static const char *const cacheable[] = { "server/discover", "tools/list",
 						 "resources/list", "resources/templates/list",
 						 "prompts/list", "resources/read" };
 	for (size_t i = 0; method && i < sizeof cacheable / sizeof cacheable[0]; i++)
 		if (strcmp(method, cacheable[i]) == 0) {
-			json_object_object_add(result, "ttlMs", json_object_new_int(0));
-			json_object_object_add(result, "cacheScope", json_object_new_string("private"));
+			eng_obj_add(result, "ttlMs", json_object_new_int(0));
+			eng_obj_add(result, "cacheScope", json_object_new_string("private"));
 			break;
 		}
 }
@@ -1250,11 +1265,11 @@ static void m_discover(eng_session *s, json_object *id)
 {
 	mcp_server *srv = sess_of(s)->srv;
 	json_object *res = json_object_new_object();
-	json_object_object_add(res, "supportedVersions", modern_versions());
-	json_object_object_add(res, "capabilities",
+	eng_obj_add(res, "supportedVersions", modern_versions());
+	eng_obj_add(res, "capabilities",
 			       build_capabilities(srv, MCP_REV_2026_07_28, NULL));
 	if (srv->instructions)
-		json_object_object_add(res, "instructions",
+		eng_obj_add(res, "instructions",
 				       json_object_new_string(srv->instructions));
 	modern_decorate(srv, "server/discover", res);
 	eng_session_respond_result(s, id, res);
@@ -1299,7 +1314,7 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 	/* Answered on the reader, but still subject to P5. */
 	if (eng_session_id_in_flight(s, id)) {
 		json_object *d = json_object_new_object();
-		json_object_object_add(d, "id", json_object_get(id));
+		eng_obj_add(d, "id", json_object_get(id));
 		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
 					  "Invalid Request: id is already in flight", d);
 	} else if (strcmp(name, "server/discover") == 0) {
@@ -1373,7 +1388,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 	const method *m = find_method(method_name);
 	if (!m) {
 		json_object *data = json_object_new_object();
-		json_object_object_add(data, "method", json_object_new_string(method_name));
+		eng_obj_add(data, "method", json_object_new_string(method_name));
 		eng_session_respond_error(s, id, MCP_JSONRPC_METHOD_NOT_FOUND,
 					  "Method not found", data);
 		json_object_put(msg);
@@ -1392,7 +1407,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 		 * duplicate (P5). */
 		if (eng_session_id_in_flight(s, id)) {
 			json_object *data = json_object_new_object();
-			json_object_object_add(data, "id", json_object_get(id));
+			eng_obj_add(data, "id", json_object_get(id));
 			eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
 						  "Invalid Request: id is already in flight", data);
 		} else {
@@ -1429,11 +1444,11 @@ static json_object *cancel_notification(int64_t id, const char *reason)
 {
 	json_object *n = json_object_new_object();
 	json_object *p = json_object_new_object();
-	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(n, "method", json_object_new_string("notifications/cancelled"));
-	json_object_object_add(p, "requestId", json_object_new_int64(id));
-	json_object_object_add(p, "reason", json_object_new_string(reason));
-	json_object_object_add(n, "params", p);
+	eng_obj_add(n, "jsonrpc", json_object_new_string("2.0"));
+	eng_obj_add(n, "method", json_object_new_string("notifications/cancelled"));
+	eng_obj_add(p, "requestId", json_object_new_int64(id));
+	eng_obj_add(p, "reason", json_object_new_string(reason));
+	eng_obj_add(n, "params", p);
 	return n;
 }
 

@@ -122,8 +122,7 @@ json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, 
 	*total = r->n;
 	for (size_t i = offset; i < r->n && i - offset < limit; i++) {
 		json_object *o = describe(r->items[i], rev);
-		if (!o || json_object_array_add(arr, o)) {
-			json_object_put(o);
+		if (!o || eng_arr_add(arr, o)) {
 			json_object_put(arr);
 			arr = NULL;
 			break;

@@ -121,15 +121,15 @@ json_object *mcp_resource_describe(mcp_entry *e, int rev)
 	json_object *o = json_object_new_object();
 	if (!o)
 		return NULL;
-	json_object_object_add(o, r->is_template ? "uriTemplate" : "uri",
+	eng_obj_add(o, r->is_template ? "uriTemplate" : "uri",
 			       json_object_new_string(e->key));
-	json_object_object_add(o, "name", json_object_new_string(r->name));
+	eng_obj_add(o, "name", json_object_new_string(r->name));
 	if (rev >= MCP_REV_2025_06_18)
 		mcp_json_add_str(o, "title", r->title);
 	mcp_json_add_str(o, "description", r->description);
 	mcp_json_add_str(o, "mimeType", r->mime_type);
 	if (!r->is_template && r->size > 0)
-		json_object_object_add(o, "size", json_object_new_int64(r->size));
+		eng_obj_add(o, "size", json_object_new_int64(r->size));
 	return o;
 }
 
@@ -161,7 +161,7 @@ static int match_template(const char *t, const char *uri, json_object *vars)
 				return 0;
 			memcpy(key, name, kn);
 			key[kn] = 0;
-			json_object_object_add(vars, key,
+			eng_obj_add(vars, key,
 					       json_object_new_string_len(uri, (int)(end - uri)));
 		}
 		uri = end;
@@ -205,14 +205,14 @@ static int add_contents(mcp_contents *out, const char *uri, const char *mime_typ
 		json_object_put(value);
 		return MCP_ENOMEM;
 	}
-	json_object_object_add(c, "uri", json_object_new_string(uri));
+	eng_obj_add(c, "uri", json_object_new_string(uri));
 	mcp_json_add_str(c, "mimeType", mime_type);
-	json_object_object_add(c, key, value);
+	eng_obj_add(c, key, value);
 	if (!out->items && !(out->items = json_object_new_array())) {
 		json_object_put(c);
 		return MCP_ENOMEM;
 	}
-	json_object_array_add(out->items, c);
+	eng_arr_add(out->items, c);
 	return MCP_OK;
 }
 

@@ -67,26 +67,32 @@ static int add_block(mcp_result *out, json_object *block)
 			return MCP_ENOMEM;
 		}
 	}
-	if (json_object_array_add(out->content, block)) {
-		json_object_put(block);
+	if (eng_arr_add(out->content, block))
 		return MCP_ENOMEM;
-	}
 	return MCP_OK;
 }
 
 static json_object *typed(const char *type)
 {
+	int bad = 0;
 	json_object *b = json_object_new_object();
-	if (b)
-		json_object_object_add(b, "type", json_object_new_string(type));
+	eng_obj_set(b, "type", json_object_new_string(type), &bad);
+	if (bad) {
+		json_object_put(b);
+		return NULL;
+	}
 	return b;
 }
 
 json_object *mcp_block_text(const char *text, size_t len)
 {
+	int bad = 0;
 	json_object *b = typed("text");
-	if (b)
-		json_object_object_add(b, "text", json_object_new_string_len(text, (int)len));
+	eng_obj_set(b, "text", json_object_new_string_len(text, (int)len), &bad);
+	if (bad) {
+		json_object_put(b);
+		return NULL;
+	}
 	return b;
 }
 
@@ -96,8 +102,8 @@ json_object *mcp_block_media(const char *type, const void *data, size_t len,
 	char *b64 = mcp_base64(data, len);
 	json_object *b = b64 ? typed(type) : NULL;
 	if (b) {
-		json_object_object_add(b, "data", json_object_new_string(b64));
-		json_object_object_add(b, "mimeType", json_object_new_string(mime_type));
+		eng_obj_add(b, "data", json_object_new_string(b64));
+		eng_obj_add(b, "mimeType", json_object_new_string(mime_type));
 	}
 	free(b64);
 	return b;
@@ -114,10 +120,10 @@ json_object *mcp_block_resource(const char *uri, const char *mime_type, const ch
 		json_object_put(value);
 		return NULL;
 	}
-	json_object_object_add(res, "uri", json_object_new_string(uri));
+	eng_obj_add(res, "uri", json_object_new_string(uri));
 	mcp_json_add_str(res, "mimeType", mime_type);
-	json_object_object_add(res, key, value);
-	json_object_object_add(b, "resource", res);
+	eng_obj_add(res, key, value);
+	eng_obj_add(b, "resource", res);
 	return b;
 }
 
@@ -171,8 +177,8 @@ MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
 	json_object *b = typed("resource_link");
 	if (!b)
 		return MCP_ENOMEM;
-	json_object_object_add(b, "uri", json_object_new_string(uri));
-	json_object_object_add(b, "name", json_object_new_string(name));
+	eng_obj_add(b, "uri", json_object_new_string(uri));
+	eng_obj_add(b, "name", json_object_new_string(name));
 	mcp_json_add_str(b, "description", description);
 	mcp_json_add_str(b, "mimeType", mime_type);
 	return add_block(out, b);
@@ -249,16 +255,21 @@ MCP_EXTERN int mcp_result_set_error(mcp_result *out, int code, const char *messa
 
 json_object *mcp_result_to_json(mcp_result *r)
 {
+	int bad = 0;
 	json_object *o = json_object_new_object();
 	if (!o)
 		return NULL;
-	json_object_object_add(o, "content", r->content ? r->content : json_object_new_array());
+	eng_obj_set(o, "content", r->content ? r->content : json_object_new_array(), &bad);
 	r->content = NULL;
 	if (r->structured && r->rev >= MCP_REV_2025_06_18) {
-		json_object_object_add(o, "structuredContent", r->structured);
+		eng_obj_set(o, "structuredContent", r->structured, &bad);
 		r->structured = NULL;
 	}
 	if (r->is_error)
-		json_object_object_add(o, "isError", json_object_new_boolean(1));
+		eng_obj_set(o, "isError", json_object_new_boolean(1), &bad);
+	if (bad) {
+		json_object_put(o);
+		return NULL;
+	}
 	return o;
 }

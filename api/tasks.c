@@ -78,20 +78,20 @@ static json_object *describe(const mcp_task *t)
 	json_object *o = json_object_new_object();
 	if (!o)
 		return NULL;
-	json_object_object_add(o, "taskId", json_object_new_string(t->id));
-	json_object_object_add(o, "status", json_object_new_string(status_names[t->status]));
-	json_object_object_add(o, "createdAt", iso8601(t->created_ms));
-	json_object_object_add(o, "lastUpdatedAt", iso8601(t->updated_ms));
-	json_object_object_add(o, "ttl", json_object_new_int64(t->ttl_ms));
-	json_object_object_add(o, "pollInterval", json_object_new_int(POLL_INTERVAL_MS));
+	eng_obj_add(o, "taskId", json_object_new_string(t->id));
+	eng_obj_add(o, "status", json_object_new_string(status_names[t->status]));
+	eng_obj_add(o, "createdAt", iso8601(t->created_ms));
+	eng_obj_add(o, "lastUpdatedAt", iso8601(t->updated_ms));
+	eng_obj_add(o, "ttl", json_object_new_int64(t->ttl_ms));
+	eng_obj_add(o, "pollInterval", json_object_new_int(POLL_INTERVAL_MS));
 	if (t->status == T_FAILED && t->answer) {
 		json_object *err = NULL;
 		if (json_object_object_get_ex(t->answer, "error", &err))
-			json_object_object_add(o, "statusMessage",
+			eng_obj_add(o, "statusMessage",
 					       json_object_new_string(json_object_get_string(
 						       json_object_object_get(err, "message"))));
 		else
-			json_object_object_add(o, "statusMessage",
+			eng_obj_add(o, "statusMessage",
 					       json_object_new_string("the tool reported an error"));
 	}
 	return o;
@@ -201,7 +201,7 @@ int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_objec
 	t->next = ms->tasks;
 	ms->tasks = t;
 	json_object *created = json_object_new_object();
-	json_object_object_add(created, "task", describe(t));
+	eng_obj_add(created, "task", describe(t));
 	pthread_mutex_unlock(&ms->mu);
 
 	char key[48];
@@ -225,9 +225,9 @@ int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_objec
 		/* Messages about a task carry its id (related-task _meta). */
 		json_object *meta = json_object_new_object();
 		json_object *rel = json_object_new_object();
-		json_object_object_add(rel, "taskId", json_object_new_string(t->id));
-		json_object_object_add(meta, RELATED_TASK, rel);
-		json_object_object_add(result, "_meta", meta);
+		eng_obj_add(rel, "taskId", json_object_new_string(t->id));
+		eng_obj_add(meta, RELATED_TASK, rel);
+		eng_obj_add(result, "_meta", meta);
 	}
 	mcp_ctx_end(ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
@@ -250,7 +250,7 @@ static const char *task_id_param(eng_session *s, json_object *id, json_object *p
 static void unknown_task(eng_session *s, json_object *id, const char *task_id)
 {
 	json_object *data = json_object_new_object();
-	json_object_object_add(data, "taskId", json_object_new_string(task_id));
+	eng_obj_add(data, "taskId", json_object_new_string(task_id));
 	eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
 				  "Invalid params: unknown task", data);
 }
@@ -328,15 +328,15 @@ void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
 			more = 1;
 			break;
 		}
-		json_object_array_add(arr, describe(t));
+		eng_arr_add(arr, describe(t));
 	}
 	pthread_mutex_unlock(&ms->mu);
 	json_object *res = json_object_new_object();
-	json_object_object_add(res, "tasks", arr);
+	eng_obj_add(res, "tasks", arr);
 	if (more) {
 		char *c = mcp_make_cursor("tasks", offset + page);
 		if (c)
-			json_object_object_add(res, "nextCursor", json_object_new_string(c));
+			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);
 	}
 	eng_session_respond_result(s, id, res);
@@ -374,7 +374,7 @@ void mcp_tasks_result(eng_req *r)
 	}
 	if (!t) {
 		json_object *data = json_object_new_object();
-		json_object_object_add(data, "taskId", json_object_new_string(tid));
+		eng_obj_add(data, "taskId", json_object_new_string(tid));
 		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS, "Invalid params: unknown task",
 				     data);
 		return;

@@ -2,6 +2,7 @@
  * tools.c - tool registration and removal, and how a tool is described in
  * tools/list for a negotiated revision.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,9 @@ static void tool_destroy(mcp_entry *e)
 }
 
 /* Parses a JSON object text (schema, annotations); NULL text gives `dflt`
- * (may be NULL).  Returns MCP_EINVAL unless the text is a JSON object. */
+ * (may be NULL).  Returns MCP_EINVAL unless the text is a JSON object,
+ * MCP_ENOMEM when parsing ran out of memory (json-c says so only through
+ * errno). */
 static int parse_schema(const char *text, const char *dflt, json_object **out)
 {
 	*out = NULL;
@@ -27,7 +30,10 @@ static int parse_schema(const char *text, const char *dflt, json_object **out)
 		text = dflt;
 	if (!text)
 		return MCP_OK;
+	errno = 0;
 	json_object *o = json_tokener_parse(text);
+	if (!o && errno == ENOMEM)
+		return MCP_ENOMEM;
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		return MCP_EINVAL;
@@ -81,27 +87,32 @@ MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name)
 json_object *mcp_tool_describe(mcp_entry *e, int rev)
 {
 	mcp_tool_entry *t = (mcp_tool_entry *)e;
+	int bad = 0;
 	json_object *o = json_object_new_object();
-	if (!o)
-		return NULL;
-	json_object_object_add(o, "name", json_object_new_string(e->key));
-	if (rev >= MCP_REV_2025_06_18)
-		mcp_json_add_str(o, "title", t->title);
-	mcp_json_add_str(o, "description", t->description);
+	eng_obj_set(o, "name", json_object_new_string(e->key), &bad);
+	if (rev >= MCP_REV_2025_06_18 && t->title)
+		eng_obj_set(o, "title", json_object_new_string(t->title), &bad);
+	if (t->description)
+		eng_obj_set(o, "description", json_object_new_string(t->description), &bad);
 	/* Deep copies: the registry's trees are read by every connection's
 	 * thread, and json-c objects are not thread-safe to share. */
-	json_object_object_add(o, "inputSchema", mcp_json_copy(t->input_schema));
+	eng_obj_set(o, "inputSchema", mcp_json_copy(t->input_schema), &bad);
 	if (t->output_schema && rev >= MCP_REV_2025_06_18)
-		json_object_object_add(o, "outputSchema", mcp_json_copy(t->output_schema));
+		eng_obj_set(o, "outputSchema", mcp_json_copy(t->output_schema), &bad);
 	if (t->annotations)
-		json_object_object_add(o, "annotations", mcp_json_copy(t->annotations));
+		eng_obj_set(o, "annotations", mcp_json_copy(t->annotations), &bad);
 	if (t->task_support != MCP_TASKS_FORBIDDEN && rev >= MCP_REV_2025_11_25) {
 		json_object *ex = json_object_new_object();
-		json_object_object_add(ex, "taskSupport",
-				       json_object_new_string(t->task_support == MCP_TASKS_REQUIRED
-								      ? "required"
-								      : "optional"));
-		json_object_object_add(o, "execution", ex);
+		eng_obj_set(ex, "taskSupport",
+			    json_object_new_string(t->task_support == MCP_TASKS_REQUIRED
+							   ? "required"
+							   : "optional"),
+			    &bad);
+		eng_obj_set(o, "execution", ex, &bad);
+	}
+	if (bad) {
+		json_object_put(o);
+		return NULL;
 	}
 	return o;
 }

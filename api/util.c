@@ -30,7 +30,7 @@ json_object *mcp_json_copy(json_object *o)
 void mcp_json_add_str(json_object *o, const char *key, const char *value)
 {
 	if (value)
-		json_object_object_add(o, key, json_object_new_string(value));
+		eng_obj_add(o, key, json_object_new_string(value));
 }
 
 void mcp_random_hex(char out[33])

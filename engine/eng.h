@@ -27,6 +27,38 @@
 /* Internal error codes are the public MCP_E* values. */
 #include <mcp/mcp.h>
 
+/* ---- adding to JSON containers ------------------------------------------
+ *
+ * json-c asserts (aborts the process) when asked to add to a NULL object or
+ * array, and keeps a value it failed to add: both happen when an allocation
+ * fails.  Library code never aborts or leaks because of that, so every add
+ * goes through these: they take `val` in every case and return 0, or -1
+ * when it could not be added (and was released). */
+static inline int eng_obj_add(json_object *o, const char *key, json_object *val)
+{
+	if (json_object_is_type(o, json_type_object) && json_object_object_add(o, key, val) == 0)
+		return 0;
+	json_object_put(val);
+	return -1;
+}
+
+static inline int eng_arr_add(json_object *a, json_object *val)
+{
+	if (json_object_is_type(a, json_type_array) && json_object_array_add(a, val) == 0)
+		return 0;
+	json_object_put(val);
+	return -1;
+}
+
+/* For a member that must be there: a NULL `val` (its construction failed)
+ * or a failed add sets *bad, so a builder checks once at its end and
+ * answers "out of memory" instead of an incomplete message. */
+static inline void eng_obj_set(json_object *o, const char *key, json_object *val, int *bad)
+{
+	if (!val || eng_obj_add(o, key, val))
+		*bad = 1;
+}
+
 /* ---- time ------------------------------------------------------------ */
 
 /* Monotonic clock in nanoseconds. */

@@ -121,7 +121,7 @@ static void batch_release(eng_batch *b, json_object *answer)
 {
 	pthread_mutex_lock(&b->mu);
 	if (answer)
-		json_object_array_add(b->answers, answer);
+		eng_arr_add(b->answers, answer);
 	int last = --b->outstanding == 0;
 	pthread_mutex_unlock(&b->mu);
 	if (!last)
@@ -148,19 +148,30 @@ static void batch_release(eng_batch *b, json_object *answer)
 
 /* ---- building messages ---------------------------------------------------- */
 
+/* The builders below return a complete message or NULL: a message that
+ * lost a member to a failed allocation must not reach the wire. */
 static json_object *envelope(json_object *id)
 {
 	json_object *m = json_object_new_object();
-	if (!m)
-		return NULL;
-	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object *v = json_object_new_string("2.0");
 	/* A copy, not a shared reference: the answer may be serialized on
 	 * another thread (a batch's array) while the request that owns `id` is
 	 * freed, and json-c's reference counts are not atomic. */
 	json_object *copy = NULL;
-	if (id && json_object_deep_copy(id, &copy, NULL) != 0)
-		copy = NULL;
-	json_object_object_add(m, "id", copy);
+	int copied = !id || json_object_deep_copy(id, &copy, NULL) == 0;
+	if (!m || !v || !copied) {
+		json_object_put(m);
+		json_object_put(v);
+		json_object_put(copy);
+		return NULL;
+	}
+	/* Each add takes its value, so both are attempted. */
+	int bad = eng_obj_add(m, "jsonrpc", v);
+	bad |= eng_obj_add(m, "id", copy);
+	if (bad) {
+		json_object_put(m);
+		return NULL;
+	}
 	return m;
 }
 
@@ -169,29 +180,64 @@ static json_object *error_message(json_object *id, int code, const char *message
 {
 	json_object *m = envelope(id);
 	json_object *e = json_object_new_object();
-	if (!m || !e) {
+	json_object *c = json_object_new_int(code);
+	json_object *t = json_object_new_string(message ? message : "Internal error");
+	if (!m || !e || !c || !t) {
 		json_object_put(m);
 		json_object_put(e);
+		json_object_put(c);
+		json_object_put(t);
 		json_object_put(data);
 		return NULL;
 	}
-	json_object_object_add(e, "code", json_object_new_int(code));
-	json_object_object_add(e, "message", json_object_new_string(message));
+	/* Each add takes its value, so every one is attempted. */
+	int bad = eng_obj_add(e, "code", c);
+	bad |= eng_obj_add(e, "message", t);
 	if (data)
-		json_object_object_add(e, "data", data);
-	json_object_object_add(m, "error", e);
+		bad |= eng_obj_add(e, "data", data);
+	bad |= eng_obj_add(m, "error", e);
+	if (bad) {
+		json_object_put(m);
+		return NULL;
+	}
 	return m;
 }
 
 static json_object *result_message(json_object *id, json_object *result)
 {
 	json_object *m = envelope(id);
-	if (!m) {
+	if (!result)
+		result = json_object_new_object();
+	if (!m || !result) {
+		json_object_put(m);
 		json_object_put(result);
 		return NULL;
 	}
-	json_object_object_add(m, "result", result ? result : json_object_new_object());
+	if (eng_obj_add(m, "result", result)) {
+		json_object_put(m);
+		return NULL;
+	}
 	return m;
+}
+
+/* The answer of last resort, when the real one could not be built or
+ * serialised: a fixed error line that needs one allocation, so the client
+ * still learns that its request failed.  `id_text` is the id as JSON (NULL:
+ * null).  The buffer has the writer's spare byte. */
+static char *oom_error_line(const char *id_text, size_t *len)
+{
+	if (!id_text)
+		id_text = "null";
+	size_t cap = strlen(id_text) + 96;
+	char *line = malloc(cap);
+	if (!line)
+		return NULL;
+	int n = snprintf(line, cap,
+			 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
+			 "\"message\":\"out of memory\"}}",
+			 id_text, MCP_JSONRPC_INTERNAL_ERROR);
+	*len = (size_t)n;
+	return line;
 }
 
 /* Serialises `m` (taken) and queues it.  Never blocks. */
@@ -219,17 +265,15 @@ static void reader_answer(eng_session *s, json_object *id, json_object *m)
 {
 	if (s->cur_batch && m) {
 		pthread_mutex_lock(&s->cur_batch->mu);
-		json_object_array_add(s->cur_batch->answers, m);
+		eng_arr_add(s->cur_batch->answers, m);
 		pthread_mutex_unlock(&s->cur_batch->mu);
 		return;
 	}
-	if (!m) {
-		atomic_fetch_add(&s->stats->responses_dropped, 1);
-		return;
-	}
-	size_t len;
-	char *line = eng_json_dup(m, &len);
+	size_t len = 0;
+	char *line = m ? eng_json_dup(m, &len) : NULL;
 	json_object_put(m);
+	if (!line)
+		line = oom_error_line(id ? eng_json_text(id, NULL) : NULL, &len);
 	if (!line) {
 		atomic_fetch_add(&s->stats->responses_dropped, 1);
 		return;
@@ -449,7 +493,7 @@ static int admit(eng_session *s, json_object *msg, json_object *id, void (*run)(
 		/* P5: the first request is untouched.  Answer with a null id so
 		 * the client cannot mistake this for the first request's answer. */
 		json_object *data = json_object_new_object();
-		json_object_object_add(data, "id", json_object_get(id));
+		eng_obj_add(data, "id", json_object_get(id));
 		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
 					  "Invalid Request: id is already in flight", data);
 		atomic_fetch_add(&s->stats->rejected, 1);
@@ -573,6 +617,8 @@ static void finish_with(eng_req *r, json_object *m)
 	char *line = m ? eng_json_dup(m, &len) : NULL;
 	if (m)
 		json_object_put(m);
+	if (!line)
+		line = oom_error_line(r->id_key, &len);
 	/* P8: the outcome is decided by one atomic change.  A peer cancel that
 	 * won first suppresses the answer; one that comes later is ignored. */
 	if (line && eng_req_decide(r, ENG_OUT_RESPONDED)) {
@@ -688,7 +734,7 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 		json_object_put(msg);
 		return rc;
 	}
-	json_object_object_add(msg, "id", json_object_new_int64(p->id));
+	eng_obj_add(msg, "id", json_object_new_int64(p->id));
 	size_t len;
 	char *line = eng_json_dup(msg, &len);
 	json_object_put(msg);
@@ -827,12 +873,30 @@ static void dispatch_object(eng_session *s, json_object *msg)
 		s->proto->on_notification(s, msg, method, params);
 }
 
+/* json_tokener_reset() keeps a UTF-16 high surrogate still waiting for its
+ * low half (json-c 0.16 at least): after a message that ended or failed
+ * inside such a pair, the next message's first \u escape would be read as
+ * U+FFFD plus itself, and an id would not come back as sent (P7).  After
+ * any failed parse the tokener is replaced; without memory for a new one
+ * the old one stays. */
+static void renew_tokener(eng_session *s)
+{
+	json_tokener *t = json_tokener_new_ex(s->limits.max_depth);
+	if (!t)
+		return;
+	json_tokener_set_flags(t, JSON_TOKENER_STRICT);
+	json_tokener_free(s->tok);
+	s->tok = t;
+}
+
 static void dispatch_line(eng_session *s, const char *line, size_t len)
 {
 	json_tokener *tok = s->tok;
 	json_tokener_reset(tok);
 	json_object *v = json_tokener_parse_ex(tok, line, (int)len);
 	enum json_tokener_error err = json_tokener_get_error(tok);
+	if (err != json_tokener_success)
+		renew_tokener(s);
 	if (err == json_tokener_continue) {
 		/* The line ended inside a value: it is truncated JSON. */
 		json_object_put(v);
@@ -923,12 +987,39 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 
 /* ---- shutdown ------------------------------------------------------------- */
 
+/* fire_all without memory for a snapshot: one request at a time, each
+ * found under the lock and fired outside it.  A fired token is skipped
+ * and no request can join the table any more, so this ends. */
+static void fire_one_by_one(eng_session *s, int reason)
+{
+	for (;;) {
+		eng_req *r = NULL;
+		pthread_mutex_lock(&s->mu);
+		for (size_t i = 0; !r && i < s->inflight.nslots; i++)
+			for (eng_idnode *nd = s->inflight.slots[i]; nd && !r; nd = nd->next)
+				if (eng_token_reason(&((eng_req *)nd)->token) == MCP_CANCEL_NONE) {
+					r = (eng_req *)nd;
+					eng_req_ref(r);
+				}
+		pthread_mutex_unlock(&s->mu);
+		if (!r)
+			return;
+		eng_token_fire(&r->token, reason);
+		eng_req_unref(r);
+	}
+}
+
 static void fire_all(eng_session *s, int reason)
 {
 	/* Snapshot under the lock, fire outside it: callbacks may run. */
 	pthread_mutex_lock(&s->mu);
 	size_t n = s->inflight.count, k = 0;
 	eng_req **snap = n ? malloc(n * sizeof *snap) : NULL;
+	if (n && !snap) {
+		pthread_mutex_unlock(&s->mu);
+		fire_one_by_one(s, reason);
+		return;
+	}
 	for (size_t i = 0; snap && i < s->inflight.nslots; i++)
 		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next) {
 			eng_req *r = (eng_req *)nd;

@@ -2,6 +2,7 @@
  * util.c - the engine's small shared helpers: the monotonic clock, condition
  * variables on that clock, and compact JSON serialisation.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,7 +39,16 @@ int eng_cond_init(pthread_cond_t *cv)
 const char *eng_json_text(json_object *o, size_t *len)
 {
 	size_t n = 0;
+	/* json-c does not report a failed append while it serialises: it
+	 * leaves that piece out and returns the rest, which is not the JSON
+	 * of `o` (often not JSON at all).  Its buffer only fails by realloc,
+	 * which sets ENOMEM: such a text is no text. */
+	int saved = errno;
+	errno = 0;
 	const char *s = json_object_to_json_string_length(o, ENG_JSON_FLAGS, &n);
+	if (errno == ENOMEM)
+		s = NULL;
+	errno = saved;
 	if (len)
 		*len = s ? n : 0;
 	return s;

@@ -126,6 +126,8 @@ static int fd_recv(tp_conn *c, const char **line, size_t *len)
 				t->start = t->scan = t->end;
 				if (n > 0 && t->buf[ls + n - 1] == '\r')
 					n--;
+				if (n > max)
+					return TP_TOOLONG;
 				if (is_blank(t->buf + ls, n))
 					return TP_EOF;
 				*line = t->buf + ls;
