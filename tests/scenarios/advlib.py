@@ -71,6 +71,13 @@ def T(seconds):
     return seconds * TIME
 
 
+def hold_ms(ms):
+    """How long a handler must stay busy for the server to read what the
+    test sends meanwhile: `ms` stretched for slow build kinds (at most 5x,
+    so a valgrind run of a 300 ms spin holds 1.5 s)."""
+    return int(ms * min(TIME, 5.0))
+
+
 def req(rid, method, params=None):
     m = {"jsonrpc": "2.0", "id": rid, "method": method}
     if params is not None:

@@ -84,6 +84,9 @@ for log in "$out"/logs/*.log; do
 	fi
 done
 echo "== valgrind: $nlogs server processes checked, logs in $out/logs"
+# Repeated last, where a CI log's tail shows it.
+grep -h "^not ok" "$out"/*.py.log 2>/dev/null | sed 's/^/== failed: /'
+
 [ "$nlogs" -gt 0 ] || fail=1
 if [ $fail -eq 0 ]; then echo "PASS: check-valgrind-scenarios"; else echo "FAIL: check-valgrind-scenarios"; fi
 exit $fail

@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from advlib import (INITIALIZED, AdvServer, Fail, T, call_msg, cancel_msg, init_msg,  # noqa: E402
-                    line, n_iter, run)
+                    hold_ms, line, n_iter, run)
 
 # Scenarios that expose a library bug, with the bug: they run, their
 # failure is reported as "xfail" and does not fail make check.
@@ -91,8 +91,8 @@ def cancel_handler_ignoring_token():
     (P2: whatever the handler returns); its worker is then free."""
     s = AdvServer("--workers", "2")
     s.init()
-    s.call(1, "spin", {"ms": 300})
-    s.call(2, "sleep", {"ms": 300, "cancellable": False})
+    s.call(1, "spin", {"ms": hold_ms(300)})
+    s.call(2, "sleep", {"ms": hold_ms(300), "cancellable": False})
     s.wait_err("started 1")
     s.wait_err("started 2")
     s.cancel(1)
@@ -113,7 +113,7 @@ def cancel_queued_never_runs():
     dropped while queued; the busy one is still answered."""
     s = AdvServer("--workers", "1")
     s.init()
-    s.call(1, "spin", {"ms": 300})
+    s.call(1, "spin", {"ms": hold_ms(300)})
     s.wait_err("started 1")
     s.send(*(call_msg(100 + i, "sleep", {"ms": 10}) for i in range(50)))
     s.send(*(cancel_msg(100 + i) for i in range(50)))
@@ -545,7 +545,7 @@ def s2c_request_after_close():
     client that has gone), nothing is answered, exit is prompt."""
     s = AdvServer("--workers", "1", "--grace-ms", "3000")
     s.init(caps={"roots": {}})
-    s.call(1, "spin", {"ms": 300})
+    s.call(1, "spin", {"ms": hold_ms(300)})
     s.wait_err("started 1")
     s.call(2, "roots", {"timeout_ms": 600000})
     s.call(3, "roots", {"timeout_ms": 600000})
