@@ -274,7 +274,7 @@ typedef struct eng_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t idle_cv;    /* a worker became idle / exited */
 	eng_req *head, *tail;
-	size_t queued;
+	_Atomic size_t queued;     /* changed under mu, read without it */
 	size_t max_queue;
 	int nthreads;
 	int started;
@@ -315,7 +315,8 @@ void eng_pool_blocking(void);
 void eng_pool_unblocked(void);
 /* Whether a line may be written on the calling thread rather than handed to
  * the writer: yes off the pool, and on a worker whose request is the only
- * one running (under load, the writer's coalesced writes win). */
+ * one running with nothing queued (under load, the writer's coalesced
+ * writes win). */
 int eng_pool_alone(void);
 
 /* ---- counters ----------------------------------------------------------- */

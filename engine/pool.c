@@ -252,7 +252,8 @@ void eng_pool_blocking(void)
 int eng_pool_alone(void)
 {
 	eng_pool *p = tl_pool;
-	return !p || atomic_load_explicit(&p->running, memory_order_relaxed) <= 1;
+	return !p || (atomic_load_explicit(&p->running, memory_order_relaxed) <= 1 &&
+		      atomic_load_explicit(&p->queued, memory_order_relaxed) == 0);
 }
 
 void eng_pool_unblocked(void)
