@@ -195,6 +195,9 @@ typedef struct eng_writer {
 	int closing;              /* no more input; drain then exit */
 	_Atomic int64_t flush_deadline; /* give up a blocked write after this */
 	int failed;
+	int writing;              /* a thread is writing: the writer's batch or
+				     an inline write (one at a time) */
+	int sleeping;             /* the writer thread waits for work */
 	int done;                 /* thread exited */
 	pthread_t thread;
 	int started;
@@ -265,12 +268,13 @@ size_t eng_pending_count(eng_pending_table *pt);
 
 /* ---- worker pool (engine/pool.c) --------------------------------------- */
 
+typedef struct eng_worker eng_worker;
+
 typedef struct eng_pool {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	pthread_cond_t idle_cv;    /* a worker became idle / exited */
 	eng_req *head, *tail;
-	size_t queued;
+	_Atomic size_t queued;     /* changed under mu, read without it */
 	size_t max_queue;
 	int nthreads;
 	int started;
@@ -279,6 +283,20 @@ typedef struct eng_pool {
 	int alive;                 /* worker threads not yet exited */
 	int detached;              /* workers left running by a stop: the pool's
 				      memory must then outlive the server */
+	/* The wake policy (pool.c): workers that sleep are on a LIFO stack,
+	 * each with its own condvar; one is woken only when queued work has
+	 * no taker, and only while fewer than `limit` workers are runnable. */
+	eng_worker *workers;       /* nthreads of them */
+	eng_worker *idle_top;      /* sleeping, not signalled */
+	int waking;                /* signalled, not yet running */
+	_Atomic int running;       /* in a request, not blocked in an engine wait
+				      (changed under mu, read without it) */
+	int limit;                 /* runnable workers wanted (CPUs online) */
+	uint64_t progress;         /* requests taken off the queue */
+	pthread_t monitor;         /* wakes past the limit when the queue stalls */
+	pthread_cond_t monitor_cv;
+	int monitor_sleeping;
+	int monitor_started;
 	pthread_t *threads;
 } eng_pool;
 
@@ -288,6 +306,18 @@ int eng_pool_submit(eng_pool *p, eng_req *r);
 /* Stops the workers; waits until `deadline_ns` for them to exit; returns the
  * number still running (abandoned, detached). */
 int eng_pool_stop(eng_pool *p, int64_t deadline_ns);
+/* Called by the engine's own waits (token sleeps, waits for a client's
+ * answer, external condvar waits, writer backpressure) around the time a
+ * worker is blocked: a blocked worker is not runnable, so another may be
+ * woken for queued work.  No-ops on threads that are not pool workers;
+ * calls nest. */
+void eng_pool_blocking(void);
+void eng_pool_unblocked(void);
+/* Whether a line may be written on the calling thread rather than handed to
+ * the writer: yes off the pool, and on a worker whose request is the only
+ * one running with nothing queued (under load, the writer's coalesced
+ * writes win). */
+int eng_pool_alone(void);
 
 /* ---- counters ----------------------------------------------------------- */
 

@@ -751,6 +751,7 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 	eng_abstime(deadline, &ts);
 	int timed_out = 0;
 	eng_token *t = &r->token;
+	eng_pool_blocking();
 	pthread_mutex_lock(&t->mu);
 	while (p->state == ENG_PEND_WAITING && atomic_load(&t->reason) == MCP_CANCEL_NONE) {
 		if (deadline == ENG_NO_DEADLINE) {
@@ -766,6 +767,7 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 	p->answer = NULL;
 	int reason = atomic_load(&t->reason);
 	pthread_mutex_unlock(&t->mu);
+	eng_pool_unblocked();
 
 	if (state == ENG_PEND_ANSWERED) {
 		eng_pending_unref(p);

@@ -89,6 +89,7 @@ int eng_token_sleep(eng_token *t, int64_t ms)
 	struct timespec ts;
 	eng_abstime(deadline, &ts);
 	int rc = MCP_OK;
+	eng_pool_blocking();
 	pthread_mutex_lock(&t->mu);
 	for (;;) {
 		if (atomic_load(&t->reason) != MCP_CANCEL_NONE) {
@@ -101,6 +102,7 @@ int eng_token_sleep(eng_token *t, int64_t ms)
 		}
 	}
 	pthread_mutex_unlock(&t->mu);
+	eng_pool_unblocked();
 	return rc;
 }
 
@@ -227,8 +229,10 @@ int eng_token_wait_external(eng_token *t, pthread_cond_t *cond,
 
 	int rc = 0;
 	/* `cond` belongs to the caller and uses the default (realtime) clock,
-	 * as the public header requires. */
+	 * as the public header requires.  (The pool's lock is a leaf: taking
+	 * it under the caller's mutex is safe.) */
 	if (atomic_load(&t->reason) == MCP_CANCEL_NONE) {
+		eng_pool_blocking();
 		if (timeout_ms < 0) {
 			rc = pthread_cond_wait(cond, mutex);
 		} else {
@@ -239,6 +243,7 @@ int eng_token_wait_external(eng_token *t, pthread_cond_t *cond,
 			ts.tv_nsec = (long)(ns % 1000000000);
 			rc = pthread_cond_timedwait(cond, mutex, &ts);
 		}
+		eng_pool_unblocked();
 	}
 	/* Deregister without holding the caller's mutex: the firer may be
 	 * blocked on it inside ext_wake. */

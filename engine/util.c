@@ -53,18 +53,3 @@ const char *eng_json_text(json_object *o, size_t *len)
 		*len = s ? n : 0;
 	return s;
 }
-
-char *eng_json_dup(json_object *o, size_t *len)
-{
-	size_t n;
-	const char *s = eng_json_text(o, &n);
-	if (!s)
-		return NULL;
-	char *d = malloc(n + 1);
-	if (!d)
-		return NULL;
-	memcpy(d, s, n + 1);
-	if (len)
-		*len = n;
-	return d;
-}

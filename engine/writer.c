@@ -36,10 +36,14 @@ static void out_free(eng_out *o)
 
 /* Whether a queued line must be discarded instead of written (P2: nothing
  * for a request after its peer cancel; responses were decided earlier). */
+static int out_suppressed_req(const eng_req *req, int is_response)
+{
+	return req && !is_response && atomic_load(&req->outcome) == ENG_OUT_SUPPRESSED;
+}
+
 static int out_suppressed(const eng_out *o)
 {
-	return o->req && !o->is_response &&
-	       atomic_load(&o->req->outcome) == ENG_OUT_SUPPRESSED;
+	return out_suppressed_req(o->req, o->is_response);
 }
 
 static _Atomic int64_t *deadline_of(eng_writer *w)
@@ -56,8 +60,13 @@ static void *writer_main(void *arg)
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->head && !w->closing)
+		/* An inline write in progress owns the stream: wait for it,
+		 * also before exiting (the output is closed after we return). */
+		while ((!w->head && !w->closing) || w->writing) {
+			w->sleeping = 1;
 			pthread_cond_wait(&w->cv, &w->mu);
+			w->sleeping = 0;
+		}
 		if (!w->head)
 			break;
 		/* Take up to MAX_IOV lines in one go. */
@@ -72,9 +81,10 @@ static void *writer_main(void *arg)
 		if (!w->head)
 			w->tail = NULL;
 		w->queued_bytes -= bytes;
-		pthread_cond_broadcast(&w->space_cv);
+		w->writing = 1;
 		int failed = w->failed;
 		pthread_mutex_unlock(&w->mu);
+		pthread_cond_broadcast(&w->space_cv);
 
 		int k = 0;
 		uint64_t responses = 0;
@@ -105,6 +115,7 @@ static void *writer_main(void *arg)
 		atomic_fetch_add(&w->stats->responses_dropped, dropped);
 
 		pthread_mutex_lock(&w->mu);
+		w->writing = 0;
 		if (rc != 0 && !w->failed) {
 			w->failed = 1;
 			pthread_mutex_unlock(&w->mu);
@@ -167,9 +178,32 @@ static eng_out *out_new(eng_writer *w, char *line, size_t len, eng_req *req,
 	return o;
 }
 
-/* Appends under w->mu.  Consumes `line` in every case. */
+/* Under w->mu: links `o` at the tail, or at the head (the rest of a line
+ * partly written inline, which must precede everything).  Returns whether
+ * the writer thread must be signalled (after the unlock). */
+static int link_locked(eng_writer *w, eng_out *o, int at_head)
+{
+	int was_empty = w->head == NULL;
+	if (at_head) {
+		o->next = w->head;
+		w->head = o;
+		if (!w->tail)
+			w->tail = o;
+	} else {
+		if (w->tail)
+			w->tail->next = o;
+		else
+			w->head = o;
+		w->tail = o;
+	}
+	w->queued_bytes += o->len;
+	return was_empty && w->sleeping;
+}
+
+/* Appends under w->mu.  Consumes `line` in every case.  *wake tells
+ * whether to signal the writer after the unlock. */
 static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req,
-		       const char *route, int is_response)
+		       const char *route, int is_response, int *wake)
 {
 	if (w->closing || w->failed) {
 		free(line);
@@ -184,16 +218,68 @@ static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req,
 			atomic_fetch_add(&w->stats->responses_dropped, 1);
 		return MCP_ENOMEM;
 	}
-	int was_empty = w->head == NULL;
-	if (w->tail)
-		w->tail->next = o;
-	else
-		w->head = o;
-	w->tail = o;
-	w->queued_bytes += len;
-	if (was_empty)
-		pthread_cond_signal(&w->cv);
+	*wake = link_locked(w, o, 0);
 	return MCP_OK;
+}
+
+/* Writes one line on the calling thread; w->writing is ours.  What the
+ * stream does not take at once goes to the head of the queue, for the
+ * writer thread, which keeps the deadlines and the backpressure.  Consumes
+ * `line`. */
+static int write_inline(eng_writer *w, char *line, size_t len, eng_req *req,
+			int is_response)
+{
+	ssize_t n = 0;
+	int rc = MCP_OK;
+	if (!out_suppressed_req(req, is_response)) {
+		line[len] = '\n';
+		n = w->tp->ops->try_send(w->tp, line, len + 1);
+	} else {
+		n = (ssize_t)len + 1; /* discarded, as the writer would */
+		is_response = 0;
+	}
+	int failed_now = 0, wake = 0;
+	if (n == (ssize_t)len + 1) {
+		if (is_response)
+			atomic_fetch_add(&w->stats->responses_written, 1);
+		free(line);
+		pthread_mutex_lock(&w->mu);
+	} else if (n < 0 && n != -EOPNOTSUPP) {
+		if (is_response)
+			atomic_fetch_add(&w->stats->responses_dropped, 1);
+		free(line);
+		rc = MCP_ECLOSED;
+		pthread_mutex_lock(&w->mu);
+		failed_now = !w->failed;
+		w->failed = 1;
+	} else {
+		/* Partly written (or not at all): the rest, '\n' included,
+		 * is queued.  A partial line is no longer discardable. */
+		size_t done = n > 0 ? (size_t)n : 0;
+		if (done)
+			memmove(line, line + done, len + 1 - done);
+		eng_out *o = out_new(w, line, len - done, done ? NULL : req, NULL, is_response);
+		pthread_mutex_lock(&w->mu);
+		if (o) {
+			link_locked(w, o, 1);
+		} else {
+			free(line);
+			if (is_response)
+				atomic_fetch_add(&w->stats->responses_dropped, 1);
+			failed_now = done && !w->failed; /* a torn line */
+			if (done)
+				w->failed = 1;
+			rc = MCP_ENOMEM;
+		}
+	}
+	w->writing = 0;
+	wake = (w->head || w->closing) && w->sleeping;
+	pthread_mutex_unlock(&w->mu);
+	if (wake)
+		pthread_cond_signal(&w->cv);
+	if (failed_now && w->on_error)
+		w->on_error(w->on_error_arg);
+	return rc;
 }
 
 int eng_writer_push(eng_writer *w, char *line, size_t len, eng_req *req, int is_response)
@@ -205,8 +291,19 @@ int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
 			   const char *route, int is_response)
 {
 	pthread_mutex_lock(&w->mu);
-	int rc = push_locked(w, line, len, req, route, is_response);
+	/* Nobody writing and nothing queued: on a quiet server, write here
+	 * and save the hand-off to the writer thread. */
+	if (!w->head && !w->writing && !w->closing && !w->failed && !route &&
+	    w->tp->ops->try_send && !w->tp->ops->send_routed && eng_pool_alone()) {
+		w->writing = 1;
+		pthread_mutex_unlock(&w->mu);
+		return write_inline(w, line, len, req, is_response);
+	}
+	int wake = 0;
+	int rc = push_locked(w, line, len, req, route, is_response, &wake);
 	pthread_mutex_unlock(&w->mu);
+	if (wake)
+		pthread_cond_signal(&w->cv);
 	return rc;
 }
 
@@ -214,11 +311,18 @@ int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
 			 eng_token *tok)
 {
 	pthread_mutex_lock(&w->mu);
+	int blocked = 0;
 	while (w->queued_bytes > w->high_water && !w->closing && !w->failed) {
 		if (tok && eng_token_reason(tok) != MCP_CANCEL_NONE) {
 			pthread_mutex_unlock(&w->mu);
+			if (blocked)
+				eng_pool_unblocked();
 			free(line);
 			return MCP_ECANCELED;
+		}
+		if (!blocked) {
+			blocked = 1;
+			eng_pool_blocking();
 		}
 		/* The token's broadcast goes to its own condvar, not this one:
 		 * wait in short slices so a fired token is noticed promptly. */
@@ -226,8 +330,13 @@ int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
 		eng_abstime(eng_now_ns() + 20 * ENG_NS_PER_MS, &ts);
 		pthread_cond_timedwait(&w->space_cv, &w->mu, &ts);
 	}
-	int rc = push_locked(w, line, len, req, NULL, 0);
+	int wake = 0;
+	int rc = push_locked(w, line, len, req, NULL, 0, &wake);
 	pthread_mutex_unlock(&w->mu);
+	if (wake)
+		pthread_cond_signal(&w->cv);
+	if (blocked)
+		eng_pool_unblocked();
 	return rc;
 }
 

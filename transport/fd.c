@@ -32,6 +32,7 @@ typedef struct tp_fd {
 	int eof;
 	unsigned since_wake_check;
 	int out_nonblock;   /* we set O_NONBLOCK on out_fd and must restore it */
+	int out_nb;         /* out_fd is non-blocking: try_send may write */
 	int out_flags;
 } tp_fd;
 
@@ -222,6 +223,21 @@ static int fd_send(tp_conn *c, const struct iovec *iov_in, int n,
 	return rc;
 }
 
+static ssize_t fd_try_send(tp_conn *c, const char *data, size_t len)
+{
+	tp_fd *t = (tp_fd *)c;
+	if (!t->out_nb)
+		return -EOPNOTSUPP;
+	for (;;) {
+		ssize_t w = write(t->out_fd, data, len);
+		if (w >= 0)
+			return w;
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN ? 0 : -errno;
+	}
+}
+
 static void fd_wake(tp_conn *c)
 {
 	tp_fd *t = (tp_fd *)c;
@@ -233,6 +249,7 @@ static void fd_wake(tp_conn *c)
 static void fd_close_output(tp_conn *c)
 {
 	tp_fd *t = (tp_fd *)c;
+	t->out_nb = 0;
 	if (t->out_nonblock) {
 		fcntl(t->out_fd, F_SETFL, t->out_flags);
 		t->out_nonblock = 0;
@@ -253,6 +270,7 @@ static void fd_free(tp_conn *c)
 static const struct tp_ops fd_ops = {
 	.recv = fd_recv,
 	.send = fd_send,
+	.try_send = fd_try_send,
 	.wake = fd_wake,
 	.close_output = fd_close_output,
 	.free = fd_free,
@@ -290,6 +308,7 @@ tp_conn *tp_fd_new(int in_fd, int out_fd, int extra_wake_fd, size_t max_message)
 			t->out_flags = fl;
 			t->out_nonblock = 1;
 		}
+		t->out_nb = t->out_nonblock || (fl >= 0 && (fl & O_NONBLOCK));
 	}
 	return &t->base;
 }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 typedef struct tp_conn tp_conn;
@@ -44,6 +45,11 @@ struct tp_ops {
 	 * -EPIPE (peer gone), -ETIMEDOUT or another -errno. */
 	int (*send)(tp_conn *c, const struct iovec *iov, int n,
 		    const _Atomic int64_t *deadline_ns);
+	/* Optional: writes what it can of one line without blocking.  Returns
+	 * the bytes written (0: it would block), -EOPNOTSUPP when the stream
+	 * cannot be written without blocking, or another -errno (a failed
+	 * stream, as from send). */
+	ssize_t (*try_send)(tp_conn *c, const char *data, size_t len);
 	/* Optional: when set, the writer calls this instead of send, with each
 	 * line's route.  Same results as send. */
 	int (*send_routed)(tp_conn *c, const tp_out *out, int n,

@@ -277,6 +277,32 @@ def ping_while_workers_busy():
     s.check_invariants()
 
 
+def handlers_blocked_outside_the_library_do_not_starve_the_queue():
+    """The pool keeps no more workers runnable than CPUs, but a handler
+    blocked in a call the library cannot see (a plain sleep) must not hold
+    the queue: with as many such handlers as CPUs (and more), an echo sent
+    behind them is answered while they all still sleep."""
+    ncpu = os.cpu_count() or 1
+    blocked = ncpu + 1
+    s = Server("--trace", "--workers", str(blocked + 2))
+    s.init()
+    for i in range(blocked):
+        s.call(100 + i, "sleep", {"ms": 4000, "cancellable": False})
+    for i in range(blocked):
+        s.wait_err(f"started {100 + i}")
+    s.call(1, "echo", {"text": "through"})
+    s.answer(1, timeout=30)
+    early = [m for m in s.msgs if isinstance(m, dict) and
+             isinstance(m.get("id"), int) and m["id"] >= 100 and "result" in m]
+    if early:
+        raise Fail(f"the echo was answered only after a sleep ended: {early[0]}")
+    for i in range(blocked):
+        s.answer(100 + i, timeout=30)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
 def sigterm_with_handler_running():
     """SIGTERM with a handler running: orderly exit 0 within the grace."""
     s = Server("--trace", "--grace-ms", "1500")
@@ -437,7 +463,7 @@ SCENARIOS = [every_method_and_error_path, eof_cancel_aware_handler, eof_two_hand
              cancel_racing_completion, one_shot_pipe, client_stops_reading_then_closes,
              client_closes_read_end, malformed_input, id_fidelity, ping_while_workers_busy,
              sigterm_with_handler_running, spin_abandoned_at_deadline, progress_before_answer,
-             batches_per_revision]
+             batches_per_revision, handlers_blocked_outside_the_library_do_not_starve_the_queue]
 
 
 def main(argv):
