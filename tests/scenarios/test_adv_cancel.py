@@ -74,6 +74,11 @@ def cancel_running_sleep_and_progress():
     s.cancel(2)
     s.wait_cleanup(1, "peer_cancelled")
     s.wait_cleanup(2, "peer_cancelled")
+    # The trace comes on stderr, the messages on stdout: a progress line
+    # written before the cleanup may still be in the pipe.  A ping's
+    # answer, written after, flushes them through.
+    s.request("flush", "ping")
+    s.answer("flush")
     n = len(s.notifications("notifications/progress"))
     time.sleep(T(0.3))
     if len(s.notifications("notifications/progress")) != n:
