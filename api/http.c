@@ -31,9 +31,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
 #include <sodium.h>
 
+#include "api/mhd.h"
 #include "api/internal.h"
 
 #define REPLAY_KEEP (256u << 10)   /* delivered SSE bytes kept per stream */
@@ -1653,6 +1653,9 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 	int v6 = 0;
 	if (parse_address(address, &sa, &v6) != 0)
 		return MCP_EINVAL;
+	/* libmicrohttpd is loaded now, not with libmcp (see api/mhd.h). */
+	if (mcp_mhd_load() != MCP_OK)
+		return MCP_ENOTSUP;
 	int rc = mcp_server_begin(srv);
 	if (rc != MCP_OK)
 		return rc;

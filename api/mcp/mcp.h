@@ -255,7 +255,9 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
  * Origin is not allowed get 403 (see below).  Blocks until
  * mcp_server_shutdown(); returns MCP_OK, MCP_EINVAL (bad address),
  * MCP_ESTATE, MCP_ESYS (cannot bind) or MCP_ENOTSUP (built without
- * libmicrohttpd). */
+ * libmicrohttpd, or its shared library cannot be loaded: libmcp opens it
+ * with dlopen at the first call, so a server that only speaks stdio never
+ * maps it and what it pulls in). */
 MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bound_port);
 
 /* Streamable HTTP settings; call before mcp_server_run_http().  Each
