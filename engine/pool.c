@@ -236,6 +236,11 @@ int eng_pool_submit(eng_pool *p, eng_req *r)
 	return MCP_OK;
 }
 
+size_t eng_pool_depth(eng_pool *p)
+{
+	return atomic_load_explicit(&p->queued, memory_order_relaxed);
+}
+
 void eng_pool_blocking(void)
 {
 	eng_pool *p = tl_pool;

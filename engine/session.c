@@ -58,6 +58,9 @@ void eng_req_unref(eng_req *r)
 	eng_token_destroy(&r->token);
 	if (r->msg)
 		json_object_put(r->msg);
+	if (r->own_id)
+		json_object_put(r->own_id);
+	free(r->raw);
 	free(r->id_key);
 	eng_session *s = r->sess;
 	free(r);
@@ -461,6 +464,53 @@ static void count_cancel(eng_req *r)
 		atomic_fetch_add(&r->sess->stats->cancelled_transport, 1);
 }
 
+/* Queue depth from which a request waits as its line rather than its
+ * json-c tree (10,000 queued tools/call: +31 MiB as trees, +5 MiB as
+ * lines).  Shallow queues keep the tree: no second parse on the fast
+ * path. */
+#define ENG_RAW_DEPTH 256
+
+/* On the reader: a plain request (no protocol data holding on to its tree)
+ * about to join a deep queue keeps its line and an id of its own, and its
+ * tree is freed.  Best effort: on any allocation failure the tree stays. */
+static void keep_raw_when_deep(eng_session *s, eng_req *r)
+{
+	if (!s->cur_line || s->cur_batch || r->proto || !r->msg ||
+	    eng_pool_depth(s->pool) < ENG_RAW_DEPTH)
+		return;
+	char *raw = malloc(s->cur_len + 1);
+	json_object *id = raw ? json_tokener_parse(r->id_key) : NULL;
+	if (!id) {
+		free(raw);
+		return;
+	}
+	memcpy(raw, s->cur_line, s->cur_len);
+	raw[s->cur_len] = '\0';
+	r->raw = raw;
+	r->raw_len = s->cur_len;
+	r->own_id = id;
+	r->id = id;
+	json_object_put(r->msg);
+	r->msg = NULL;
+}
+
+/* On the worker: the tree of a request queued as its line. */
+static int reparse_raw(eng_req *r)
+{
+	json_tokener *tok = json_tokener_new_ex(r->sess->limits.max_depth);
+	if (!tok)
+		return -1;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	json_object *msg = json_tokener_parse_ex(tok, r->raw, (int)r->raw_len);
+	json_tokener_free(tok);
+	if (!msg)
+		return -1;
+	r->msg = msg;
+	free(r->raw);
+	r->raw = NULL;
+	return 0;
+}
+
 /* Registers a request in flight; with `run`, queues it for a worker.
  * *held (when not NULL) receives a counted reference to a request
  * registered without `run`. */
@@ -512,13 +562,14 @@ static int admit(eng_session *s, json_object *msg, json_object *id, void (*run)(
 		*held = r; /* the caller's reference */
 		return MCP_OK;
 	}
+	keep_raw_when_deep(s, r);
 	rc = eng_pool_submit(s->pool, r);
 	if (rc != MCP_OK) {
 		req_done(r);
 		eng_req_decide(r, ENG_OUT_REJECTED);
 		atomic_fetch_add(&s->stats->rejected, 1);
 		release_batch(r, NULL);
-		eng_session_respond_error(s, id, MCP_JSONRPC_SERVER_BUSY,
+		eng_session_respond_error(s, r->id, MCP_JSONRPC_SERVER_BUSY,
 					  "Server busy: the work queue is full", NULL);
 	}
 	eng_req_unref(r);
@@ -551,6 +602,11 @@ void eng_req_dispatch(eng_req *r)
 		r->finished = 1;
 		release_batch(r, NULL);
 		req_done(r);
+		return;
+	}
+	if (r->raw && reparse_raw(r) != 0) {
+		/* It parsed on the reader: only memory can fail here. */
+		eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	pthread_mutex_lock(&s->mu);
@@ -924,7 +980,10 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 		}
 	}
 	if (json_object_is_type(v, json_type_object)) {
+		s->cur_line = line;
+		s->cur_len = len;
 		dispatch_object(s, v);
+		s->cur_line = NULL;
 		return;
 	}
 	if (json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0 &&

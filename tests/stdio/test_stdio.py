@@ -303,6 +303,34 @@ def handlers_blocked_outside_the_library_do_not_starve_the_queue():
     s.check_invariants()
 
 
+def deep_queue_requests_keep_ids_and_params():
+    """Past a queue depth of 256 the engine keeps a queued request as its
+    line and parses it again on the worker (a tree costs ~30 times the
+    line).  600 echo calls queued behind a busy worker, with ids and texts
+    that need escapes, non-ASCII, integers and strings: every one is
+    answered once, with its exact id and its own text."""
+    s = Server("--trace", "--workers", "1")
+    s.init()
+    s.call(1, "spin", {"ms": 1500})
+    s.wait_err("started 1")
+    calls = []
+    for i in range(600):
+        rid = i + 1000 if i % 2 else f"q\"{i}\\é\u2028"
+        text = f"t{i} \"quoted\" \\ ü \U0001F600 " + "x" * (i % 50)
+        calls.append((rid, text))
+    s.send(*[{"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+              "params": {"name": "echo", "arguments": {"text": text}}} for rid, text in calls])
+    for rid, text in calls:
+        a = s.answer(rid, timeout=60)
+        got = a["result"]["content"][0]["text"]
+        if got != text:
+            raise Fail(f"answer to {rid!r}: {got!r}, sent {text!r}")
+    s.answer(1, timeout=60)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
 def sigterm_with_handler_running():
     """SIGTERM with a handler running: orderly exit 0 within the grace."""
     s = Server("--trace", "--grace-ms", "1500")
@@ -463,7 +491,8 @@ SCENARIOS = [every_method_and_error_path, eof_cancel_aware_handler, eof_two_hand
              cancel_racing_completion, one_shot_pipe, client_stops_reading_then_closes,
              client_closes_read_end, malformed_input, id_fidelity, ping_while_workers_busy,
              sigterm_with_handler_running, spin_abandoned_at_deadline, progress_before_answer,
-             batches_per_revision, handlers_blocked_outside_the_library_do_not_starve_the_queue]
+             batches_per_revision, handlers_blocked_outside_the_library_do_not_starve_the_queue,
+             deep_queue_requests_keep_ids_and_params]
 
 
 def main(argv):
