@@ -225,6 +225,15 @@ int eng_writer_push(eng_writer *w, char *line, size_t len, eng_req *req, int is_
  * NULL route falls back to req's key. */
 int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
 			   const char *route, int is_response);
+/* Queues like eng_writer_push, without waking the writer thread; the
+ * caller must call eng_writer_kick afterwards.  For a request's answer:
+ * queued while the request still counts as in flight (so a shutdown
+ * cannot close the output before it), and written (inline on a quiet
+ * server, or by the writer) only after the request is done, so a client
+ * that acts on the answer at once never finds the request still open. */
+int eng_writer_push_quiet(eng_writer *w, char *line, size_t len, eng_req *req,
+			  int is_response);
+void eng_writer_kick(eng_writer *w);
 /* Like push, but first waits while the queue is above its high-water mark,
  * waking on `tok`.  Used by handlers, never by the reader. */
 int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,

@@ -685,8 +685,9 @@ static void finish_with(eng_req *r, json_object *m)
 		 * so a shutdown waiting for idleness cannot close the output in
 		 * between. */
 		req_forget_id(r);
-		eng_writer_push(&s->writer, line, len, r, 1);
+		eng_writer_push_quiet(&s->writer, line, len, r, 1);
 		req_done(r);
+		eng_writer_kick(&s->writer);
 		return;
 	}
 	if (!line)

@@ -307,6 +307,40 @@ int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
 	return rc;
 }
 
+int eng_writer_push_quiet(eng_writer *w, char *line, size_t len, eng_req *req,
+			  int is_response)
+{
+	pthread_mutex_lock(&w->mu);
+	int wake = 0;
+	int rc = push_locked(w, line, len, req, NULL, is_response, &wake);
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+void eng_writer_kick(eng_writer *w)
+{
+	pthread_mutex_lock(&w->mu);
+	if (w->head && w->head == w->tail && !w->writing && !w->closing && !w->failed &&
+	    w->tp->ops->try_send && !w->tp->ops->send_routed && eng_pool_alone()) {
+		/* Only this line, nobody writing, nothing else running: write
+		 * it here and spare the writer thread a wake-up. */
+		eng_out *o = w->head;
+		w->head = w->tail = NULL;
+		w->queued_bytes -= o->len;
+		w->writing = 1;
+		pthread_mutex_unlock(&w->mu);
+		char *line = o->line;
+		o->line = NULL;
+		write_inline(w, line, o->len, o->req, o->is_response);
+		out_free(o);
+		return;
+	}
+	int wake = w->head && w->sleeping;
+	pthread_mutex_unlock(&w->mu);
+	if (wake)
+		pthread_cond_signal(&w->cv);
+}
+
 int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
 			 eng_token *tok)
 {
