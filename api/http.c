@@ -1262,7 +1262,8 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 				       "Content-Type must be application/json");
 	json_object *m = rq->body ? json_tokener_parse(rq->body) : NULL;
 	if (!m || strlen(rq->body) != rq->len ||
-	    !tp_utf8_valid((const unsigned char *)rq->body, rq->len))
+	    !tp_utf8_valid((const unsigned char *)rq->body, rq->len) ||
+	    (eng_json_precheck(rq->body, rq->len) & ENG_JSON_NOT_JSON))
 		return json_object_put(m), reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST,
 							   MCP_JSONRPC_PARSE_ERROR, "Parse error");
 	if (json_object_is_type(m, json_type_array)) {

@@ -395,6 +395,8 @@ struct eng_session {
 	const char *cur_line;        /* reader thread only: the line of the
 					single message being dispatched */
 	size_t cur_len;
+	int cur_bad_id;              /* reader thread only: the line's request
+					id cannot be kept as sent */
 	/* parse-error rate limit (reader thread only) */
 	double perr_tokens;
 	int64_t perr_last_ns;
@@ -472,5 +474,20 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms,
 /* Serialises a JSON value compactly, without escaping '/'. */
 const char *eng_json_text(json_object *o, size_t *len);
 char *eng_json_dup(json_object *o, size_t *len);
+
+/* What eng_json_precheck() found in a raw line, beyond what json-c checks.
+ * ENG_JSON_BAD_ID is a flag (the line may still be served: a request id is
+ * out of the integer range or holds a lone surrogate escape, which json-c
+ * would alter); the others mean the line is not JSON. */
+enum {
+	ENG_JSON_BAD_ID = 1,
+	ENG_JSON_BAD_CONTROL = 0x10, /* raw control character in a string */
+	ENG_JSON_BAD_NUMBER = 0x20,  /* "1.", "01", "+1", ".5" ... */
+	ENG_JSON_BAD_LITERAL = 0x40, /* NaN, Infinity, any word but true/false/null */
+};
+#define ENG_JSON_NOT_JSON 0xf0u
+/* One pass over `len` bytes at `line`; no allocation, reader thread only
+ * by convention (it has no state). */
+unsigned eng_json_precheck(const char *line, size_t len);
 
 #endif /* MCP_ENGINE_ENG_H */

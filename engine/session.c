@@ -916,6 +916,9 @@ static void dispatch_object(eng_session *s, json_object *msg)
 		why = "Invalid Request: \"method\" must be a string";
 	else if (has_id && !valid_request_id(jid))
 		why = "Invalid Request: \"id\" must be a string or an integer";
+	else if (has_id && s->cur_bad_id)
+		why = "Invalid Request: \"id\" cannot be echoed as sent (an integer "
+		      "beyond 64 bits, or a lone UTF-16 surrogate escape)";
 	else if (json_object_object_get_ex(msg, "params", &params) &&
 		 !json_object_is_type(params, json_type_object) &&
 		 !json_object_is_type(params, json_type_array))
@@ -950,18 +953,37 @@ static void renew_tokener(eng_session *s)
 
 static void dispatch_line(eng_session *s, const char *line, size_t len)
 {
+	unsigned pre = eng_json_precheck(line, len);
+	if (pre & ENG_JSON_NOT_JSON) {
+		parse_error(s, pre == ENG_JSON_BAD_CONTROL ?
+				       "Parse error: raw control character in a string" :
+			       pre == ENG_JSON_BAD_NUMBER ?
+				       "Parse error: malformed number" :
+				       "Parse error: invalid literal (JSON has only true, false and null)");
+		return;
+	}
 	json_tokener *tok = s->tok;
 	json_tokener_reset(tok);
 	json_object *v = json_tokener_parse_ex(tok, line, (int)len);
 	enum json_tokener_error err = json_tokener_get_error(tok);
+	size_t used = tok->char_offset;
+	if (err == json_tokener_continue) {
+		used = len; /* the whole line went into the value */
+		/* Either the line ended inside a value (truncated JSON), or it
+		 * holds a complete scalar that json-c cannot know has ended
+		 * ("1", "null"): one more byte that ends any token tells the
+		 * two apart. */
+		v = json_tokener_parse_ex(tok, " ", 1);
+		err = json_tokener_get_error(tok);
+		if (err == json_tokener_continue) {
+			renew_tokener(s);
+			json_object_put(v);
+			parse_error(s, "Parse error: unexpected end of message");
+			return;
+		}
+	}
 	if (err != json_tokener_success)
 		renew_tokener(s);
-	if (err == json_tokener_continue) {
-		/* The line ended inside a value: it is truncated JSON. */
-		json_object_put(v);
-		parse_error(s, "Parse error: unexpected end of message");
-		return;
-	}
 	if (err != json_tokener_success) {
 		json_object_put(v);
 		if (err == json_tokener_error_depth)
@@ -971,7 +993,6 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 			parse_error(s, "Parse error: invalid JSON");
 		return;
 	}
-	size_t used = tok->char_offset;
 	for (size_t i = used; i < len; i++) {
 		char c = line[i];
 		if (c != ' ' && c != '\t' && c != '\r') {
@@ -980,6 +1001,7 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 			return;
 		}
 	}
+	s->cur_bad_id = (pre & ENG_JSON_BAD_ID) != 0;
 	if (json_object_is_type(v, json_type_object)) {
 		s->cur_line = line;
 		s->cur_len = len;

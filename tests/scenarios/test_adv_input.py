@@ -30,22 +30,6 @@ from advlib import (INITIALIZED, VALGRIND, AdvServer, Fail, T, call_msg, init_ms
 # Scenarios that expose a library bug, with the bug: they run, their
 # failure is reported as "xfail" and does not fail make check.
 EXPECTED_FAILURES = {
-    "ids_out_of_range_integers":
-        "BUG-1: json-c saturates integer ids beyond the int64/uint64 range "
-        "(2^64 -> 2^64-1, -2^63-1 -> -2^63); the answer carries an id the client never "
-        "sent and distinct ids collide (engine/session.c valid_request_id)",
-    "ids_lone_surrogate_escapes":
-        "BUG-2: an id with a lone UTF-16 surrogate escape (\"\\ud800\") is answered "
-        "with id \"\\ufffd\" (json-c replaces it), and distinct such ids collide as "
-        "duplicates (engine/session.c valid_request_id)",
-    "malformed_top_level_scalars_are_invalid_requests":
-        "BUG-3: a line holding only 1, null or true (complete JSON, not an object) gets "
-        "-32700 'unexpected end of message' instead of -32600 (engine/session.c "
-        "dispatch_line treats json_tokener_continue as truncation)",
-    "malformed_non_json_literals_rejected":
-        "BUG-4: json-c in strict mode still accepts NaN, Infinity, -Infinity, '1.' and "
-        "raw control characters inside strings; such lines are served instead of "
-        "getting -32700 (engine/session.c dispatch_line)",
 }
 
 PACE = 0.06   # between cases that provoke a parse error (rate limit P3)

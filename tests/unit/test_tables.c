@@ -230,6 +230,55 @@ START_TEST(json_dup_matches_jsonc)
 }
 END_TEST
 
+/* eng_json_precheck: what json-c's strict mode lets through is refused,
+ * valid JSON passes, and request ids json-c would alter are flagged only
+ * where they are request ids. */
+START_TEST(json_precheck_refuses_what_jsonc_accepts)
+{
+	static const struct {
+		const char *text;
+		unsigned want;
+	} cases[] = {
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", 0 },
+		{ "{\"a\":[1,-0,0.5,-1.25e+10,1E-3,true,false,null,\"\\u00e9\\ud83d\\ude00\"]}", 0 },
+		{ "{\"x\":NaN}", ENG_JSON_BAD_LITERAL },
+		{ "{\"x\":Infinity}", ENG_JSON_BAD_LITERAL },
+		{ "{\"x\":-Infinity}", ENG_JSON_BAD_NUMBER },
+		{ "{\"x\":nan}", ENG_JSON_BAD_LITERAL },
+		{ "{\"x\":True}", ENG_JSON_BAD_LITERAL },
+		{ "{\"x\":1.}", ENG_JSON_BAD_NUMBER },
+		{ "{\"x\":01}", ENG_JSON_BAD_NUMBER },
+		{ "{\"x\":.5}", 0 }, /* not JSON at all: json-c refuses it */
+		{ "{\"x\":1e}", ENG_JSON_BAD_NUMBER },
+		{ "{\"x\":-}", ENG_JSON_BAD_NUMBER },
+		{ "{\"x\":\"tab\there\"}", ENG_JSON_BAD_CONTROL },
+		{ "{\"x\":\"\x01\"}", ENG_JSON_BAD_CONTROL },
+		{ "{\"id\":18446744073709551615}", 0 },
+		{ "{\"id\":18446744073709551616}", ENG_JSON_BAD_ID },
+		{ "{\"id\":-9223372036854775808}", 0 },
+		{ "{\"id\":-9223372036854775809}", ENG_JSON_BAD_ID },
+		{ "{\"id\":100000000000000000000000}", ENG_JSON_BAD_ID },
+		{ "{\"id\":1e400}", 0 }, /* not an integer: json-c says -32600 */
+		{ "{\"id\":\"\\ud800\"}", ENG_JSON_BAD_ID },
+		{ "{\"id\":\"\\udc00x\"}", ENG_JSON_BAD_ID },
+		{ "{\"id\":\"\\ud800\\u0041\"}", ENG_JSON_BAD_ID },
+		{ "{\"id\":\"\\ud83d\\ude00\"}", 0 },
+		{ "{\"\\u0069d\":18446744073709551616}", ENG_JSON_BAD_ID },
+		{ "[{\"id\":18446744073709551616}]", ENG_JSON_BAD_ID },
+		/* Not a request id: nested, or a value named "id". */
+		{ "{\"params\":{\"id\":18446744073709551616}}", 0 },
+		{ "{\"params\":{\"id\":\"\\ud800\"}}", 0 },
+		{ "{\"x\":\"id\",\"y\":18446744073709551616}", 0 },
+		{ "{\"idx\":18446744073709551616}", 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		unsigned got = eng_json_precheck(cases[i].text, strlen(cases[i].text));
+		ck_assert_msg(got == cases[i].want, "%s: got %#x, want %#x", cases[i].text,
+			      got, cases[i].want);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("tables");
@@ -239,6 +288,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pending_answer_unknown_duplicate);
 	tcase_add_test(tc, fail_all_races_self_removal);
 	tcase_add_test(tc, json_dup_matches_jsonc);
+	tcase_add_test(tc, json_precheck_refuses_what_jsonc_accepts);
 	suite_add_tcase(s, tc);
 	return s;
 }
