@@ -195,7 +195,7 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 	mcp_sess *ms = ctx->sess;
 	if (atomic_load(&ctx->req->sess->closed)) {
 		json_object_put(params);
-		return MCP_ECLOSED;
+		return eng_req_closed(ctx->req);
 	}
 	/* MCP lifecycle: no requests to the client before it said
 	 * notifications/initialized. */

@@ -470,6 +470,10 @@ int eng_req_emit(eng_req *r, json_object *msg);
  * On MCP_OK *answer is the whole response message (caller owns). */
 int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms,
 		 json_object **answer);
+/* For a request that found its session closed before the shutdown reached
+ * its token: fires the token with the session's close reason, so the
+ * handler sees why it must stop, and returns MCP_ECANCELED. */
+int eng_req_closed(eng_req *r);
 
 /* Serialises a JSON value compactly, without escaping '/'. */
 const char *eng_json_text(json_object *o, size_t *len);

@@ -772,6 +772,13 @@ int eng_req_emit(eng_req *r, json_object *msg)
 	return eng_writer_push_wait(&r->sess->writer, line, len, r, &r->token);
 }
 
+int eng_req_closed(eng_req *r)
+{
+	int reason = atomic_load(&r->sess->close_reason);
+	eng_token_fire(&r->token, reason ? reason : MCP_CANCEL_TRANSPORT_CLOSED);
+	return MCP_ECANCELED;
+}
+
 int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object **answer)
 {
 	eng_session *s = r->sess;
@@ -789,7 +796,7 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 	int rc = eng_pending_add(&s->pending, r, &p);
 	if (rc != MCP_OK) {
 		json_object_put(msg);
-		return rc;
+		return rc == MCP_ECLOSED ? eng_req_closed(r) : rc;
 	}
 	eng_obj_add(msg, "id", json_object_new_int64(p->id));
 	size_t len;
@@ -840,7 +847,7 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 	 * token before it fails the table, and the handler must see the one
 	 * code that means "stop, write nothing". */
 	if (state == ENG_PEND_FAILED && reason == MCP_CANCEL_NONE)
-		return MCP_ECLOSED;
+		return eng_req_closed(r);
 	if (timed_out || reason == MCP_CANCEL_PEER || reason == MCP_CANCEL_TIMEOUT) {
 		/* Tell the client to stop working on it.  Not tied to r: after a
 		 * peer cancel of r this is the one message still owed. */
@@ -1136,8 +1143,13 @@ static void session_shutdown(eng_session *s, int reason)
 	int64_t start = eng_now_ns();
 	int64_t deadline = start + s->limits.grace_ms * ENG_NS_PER_MS;
 
-	/* 1. Closed: no new in-flight or pending entry from here on. */
+	/* 1. Closed: no new in-flight or pending entry from here on.  The
+	 *    reason is set first: a handler that finds the session closed
+	 *    before step 2 reaches its token takes the reason itself
+	 *    (eng_req_closed). */
 	pthread_mutex_lock(&s->mu);
+	int expect = 0;
+	atomic_compare_exchange_strong(&s->close_reason, &expect, reason);
 	atomic_store(&s->closed, 1);
 	pthread_mutex_unlock(&s->mu);
 	/* 2. Broadcast the reason to every request, queued or running. */

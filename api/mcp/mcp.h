@@ -757,8 +757,10 @@ MCP_EXTERN int mcp_server_set_state_ttl(mcp_server *srv, int64_t ms);
  *   MCP_ESTATE    the client has not finished initialization;
  *   MCP_ETIMEDOUT the timeout passed (the request is cancelled on the wire);
  *   MCP_ECANCELED the handler's token fired (the request is cancelled on the
- *                 wire);
- *   MCP_ECLOSED   the connection closed before an answer;
+ *                 wire), or the connection is closing: the token has then
+ *                 fired too, and mcp_ctx_cancelled() names the reason;
+ *   MCP_ECLOSED   the output failed (the peer stopped reading) before an
+ *                 answer;
  *   MCP_EBUSY     too many outstanding requests on this connection;
  *   MCP_EPROTO    the client's answer had neither an object "result" nor
  *                 an object "error";

@@ -30,12 +30,6 @@ from advlib import (BIN, INITIALIZED, TIME, AdvServer, Fail, T, call_msg, init_m
 # Scenarios that expose a library bug, with the bug: they run, their
 # failure is reported as "xfail" and does not fail make check.
 EXPECTED_FAILURES = {
-    "eof_during_dispatch_every_handler_sees_a_reason":
-        "BUG-6: a handler started while the shutdown is between step 1 (closed flag) and "
-        "the firing of its token gets MCP_ECLOSED from roots/list with "
-        "mcp_ctx_cancelled()==NONE; it is traced 'completed' although nothing is written "
-        "and counted in no stats counter (api/ctx.c call_client, api/protocol.c "
-        "mcp_ctx_end, engine/session.c count_cancel/session_shutdown)",
 }
 
 
