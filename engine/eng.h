@@ -211,6 +211,7 @@ typedef struct eng_writer {
 	void (*on_error)(void *arg);
 	void *on_error_arg;
 	struct eng_stats *stats;  /* responses_written / responses_dropped */
+	uint64_t next_seq;        /* under mu: numbers the queued calls */
 } eng_writer;
 
 int eng_writer_start(eng_writer *w, tp_conn *tp, struct eng_stats *stats,
@@ -235,9 +236,16 @@ int eng_writer_push_quiet(eng_writer *w, char *line, size_t len, eng_req *req,
 			  int is_response);
 void eng_writer_kick(eng_writer *w);
 /* Like push, but first waits while the queue is above its high-water mark,
- * waking on `tok`.  Used by handlers, never by the reader. */
+ * waking on `tok`.  Used by handlers, never by the reader.  With `call_seq`
+ * the line is a server-to-client request: routed by `req` but never
+ * discarded for its peer cancel, and numbered in *call_seq for
+ * eng_writer_unqueue (so the request is either withdrawn unsent or written,
+ * and a cancel notification follows only what was written). */
 int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
-			 eng_token *tok);
+			 eng_token *tok, uint64_t *call_seq);
+/* Withdraws the line numbered `seq` if it still waits in the queue: 1 when
+ * withdrawn (it will never be written), 0 when the writer has taken it. */
+int eng_writer_unqueue(eng_writer *w, uint64_t seq);
 /* Stops accepting lines, drains until `deadline_ns`, joins the thread. */
 void eng_writer_close(eng_writer *w, int64_t deadline_ns);
 void eng_writer_destroy(eng_writer *w);

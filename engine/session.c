@@ -769,7 +769,7 @@ int eng_req_emit(eng_req *r, json_object *msg)
 	json_object_put(msg);
 	if (!line)
 		return MCP_ENOMEM;
-	return eng_writer_push_wait(&r->sess->writer, line, len, r, &r->token);
+	return eng_writer_push_wait(&r->sess->writer, line, len, r, &r->token, NULL);
 }
 
 int eng_req_closed(eng_req *r)
@@ -802,7 +802,8 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 	size_t len;
 	char *line = eng_json_dup(msg, &len);
 	json_object_put(msg);
-	rc = line ? eng_writer_push_wait(&s->writer, line, len, r, &r->token) : MCP_ENOMEM;
+	uint64_t seq = 0;
+	rc = line ? eng_writer_push_wait(&s->writer, line, len, r, &r->token, &seq) : MCP_ENOMEM;
 	if (rc != MCP_OK) {
 		eng_pending_remove(&s->pending, p);
 		eng_pending_unref(p);
@@ -848,9 +849,12 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 	 * code that means "stop, write nothing". */
 	if (state == ENG_PEND_FAILED && reason == MCP_CANCEL_NONE)
 		return eng_req_closed(r);
-	if (timed_out || reason == MCP_CANCEL_PEER || reason == MCP_CANCEL_TIMEOUT) {
-		/* Tell the client to stop working on it.  Not tied to r: after a
-		 * peer cancel of r this is the one message still owed. */
+	if ((timed_out || reason == MCP_CANCEL_PEER || reason == MCP_CANCEL_TIMEOUT) &&
+	    !eng_writer_unqueue(&s->writer, seq)) {
+		/* It went out: tell the client to stop working on it.  Not
+		 * tied to r: after a peer cancel of r this is the one message
+		 * still owed.  (Withdrawn unsent, it needs no cancel: the
+		 * client never heard of it.) */
 		json_object *n = s->proto->cancel_notification(
 			id, timed_out ? "timeout" : "the request that needed it was cancelled");
 		if (n)

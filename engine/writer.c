@@ -21,6 +21,7 @@ struct eng_out {
 	eng_req *req;      /* tie to an inbound request, or NULL */
 	char *route;       /* the request's key when the transport routes */
 	int is_response;
+	uint64_t seq;      /* a server-to-client request's number, else 0 */
 };
 
 #define MAX_IOV 512
@@ -43,7 +44,9 @@ static int out_suppressed_req(const eng_req *req, int is_response)
 
 static int out_suppressed(const eng_out *o)
 {
-	return out_suppressed_req(o->req, o->is_response);
+	/* A server-to-client request is withdrawn by its caller instead
+	 * (eng_writer_unqueue), which then knows whether it went out. */
+	return !o->seq && out_suppressed_req(o->req, o->is_response);
 }
 
 static _Atomic int64_t *deadline_of(eng_writer *w)
@@ -175,6 +178,7 @@ static eng_out *out_new(eng_writer *w, char *line, size_t len, eng_req *req,
 	if (req)
 		eng_req_ref(req);
 	o->is_response = is_response;
+	o->seq = 0;
 	return o;
 }
 
@@ -203,7 +207,7 @@ static int link_locked(eng_writer *w, eng_out *o, int at_head)
 /* Appends under w->mu.  Consumes `line` in every case.  *wake tells
  * whether to signal the writer after the unlock. */
 static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req,
-		       const char *route, int is_response, int *wake)
+		       const char *route, int is_response, int *wake, uint64_t *call_seq)
 {
 	if (w->closing || w->failed) {
 		free(line);
@@ -218,6 +222,8 @@ static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req,
 			atomic_fetch_add(&w->stats->responses_dropped, 1);
 		return MCP_ENOMEM;
 	}
+	if (call_seq)
+		*call_seq = o->seq = ++w->next_seq;
 	*wake = link_locked(w, o, 0);
 	return MCP_OK;
 }
@@ -300,7 +306,7 @@ int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
 		return write_inline(w, line, len, req, is_response);
 	}
 	int wake = 0;
-	int rc = push_locked(w, line, len, req, route, is_response, &wake);
+	int rc = push_locked(w, line, len, req, route, is_response, &wake, NULL);
 	pthread_mutex_unlock(&w->mu);
 	if (wake)
 		pthread_cond_signal(&w->cv);
@@ -312,7 +318,7 @@ int eng_writer_push_quiet(eng_writer *w, char *line, size_t len, eng_req *req,
 {
 	pthread_mutex_lock(&w->mu);
 	int wake = 0;
-	int rc = push_locked(w, line, len, req, NULL, is_response, &wake);
+	int rc = push_locked(w, line, len, req, NULL, is_response, &wake, NULL);
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }
@@ -342,7 +348,7 @@ void eng_writer_kick(eng_writer *w)
 }
 
 int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
-			 eng_token *tok)
+			 eng_token *tok, uint64_t *call_seq)
 {
 	pthread_mutex_lock(&w->mu);
 	int blocked = 0;
@@ -365,13 +371,38 @@ int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
 		pthread_cond_timedwait(&w->space_cv, &w->mu, &ts);
 	}
 	int wake = 0;
-	int rc = push_locked(w, line, len, req, NULL, 0, &wake);
+	int rc = push_locked(w, line, len, req, NULL, 0, &wake, call_seq);
 	pthread_mutex_unlock(&w->mu);
 	if (wake)
 		pthread_cond_signal(&w->cv);
 	if (blocked)
 		eng_pool_unblocked();
 	return rc;
+}
+
+int eng_writer_unqueue(eng_writer *w, uint64_t seq)
+{
+	pthread_mutex_lock(&w->mu);
+	eng_out *prev = NULL, *o = w->head;
+	while (o && o->seq != seq) {
+		prev = o;
+		o = o->next;
+	}
+	if (o) {
+		if (prev)
+			prev->next = o->next;
+		else
+			w->head = o->next;
+		if (w->tail == o)
+			w->tail = prev;
+		w->queued_bytes -= o->len;
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (!o)
+		return 0;
+	pthread_cond_broadcast(&w->space_cv);
+	out_free(o);
+	return 1;
 }
 
 void eng_writer_close(eng_writer *w, int64_t deadline_ns)

@@ -24,11 +24,6 @@ from advlib import (INITIALIZED, AdvServer, Fail, T, call_msg, cancel_msg, init_
 # Scenarios that expose a library bug, with the bug: they run, their
 # failure is reported as "xfail" and does not fail make check.
 EXPECTED_FAILURES = {
-    "s2c_cancel_never_names_an_unsent_request":
-        "BUG-7: after a peer cancel the writer discards the handler's queued roots/list "
-        "(tied to the cancelled request), yet eng_req_call still sends "
-        "notifications/cancelled for it: the client is told to cancel a request it never "
-        "received (engine/session.c eng_req_call, engine/writer.c out_suppressed)",
     "task_trace_names_the_request_id":
         "BUG-8: a task-augmented call is re-keyed '#task:<id>' by eng_req_detach, so its "
         "trace says 'started 1' but 'cleanup #task:... completed', and "
