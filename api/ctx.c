@@ -21,7 +21,7 @@ MCP_EXTERN mcp_cancel_reason mcp_ctx_cancelled(const mcp_ctx *ctx)
 
 MCP_EXTERN const char *mcp_ctx_request_id(const mcp_ctx *ctx)
 {
-	return ctx->req->id_key;
+	return eng_req_client_key(ctx->req);
 }
 
 MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)

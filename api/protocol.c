@@ -698,7 +698,7 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 static void trace(mcp_server *srv, const char *event, eng_req *r, const char *reason)
 {
 	if (srv->trace)
-		srv->trace(event, r->id_key, reason, srv->trace_user);
+		srv->trace(event, eng_req_client_key(r), reason, srv->trace_user);
 }
 
 /* Prepares the context of a handler about to run for `r`. */

@@ -159,7 +159,10 @@ struct eng_req {
 	char *raw;
 	size_t raw_len;
 	json_object *own_id;      /* the id, parsed from id_key, when msg was freed */
-	char *id_key;             /* compact JSON text of the id */
+	char *id_key;             /* compact JSON text of the id; after
+				     eng_req_detach, the internal key */
+	char *client_key;         /* after eng_req_detach: the client's id
+				     text (eng_req_client_key) */
 	eng_token token;
 	eng_req *qnext;           /* work queue link */
 	eng_batch *batch;         /* non-NULL inside a JSON-RPC batch */
@@ -482,6 +485,9 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms,
  * its token: fires the token with the session's close reason, so the
  * handler sees why it must stop, and returns MCP_ECANCELED. */
 int eng_req_closed(eng_req *r);
+/* The client's id of `r` as compact JSON text, also after eng_req_detach
+ * re-keyed it.  Valid for r's lifetime. */
+const char *eng_req_client_key(const eng_req *r);
 
 /* Serialises a JSON value compactly, without escaping '/'. */
 const char *eng_json_text(json_object *o, size_t *len);

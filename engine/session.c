@@ -62,6 +62,7 @@ void eng_req_unref(eng_req *r)
 		json_object_put(r->own_id);
 	free(r->raw);
 	free(r->id_key);
+	free(r->client_key);
 	eng_session *s = r->sess;
 	free(r);
 	eng_session_unref(s);
@@ -727,7 +728,10 @@ int eng_req_detach(eng_req *r, json_object *result, const char *key,
 		free(line);
 		return MCP_ECANCELED;
 	}
-	free(r->id_key);
+	if (r->client_key)
+		free(r->id_key);
+	else
+		r->client_key = r->id_key;
 	r->id_key = nkey;
 	r->node.key = nkey;
 	int rc = eng_idtable_put(&s->inflight, &r->node);
@@ -770,6 +774,11 @@ int eng_req_emit(eng_req *r, json_object *msg)
 	if (!line)
 		return MCP_ENOMEM;
 	return eng_writer_push_wait(&r->sess->writer, line, len, r, &r->token, NULL);
+}
+
+const char *eng_req_client_key(const eng_req *r)
+{
+	return r->client_key ? r->client_key : r->id_key;
 }
 
 int eng_req_closed(eng_req *r)

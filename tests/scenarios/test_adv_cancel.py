@@ -24,11 +24,6 @@ from advlib import (INITIALIZED, AdvServer, Fail, T, call_msg, cancel_msg, init_
 # Scenarios that expose a library bug, with the bug: they run, their
 # failure is reported as "xfail" and does not fail make check.
 EXPECTED_FAILURES = {
-    "task_trace_names_the_request_id":
-        "BUG-8: a task-augmented call is re-keyed '#task:<id>' by eng_req_detach, so its "
-        "trace says 'started 1' but 'cleanup #task:... completed', and "
-        "mcp_ctx_request_id() returns the internal key (api/tasks.c mcp_task_run_tool, "
-        "api/protocol.c mcp_ctx_end, api/ctx.c mcp_ctx_request_id)",
 }
 
 CAPS = {"roots": {}, "sampling": {}, "elicitation": {"form": {}}}
