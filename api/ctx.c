@@ -180,11 +180,17 @@ static int client_has(const mcp_ctx *ctx, const char *a, const char *b)
 /* A 2026-07-28 request cannot be sent a request: the server asks through
  * an input_required result instead (not built yet).  Without the
  * capability the handler's failure becomes -32021 naming it. */
-static int modern_call(mcp_ctx *ctx, const char *capability)
+/* A client call of a 2026-07-28 request (`params` taken): it cannot be
+ * sent as a request, so the handler is parked (api/park.c). */
+static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
+		       json_object *params, int64_t timeout_ms, json_object **result)
 {
-	if (!client_has(ctx, capability, NULL))
+	if (!client_has(ctx, capability, NULL)) {
 		ctx->missing_cap = capability;
-	return MCP_ENOTSUP;
+		json_object_put(params);
+		return MCP_ENOTSUP;
+	}
+	return mcp_park_call(ctx, method, params, timeout_ms, result);
 }
 
 /* Sends a server-to-client request (`params` taken) and waits for its
@@ -264,7 +270,7 @@ MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int64_t timeout_ms, json_object 
 	if (rc != MCP_OK)
 		return rc;
 	if (ctx->view.modern)
-		return modern_call(ctx, "roots");
+		return modern_call(ctx, "roots", "roots/list", NULL, timeout_ms, result);
 	if (!client_has(ctx, "roots", NULL))
 		return MCP_ENOTSUP;
 	return call_client(ctx, "roots/list", NULL, timeout_ms, result);
@@ -278,8 +284,13 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 		return rc;
 	if (!json_object_is_type(params, json_type_object))
 		return MCP_EINVAL;
-	if (ctx->view.modern)
-		return modern_call(ctx, "sampling");
+	if (ctx->view.modern) {
+		json_object *p = mcp_json_copy(params);
+		if (!p)
+			return MCP_ENOMEM;
+		return modern_call(ctx, "sampling", "sampling/createMessage", p, timeout_ms,
+				   result);
+	}
 	if (!client_has(ctx, "sampling", NULL))
 		return MCP_ENOTSUP;
 	/* Tool use in sampling exists from 2025-11-25 and only for clients that
@@ -331,10 +342,9 @@ int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 	int url = jm && strcmp(json_object_get_string(jm), "url") == 0;
 	int ok;
 	int rev = ctx->view.rev;
-	if (ctx->view.modern) {
-		json_object_put(params);
-		return modern_call(ctx, "elicitation");
-	}
+	if (ctx->view.modern)
+		return modern_call(ctx, "elicitation", "elicitation/create", params, timeout_ms,
+				   result);
 	if (rev < MCP_REV_2025_06_18 || !client_has(ctx, "elicitation", NULL))
 		ok = 0; /* no elicitation before 2025-06-18 */
 	else if (url)

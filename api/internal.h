@@ -140,6 +140,12 @@ struct mcp_server {
 	int max_sessions;
 	int64_t session_idle_ms;
 	int64_t task_ttl_default, task_ttl_max;
+	/* Parked handlers (api/park.c). */
+	pthread_mutex_t park_mu;
+	struct mcp_park *parks;          /* under park_mu */
+	int nparks;
+	int park_max;                    /* 0: parking off */
+	int64_t park_ttl_ms;             /* wait for each input at most this */
 	pthread_rwlock_t reg_lock;   /* the registries below */
 	mcp_registry tools, resources, templates, prompts;
 
@@ -208,6 +214,7 @@ struct mcp_ctx {
 	const char *mrtr_name;       /* tool or prompt name, or URI */
 	json_object *mrtr_args;      /* borrowed: bound into the sealed state */
 	struct mcp_task *task;       /* the task this handler runs for, or NULL */
+	struct mcp_park *park;       /* 2026-07-28: this handler is parked */
 	json_object *progress_token; /* borrowed from the request, or NULL */
 	double last_progress;
 	int sent_progress;
@@ -290,7 +297,9 @@ void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
 /* Multi round-trip requests (api/mrtr.c). */
 int mcp_state_key_init(mcp_server *srv);
 /* Binds the context to its request and, for a 2026-07-28 retry, takes its
- * inputResponses and verifies its requestState; -1 with *why (-32602). */
+ * inputResponses and verifies its requestState; -1 with *why (-32602).
+ * 1 when the retry was for a parked handler: the request has been answered
+ * (mcp_ctx_end done) and the caller only cleans up. */
 int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
 		   json_object *args, const char **why);
 /* Calls invoke(arg); for a legacy client, answers the handler's input
@@ -301,6 +310,24 @@ int mcp_mrtr_run(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg
  * MCP_EINPUT (taken by the caller), or NULL when it asked for nothing. */
 json_object *mcp_mrtr_input_required(mcp_ctx *ctx);
 void mcp_mrtr_end(mcp_ctx *ctx);
+/* The sealed requestState naming a parked handler (caller frees), bound to
+ * this request like any state; NULL without memory. */
+char *mcp_mrtr_seal_park(const mcp_ctx *ctx, const char *state);
+
+/* Parked handlers (api/park.c): the blocking client calls of a 2026-07-28
+ * request.  call: `params` taken; the client's answer in *result (caller
+ * owns), or MCP_ENOTSUP where nothing can be parked, MCP_EBUSY at the cap,
+ * MCP_ETIMEDOUT, MCP_ECANCELED, MCP_EPROTO, MCP_ENOMEM.  resume: for a retry
+ * whose verified state names a parked handler; 1 when the request has been
+ * answered, -1 when the state names no handler waiting for this round. */
+typedef struct mcp_park mcp_park;
+void mcp_park_init(mcp_server *srv);
+void mcp_park_destroy(mcp_server *srv);
+int mcp_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+		  json_object **result);
+int mcp_park_resume(mcp_ctx *ctx, const char *state, json_object *responses);
+/* The 2026-07-28 decorations of a result (resultType, serverInfo). */
+void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *result);
 void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
 		 json_object *data);
 

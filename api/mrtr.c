@@ -105,7 +105,8 @@ static void args_digest(json_object *args, char out[65])
 }
 
 /* What the seal binds: the state, and where it may be used until when. */
-static json_object *state_claims(const mcp_ctx *ctx, const char *state, int64_t expires)
+static json_object *state_claims(const mcp_ctx *ctx, const char *state, int64_t expires,
+				 int park)
 {
 	char digest[65];
 	args_digest(ctx->mrtr_args, digest);
@@ -116,13 +117,15 @@ static json_object *state_claims(const mcp_ctx *ctx, const char *state, int64_t 
 	eng_obj_add(c, "a", json_object_new_string(digest));
 	eng_obj_add(c, "x", json_object_new_int64(expires));
 	eng_obj_add(c, "s", json_object_new_string(state));
+	if (park) /* names a parked handler (api/park.c), not a handler's state */
+		eng_obj_add(c, "k", json_object_new_string("park"));
 	return c;
 }
 
 /* The sealed form of `state` for this request (caller frees), or NULL. */
-static char *seal(const mcp_ctx *ctx, const char *state)
+static char *seal_kind(const mcp_ctx *ctx, const char *state, int park)
 {
-	json_object *c = state_claims(ctx, state, now_ms() + ctx->sess->srv->state_ttl_ms);
+	json_object *c = state_claims(ctx, state, now_ms() + ctx->sess->srv->state_ttl_ms, park);
 	const char *plain = json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN);
 	size_t plen = strlen(plain);
 	size_t blen = crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES + plen;
@@ -144,6 +147,16 @@ static char *seal(const mcp_ctx *ctx, const char *state)
 	return out;
 }
 
+static char *seal(const mcp_ctx *ctx, const char *state)
+{
+	return seal_kind(ctx, state, 0);
+}
+
+char *mcp_mrtr_seal_park(const mcp_ctx *ctx, const char *state)
+{
+	return seal_kind(ctx, state, 1);
+}
+
 /* Opens a sealed state under one key; the claims object, or NULL. */
 static json_object *open_with(const unsigned char *bin, size_t blen, const unsigned char *key)
 {
@@ -163,8 +176,8 @@ static json_object *open_with(const unsigned char *bin, size_t blen, const unsig
 }
 
 /* Verifies a sealed state for this request; the handler's state (caller
- * frees) or NULL, whatever the reason. */
-static char *unseal(const mcp_ctx *ctx, const char *sealed)
+ * frees) or NULL, whatever the reason.  *park tells a parked handler's. */
+static char *unseal(const mcp_ctx *ctx, const char *sealed, int *park)
 {
 	mcp_server *srv = ctx->sess->srv;
 	size_t slen = strlen(sealed);
@@ -185,11 +198,12 @@ static char *unseal(const mcp_ctx *ctx, const char *sealed)
 	}
 	free(bin);
 	json_object *s = get(c, "s"), *x = get(c, "x");
+	*park = get(c, "k") != NULL;
 	if (json_object_is_type(s, json_type_string) && json_object_is_type(x, json_type_int) &&
 	    json_object_get_int64(x) >= now_ms()) {
 		/* Bound to this request: the same claims, rebuilt here. */
 		json_object *want = state_claims(ctx, json_object_get_string(s),
-						 json_object_get_int64(x));
+						 json_object_get_int64(x), *park);
 		if (json_object_equal(want, c))
 			state = strdup(json_object_get_string(s));
 		json_object_put(want);
@@ -284,12 +298,21 @@ int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const 
 		*why = "Invalid params: inputResponses must be an object";
 		return -1;
 	}
+	int park = 0;
 	if (state) {
 		if (!json_object_is_type(state, json_type_string) ||
-		    !(ctx->state_in = unseal(ctx, json_object_get_string(state)))) {
+		    !(ctx->state_in = unseal(ctx, json_object_get_string(state), &park))) {
 			*why = STATE_INVALID;
 			return -1;
 		}
+	}
+	if (park) {
+		/* A retry for a parked handler: it gets the input, and this
+		 * request answers with what the handler says next. */
+		int rc = mcp_park_resume(ctx, ctx->state_in, responses);
+		if (rc < 0)
+			*why = STATE_INVALID;
+		return rc;
 	}
 	ctx->input_responses = json_object_get(responses);
 	return 0;

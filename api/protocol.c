@@ -264,7 +264,6 @@ int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset)
 	return 0;
 }
 
-static void modern_decorate(mcp_server *srv, const char *method, json_object *result);
 
 static void list_page_view(eng_session *s, json_object *id, json_object *params,
 			   const char *list, const char *key, mcp_registry *r,
@@ -301,7 +300,7 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 		return;
 	}
 	if (v && v->modern)
-		modern_decorate(ms->srv, method, res);
+		mcp_modern_decorate(ms->srv, method, res);
 	eng_session_respond_result(s, id, res);
 }
 
@@ -509,7 +508,7 @@ static void listen_end(mcp_cancel_reason reason, void *arg)
 		eng_obj_add(meta, "io.modelcontextprotocol/subscriptionId",
 				       json_object_get(l->r->id));
 		eng_obj_add(res, "_meta", meta);
-		modern_decorate(srv, "subscriptions/listen", res);
+		mcp_modern_decorate(srv, "subscriptions/listen", res);
 		eng_req_finish_result(l->r, res);
 	} else {
 		eng_req_finish_silent(l->r);
@@ -747,7 +746,7 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 	if (rc == MCP_OK && result) {
 		json_object_put(data);
 		if (ctx->view.modern)
-			modern_decorate(ctx->sess->srv, get_str(r->msg, "method"), result);
+			mcp_modern_decorate(ctx->sess->srv, get_str(r->msg, "method"), result);
 		eng_req_finish_result(r, result);
 		result = NULL;
 	} else if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
@@ -870,8 +869,10 @@ static void run_tools_call(eng_req *r)
 		return;
 	}
 	const char *why = NULL;
-	if (mcp_mrtr_begin(&ctx, params, "tools/call", name, args, &why) != 0) {
-		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
+	int resumed = mcp_mrtr_begin(&ctx, params, "tools/call", name, args, &why);
+	if (resumed != 0) {
+		if (resumed < 0)
+			mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
 		mcp_mrtr_end(&ctx);
 		json_object_put(own_args);
 		mcp_entry_unref(&tool->base);
@@ -943,8 +944,10 @@ static void run_resources_read(eng_req *r)
 	mcp_ctx_begin(&ctx, r, params);
 	mcp_contents out = { .items = json_object_new_array() };
 	const char *why = NULL;
-	if (mcp_mrtr_begin(&ctx, params, "resources/read", uri, NULL, &why) != 0) {
-		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
+	int resumed = mcp_mrtr_begin(&ctx, params, "resources/read", uri, NULL, &why);
+	if (resumed != 0) {
+		if (resumed < 0)
+			mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
 		mcp_mrtr_end(&ctx);
 		json_object_put(out.items);
 		json_object_put(vars);
@@ -1039,12 +1042,17 @@ static void run_prompts_get(eng_req *r)
 	const char *why = NULL;
 	int rc;
 	struct prompt_run pr = { p, &ctx, args, &out };
-	if (mcp_mrtr_begin(&ctx, params, "prompts/get", name, args, &why) != 0)
+	int resumed = mcp_mrtr_begin(&ctx, params, "prompts/get", name, args, &why);
+	if (resumed < 0)
 		rc = MCP_EINVAL;
-	else
+	else if (resumed == 0)
 		rc = mcp_mrtr_run(&ctx, prompt_invoke, prompt_reset, &pr);
+	else
+		rc = MCP_OK; /* answered by the parked handler */
 	json_object *result = NULL;
-	if (why) {
+	if (resumed > 0) {
+		/* nothing more to answer */
+	} else if (why) {
 		out.err.code = MCP_JSONRPC_INVALID_PARAMS;
 		out.err.message = strdup(why);
 	} else if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx))) {
@@ -1056,7 +1064,8 @@ static void run_prompts_get(eng_req *r)
 				       out.messages ? out.messages : json_object_new_array());
 		out.messages = NULL;
 	}
-	mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
+	if (resumed <= 0)
+		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
 	out.err.data = NULL; /* taken by mcp_ctx_end */
 	mcp_rpc_error_clear(&out.err);
 	mcp_mrtr_end(&ctx);
@@ -1235,7 +1244,7 @@ static mcp_view *view_new(json_object *params)
  * in _meta, and caching hints on the cacheable ones.  The hints are
  * conservative: a list can change at any time and a resource may be
  * specific to the caller, so nothing is to be reused without asking. */
-static void modern_decorate(mcp_server *srv, const char *method, json_object *result)
+void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *result)
 {
 	if (!json_object_is_type(result, json_type_object))
 		return;
@@ -1271,7 +1280,7 @@ static void m_discover(eng_session *s, json_object *id)
 	if (srv->instructions)
 		eng_obj_add(res, "instructions",
 				       json_object_new_string(srv->instructions));
-	modern_decorate(srv, "server/discover", res);
+	mcp_modern_decorate(srv, "server/discover", res);
 	eng_session_respond_result(s, id, res);
 }
 

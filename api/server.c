@@ -53,6 +53,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 		return NULL;
 	}
 	pthread_mutex_init(&srv->sess_mu, NULL);
+	mcp_park_init(srv);
 	return srv;
 }
 
@@ -72,6 +73,7 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	mcp_registry_clear(&srv->prompts);
 	pthread_rwlock_destroy(&srv->reg_lock);
 	pthread_mutex_destroy(&srv->sess_mu);
+	mcp_park_destroy(srv);
 	close(srv->wake_fd);
 	free(srv->name);
 	free(srv->version);

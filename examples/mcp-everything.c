@@ -255,7 +255,7 @@ static void usage(FILE *f)
 		"                      [--json] [--max-sessions N] [--stateless]\n"
 		"                      [--allow-host NAME]... [--allow-origin ORIGIN]...\n"
 		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
-		"                      [--state-ttl-ms N]\n");
+		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n");
 }
 
 /* 64 hex digits into 32 bytes; 0, or -1 when malformed. */
@@ -307,6 +307,7 @@ int main(int argc, char **argv)
 	unsigned char state_key[32], state_key_old[32];
 	int have_key = 0, have_key_old = 0;
 	long state_ttl = 0;
+	long max_parked = -1, park_ttl = 60000;
 	const char *allow_host[16], *allow_origin[16];
 	int n_hosts = 0, n_origins = 0;
 
@@ -332,6 +333,12 @@ int main(int argc, char **argv)
 			have_key_old = 1;
 		} else if (strcmp(a, "--state-ttl-ms") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1000, 86400000, &state_ttl))
+				goto bad;
+		} else if (strcmp(a, "--max-parked") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 0, 65536, &max_parked))
+				goto bad;
+		} else if (strcmp(a, "--park-ttl-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, 86400000, &park_ttl))
 				goto bad;
 		} else if (strcmp(a, "--allow-host") == 0 && i + 1 < argc && n_hosts < 16) {
 			allow_host[n_hosts++] = argv[++i];
@@ -377,6 +384,7 @@ int main(int argc, char **argv)
 		mcp_server_set_state_key(srv, state_key, have_key_old ? state_key_old : NULL);
 	if (state_ttl)
 		mcp_server_set_state_ttl(srv, state_ttl);
+	mcp_server_set_parking(srv, max_parked >= 0 ? (int)max_parked : 64, park_ttl);
 	if (bearer)
 		mcp_server_set_http_auth(srv, check_bearer, (void *)bearer);
 	for (int i = 0; i < n_hosts; i++)

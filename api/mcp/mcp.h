@@ -738,13 +738,27 @@ MCP_EXTERN int mcp_server_set_input_rounds(mcp_server *srv, int rounds);
  * default 10 minutes): a client that answers later must start over.
  * MCP_OK, MCP_EINVAL or MCP_ESTATE. */
 MCP_EXTERN int mcp_server_set_state_ttl(mcp_server *srv, int64_t ms);
+/* Parked handlers: how many 2026-07-28 handlers may wait in the blocking
+ * client calls below at once (0..65536, default 64; 0 turns parking off)
+ * and how long each waits for its input, in ms (1..86400000, default 60 s).
+ * Call before the server runs.  MCP_OK, MCP_EINVAL or MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_parking(mcp_server *srv, int max_parked, int64_t ttl_ms);
 
-/* Server-to-client requests.  A 2026-07-28 request cannot be sent any
- * (that era asks through input_required results: see
- * mcp_ctx_require_input, which serves both eras; parking a handler that
- * blocks here is not built yet): these
- * return MCP_ENOTSUP for it, and when the request did not declare the
- * capability, the handler's failure is answered with -32021 naming it.
+/* Server-to-client requests.  For a legacy client each is a real request
+ * over the connection.  A 2026-07-28 request cannot send any; where this
+ * process holds the connection (stdio, mcp_server_start_memory), the
+ * handler is parked instead: its request is answered input_required naming
+ * the one input, the client's retry hands the input over and the call
+ * returns it, and the retry is answered with whatever the handler says
+ * next (another input, or its result).  Up to mcp_server_set_parking()
+ * handlers wait at once (MCP_EBUSY beyond), each at most its TTL per input
+ * (MCP_ETIMEDOUT); a shutdown or a cancel of the waiting retry cancels
+ * them (MCP_ECANCELED).  On stateless HTTP, where each request is its own
+ * connection, nothing can be parked: MCP_ENOTSUP (write the handler with
+ * mcp_ctx_require_input, which serves both eras everywhere).  Only
+ * tools/call, prompts/get and resources/read handlers can be parked.  When
+ * the request did not declare the capability, these return MCP_ENOTSUP and
+ * the handler's failure is answered with -32021 naming it.
  * Each blocks the handler until the client
  * answers, `timeout_ms` passes (< 0: no timeout), the token fires, or the
  * connection closes.  Returns:
