@@ -147,13 +147,26 @@ static int tool_burn(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 static int tool_roots(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)user;
-	int64_t timeout;
-	if (int_arg(args, "timeout_ms", 5000, 0, 3600 * 1000, &timeout, out))
+	int64_t timeout, times, sleep_ms;
+	if (int_arg(args, "timeout_ms", 5000, 0, 3600 * 1000, &timeout, out) ||
+	    int_arg(args, "times", 1, 1, 8, &times, out) ||
+	    int_arg(args, "sleep_ms", 0, 0, 3600 * 1000, &sleep_ms, out))
 		return MCP_EINVAL;
 	json_object *res = NULL;
-	int rc = mcp_ctx_list_roots(ctx, timeout, &res);
-	if (rc == MCP_ECANCELED || rc == MCP_ECLOSED)
+	int rc = MCP_OK;
+	/* Asked `times` times, the last answer kept (a 2026-07-28 client
+	 * sees one input_required per ask). */
+	for (int64_t i = 0; i < times && rc == MCP_OK; i++) {
+		json_object_put(res);
+		res = NULL;
+		rc = mcp_ctx_list_roots(ctx, timeout, &res);
+	}
+	if (rc == MCP_OK && sleep_ms > 0)
+		rc = mcp_ctx_sleep(ctx, sleep_ms);
+	if (rc == MCP_ECANCELED || rc == MCP_ECLOSED) {
+		json_object_put(res);
 		return rc; /* stopped by cancellation or the close: no answer */
+	}
 	if (rc == MCP_OK) {
 		json_object *roots = NULL;
 		json_object_object_get_ex(res, "roots", &roots);
@@ -216,9 +229,11 @@ static const mcp_tool tools[] = {
 			  "\"integer\",\"minimum\":0}}}",
 	  .fn = tool_burn },
 	{ .name = "roots", .title = "Roots",
-	  .description = "Asks the client for its roots (roots/list) and returns them.",
+	  .description = "Asks the client for its roots (roots/list) `times` times, sleeps "
+			 "sleep_ms, and returns the last answer.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"timeout_ms\":{\"type\":"
-			  "\"integer\",\"minimum\":0}}}",
+			  "\"integer\",\"minimum\":0},\"times\":{\"type\":\"integer\",\"minimum\":1,"
+			  "\"maximum\":8},\"sleep_ms\":{\"type\":\"integer\",\"minimum\":0}}}",
 	  .fn = tool_roots },
 	{ .name = "progress", .title = "Progress",
 	  .description = "Reports steps progress notifications, one every interval_ms.",

@@ -475,11 +475,144 @@ def listen_ends_silently_on_eof():
     s.check_invariants()
 
 
+# ---- parked handlers: the blocking client calls of a 2026-07-28 request ----
+
+ROOTS_CAPS = {"roots": {}}
+
+
+def _parked_input(r):
+    """The one input a parked handler asks for: (key, requestState)."""
+    reqs = r.get("inputRequests", {})
+    if len(reqs) != 1:
+        raise Fail(f"a parked handler asks for one input: {r}")
+    key, req = next(iter(reqs.items()))
+    if req.get("method") != "roots/list" or not isinstance(r.get("requestState"), str):
+        raise Fail(f"inputRequests: {r}")
+    return key, r["requestState"]
+
+
+def _retry(s, rid, args, key, answer, state):
+    s.modern(rid, "tools/call", {"name": "roots", "arguments": args,
+                                 "inputResponses": {key: answer}, "requestState": state},
+             _meta=meta(ROOTS_CAPS))
+
+
+def parked_handler_resumed():
+    """A handler blocked in mcp_ctx_list_roots for a 2026-07-28 request is
+    parked: its request is answered input_required, each retry hands the
+    input over and is answered with what the handler says next (asked
+    twice here: input_required again, then the result).  A replayed
+    state, or a retry with other arguments, is -32602."""
+    s = ModernServer("--trace")
+    args = {"times": 2}
+    s.modern(1, "tools/call", {"name": "roots", "arguments": args}, _meta=meta(ROOTS_CAPS))
+    key1, st1 = _parked_input(expect_modern_result_type(s, 1, "input_required"))
+    s.wait_err("started 1")
+    _retry(s, 2, {"times": 3}, key1, {"roots": []}, st1)   # other arguments
+    expect_error(s, 2, -32602)
+    _retry(s, 3, args, key1, {"roots": [{"uri": "file:///a"}]}, st1)
+    key2, st2 = _parked_input(expect_modern_result_type(s, 3, "input_required"))
+    if key2 == key1 or st2 == st1:
+        raise Fail(f"second round reuses the first's key or state: {key2} {st2[:20]}")
+    _retry(s, 4, args, key1, {"roots": []}, st1)            # replay of round 1
+    expect_error(s, 4, -32602)
+    _retry(s, 5, args, key2, {"roots": [{"uri": "file:///b"}]}, st2)
+    r = expect_modern_result_type(s, 5, "complete")
+    if "file:///b" not in r["content"][0]["text"] or r.get("isError"):
+        raise Fail(f"final answer: {r}")
+    s.wait_err("cleanup 1 completed")
+    s.close_stdin()
+    if s.wait_exit()[0] != 0:
+        raise Fail("exit status")
+    s.check_invariants()
+    if any("#park" in line for line in s.err):
+        raise Fail(f"the trace shows an internal key: {[x for x in s.err if '#park' in x]}")
+
+
+def parked_handler_expires():
+    """A parked handler waits its TTL for the input, then its call fails
+    (MCP_ETIMEDOUT) and a late retry is -32602; nothing more is written
+    for the first request."""
+    s = ModernServer("--trace", "--park-ttl-ms", "200")
+    s.modern(1, "tools/call", {"name": "roots", "arguments": {}}, _meta=meta(ROOTS_CAPS))
+    key, st = _parked_input(expect_modern_result_type(s, 1, "input_required"))
+    s.wait_err("cleanup 1 completed")
+    _retry(s, 2, {}, key, {"roots": []}, st)
+    expect_error(s, 2, -32602)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+    if len([m for m in s.msgs if isinstance(m, dict) and m.get("id") == 1]) != 1:
+        raise Fail("request 1 answered more than once")
+
+
+def parked_handlers_cap():
+    """With --max-parked 1 a second handler cannot park: its call fails
+    (MCP_EBUSY, the tool reports it) while the first still resumes."""
+    s = ModernServer("--max-parked", "1")
+    s.modern(1, "tools/call", {"name": "roots", "arguments": {}}, _meta=meta(ROOTS_CAPS))
+    key, st = _parked_input(expect_modern_result_type(s, 1, "input_required"))
+    s.modern(2, "tools/call", {"name": "roots", "arguments": {}}, _meta=meta(ROOTS_CAPS))
+    r = expect_modern_result_type(s, 2, "complete")
+    if not r.get("isError") or "roots/list failed" not in r["content"][0]["text"]:
+        raise Fail(f"second handler: {r}")
+    _retry(s, 3, {}, key, {"roots": [{"uri": "file:///c"}]}, st)
+    r = expect_modern_result_type(s, 3, "complete")
+    if "file:///c" not in r["content"][0]["text"]:
+        raise Fail(f"resumed: {r}")
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
+def parked_handlers_cancelled_on_shutdown():
+    """End of input with parked handlers: each is cancelled like any
+    other request (transport_closed), nothing more is written, and the
+    process exits 0."""
+    s = ModernServer("--trace", "--grace-ms", "3000")
+    for rid in (1, 2, 3):
+        s.modern(rid, "tools/call", {"name": "roots", "arguments": {}}, _meta=meta(ROOTS_CAPS))
+        expect_modern_result_type(s, rid, "input_required")
+    s.close_stdin()
+    code, _ = s.wait_exit()
+    if code != 0:
+        raise Fail(f"exit {code}")
+    for rid in (1, 2, 3):
+        if f"cleanup {rid} transport_closed" not in s.err:
+            raise Fail(f"trace for {rid}: {s.err[-6:]}")
+    if len(s.msgs) != 3:
+        raise Fail(f"written after the close: {s.msgs[3:]}")
+    s.check_invariants()
+
+
+def parked_retry_cancelled():
+    """The client cancels the retry that is waiting for the resumed
+    handler: nothing is written for the retry, and the parked handler is
+    cancelled too (peer_cancelled)."""
+    s = ModernServer("--trace")
+    args = {"sleep_ms": 60000}
+    s.modern(1, "tools/call", {"name": "roots", "arguments": args}, _meta=meta(ROOTS_CAPS))
+    key, st = _parked_input(expect_modern_result_type(s, 1, "input_required"))
+    _retry(s, 2, args, key, {"roots": []}, st)
+    s.wait_err("started 2")
+    time.sleep(0.1)
+    s.cancel(2)
+    s.wait_err("cleanup 1 peer_cancelled")
+    s.wait_err("cleanup 2 peer_cancelled")
+    s.none_for(lambda m: m.get("id") == 2, 0.3, "answer after cancel")
+    s.modern(3, "tools/call", {"name": "echo", "arguments": {"text": "after"}})
+    expect_modern_result(s, 3)
+    s.close_stdin()
+    s.wait_exit()
+    s.check_invariants()
+
+
 SCENARIOS = [listen_streams, listen_ends_silently_on_eof, probe_then_fallback, modern_without_initialize, envelope_ladder,
              cancel_modern_request, logging_by_request, capabilities_by_request,
              resource_not_found_per_era, eof_with_modern_handler, input_required_round_trip,
              sealed_request_state, state_expiry_and_key_rotation, legacy_bridge,
-             input_required_on_a_prompt]
+             input_required_on_a_prompt, parked_handler_resumed, parked_handler_expires,
+             parked_handlers_cap, parked_handlers_cancelled_on_shutdown, parked_retry_cancelled]
 
 
 def main(argv):
