@@ -816,7 +816,9 @@ int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms, json_object *
 	if (rc != MCP_OK) {
 		eng_pending_remove(&s->pending, p);
 		eng_pending_unref(p);
-		return rc;
+		/* The output failed: the shutdown it started is on its way to
+		 * this token; the handler hears the reason now. */
+		return rc == MCP_ECLOSED ? eng_req_closed(r) : rc;
 	}
 
 	int64_t deadline = timeout_ms < 0 ? ENG_NO_DEADLINE

@@ -29,6 +29,10 @@ def short(line, limit=160):
     return line if len(line) <= limit else line[:limit] + " ..."
 
 
+# A sanitizer build reports on the server's stderr; any report fails.
+SAN_PATTERNS = ("ERROR: AddressSanitizer", "WARNING: ThreadSanitizer", "ERROR: LeakSanitizer",
+                "runtime error:", "UndefinedBehaviorSanitizer")
+
 class Fail(Exception):
     pass
 
@@ -186,9 +190,13 @@ class Server:
         return code, took
 
     def check_invariants(self):
-        """DESIGN.md invariants 1-3 on everything printed."""
+        """DESIGN.md invariants 1-3 on everything printed, and no sanitizer
+        report on stderr."""
         with self.cv:
             lines, msgs = list(self.lines), list(self.msgs)
+            san = [ln for ln in self.err if any(p in ln for p in SAN_PATTERNS)]
+        if san:
+            raise Fail(f"sanitizer report on stderr: {san[0]}")
         answers = {}
         for (_, raw), m in zip(lines, msgs):
             if m is None or not isinstance(m, (dict, list)):

@@ -340,7 +340,11 @@ def state_expiry_and_key_rotation():
         st = expect_modern_result_type(s, 1, "input_required")["requestState"]
         return s, st
 
-    a, st = first_state("--state-key", k1, "--state-ttl-ms", "1000")
+    # The TTL leaves room for four server starts on a slow (sanitizer)
+    # build; the expiry is checked after it has surely passed.
+    ttl = 6.0
+    a, st = first_state("--state-key", k1, "--state-ttl-ms", str(int(ttl * 1000)))
+    issued = time.monotonic()
     for args, ok in ((("--state-key", k1), True), (("--state-key", k2, "--state-key-old", k1), True),
                      (("--state-key", k2), False), ((), False)):
         b = ModernServer(*args)
@@ -355,7 +359,7 @@ def state_expiry_and_key_rotation():
         b.close_stdin()
         b.wait_exit()
         b.check_invariants()
-    time.sleep(1.2)
+    time.sleep(max(0.0, issued + ttl + 0.3 - time.monotonic()))
     a.modern(3, "tools/call", dict(tool, requestState=st, inputResponses=answer), _meta=meta(caps))
     expect_error(a, 3, -32602)  # expired
     a.close_stdin()
