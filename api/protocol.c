@@ -764,6 +764,15 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 				     rc == MCP_OK ? "out of memory" : mcp_strerror(rc), NULL);
 	}
 	json_object_put(result);
+	/* The reason read above may predate a peer cancel that won the
+	 * outcome in the meantime (it decides first, then fires the token):
+	 * the trace names what happened, not what the handler saw. */
+	int outcome = atomic_load(&r->outcome);
+	if (outcome == ENG_OUT_SUPPRESSED)
+		why = mcp_cancel_reason_name(MCP_CANCEL_PEER);
+	else if (outcome != ENG_OUT_RESPONDED && !r->sink && strcmp(why, "completed") == 0 &&
+		 eng_token_reason(&r->token) != MCP_CANCEL_NONE)
+		why = mcp_cancel_reason_name((mcp_cancel_reason)eng_token_reason(&r->token));
 	/* Traced once the request has its outcome and has left the in-flight
 	 * table: from "cleanup" on, its id may be reused (P5). */
 	trace(ctx->sess->srv, "cleanup", r, why);

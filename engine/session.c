@@ -458,8 +458,10 @@ static void release_batch(eng_req *r, json_object *answer)
 
 static void count_cancel(eng_req *r)
 {
+	/* A peer cancel decides the outcome before it fires the token: the
+	 * outcome says what the reason may not say yet. */
 	int reason = eng_token_reason(&r->token);
-	if (reason == MCP_CANCEL_PEER)
+	if (reason == MCP_CANCEL_PEER || atomic_load(&r->outcome) == ENG_OUT_SUPPRESSED)
 		atomic_fetch_add(&r->sess->stats->cancelled_peer, 1);
 	else if (reason != MCP_CANCEL_NONE)
 		atomic_fetch_add(&r->sess->stats->cancelled_transport, 1);
