@@ -938,21 +938,14 @@ static enum MHD_Result start_sse(struct MHD_Connection *conn, stream *st, const 
 	return rc;
 }
 
-static json_object *jget(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-	json_object_object_get_ex(o, k, &v);
-	return v;
-}
-
 /* Checks what the engine would refuse without an id to answer to; those
  * must be answered here, or the POST would wait forever. */
 static const char *envelope_problem(json_object *m)
 {
-	json_object *v = jget(m, "jsonrpc");
+	json_object *v = mcp_get(m, "jsonrpc");
 	if (!json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0"))
 		return "Invalid Request: \\\"jsonrpc\\\" must be \\\"2.0\\\"";
-	json_object *method = jget(m, "method");
+	json_object *method = mcp_get(m, "method");
 	json_object *id = NULL;
 	int has_id = json_object_object_get_ex(m, "id", &id);
 	if (!method)
@@ -1122,9 +1115,9 @@ static const char *modern_headers_problem(http_server *h, struct MHD_Connection 
 		return p;
 	const char *name = NULL;
 	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
-		name = json_object_get_string(jget(params, "name"));
+		name = json_object_get_string(mcp_get(params, "name"));
 	else if (strcmp(method, "resources/read") == 0)
-		name = json_object_get_string(jget(params, "uri"));
+		name = json_object_get_string(mcp_get(params, "uri"));
 	if ((p = header_matches(conn, "Mcp-Name", name,
 				"Header mismatch: Mcp-Name must equal params.name (or params.uri)")))
 		return p;
@@ -1134,14 +1127,14 @@ static const char *modern_headers_problem(http_server *h, struct MHD_Connection 
 		(mcp_tool_entry *)mcp_registry_find(h->srv, &h->srv->tools, name);
 	if (!tool)
 		return NULL; /* answered by the handler's lookup */
-	json_object *props = jget(tool->input_schema, "properties");
-	json_object *args = jget(params, "arguments");
+	json_object *props = mcp_get(tool->input_schema, "properties");
+	json_object *args = mcp_get(params, "arguments");
 	p = NULL;
 	if (json_object_is_type(props, json_type_object)) {
 		json_object_object_foreach(props, key, schema)
 		{
-			json_object *suffix = jget(schema, "x-mcp-header");
-			json_object *arg = jget(args, key);
+			json_object *suffix = mcp_get(schema, "x-mcp-header");
+			json_object *arg = mcp_get(args, key);
 			if (!json_object_is_type(suffix, json_type_string) || !arg)
 				continue;
 			char hname[160], buf[64];
@@ -1282,8 +1275,8 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 		return reply_rpc_error(conn, MHD_HTTP_BAD_REQUEST, MCP_JSONRPC_INVALID_REQUEST,
 				       problem);
 	}
-	json_object *method = jget(m, "method");
-	json_object *id = jget(m, "id");
+	json_object *method = mcp_get(m, "method");
+	json_object *id = mcp_get(m, "id");
 	int is_request = method && id;
 	int is_init = is_request && strcmp(json_object_get_string(method), "initialize") == 0;
 	char route[256] = "";
@@ -1294,13 +1287,13 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 	/* 2026-07-28: a request without a session (not an initialize) is
 	 * served from its own _meta, after the ladder of checks whose errors
 	 * carry HTTP statuses of their own. */
-	json_object *params = jget(m, "params");
-	json_object *meta = jget(params, "_meta");
-	if (jget(meta, MCP_META_VERSION) || jget(meta, MCP_META_CAPS))
+	json_object *params = mcp_get(m, "params");
+	json_object *meta = mcp_get(params, "_meta");
+	if (mcp_get(meta, MCP_META_VERSION) || mcp_get(meta, MCP_META_CAPS))
 		is_init = 0; /* a 2026-07-28 "initialize": -32601 below */
 	int modern = !header(conn, "Mcp-Session-Id") && !is_init && method &&
-		     (!h->srv->http_stateless || jget(meta, MCP_META_VERSION) ||
-		      jget(meta, MCP_META_CAPS));
+		     (!h->srv->http_stateless || mcp_get(meta, MCP_META_VERSION) ||
+		      mcp_get(meta, MCP_META_CAPS));
 	int want_sse = 0;
 	if (modern && is_request) {
 		const char *message = NULL;
@@ -1318,7 +1311,7 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *conn, 
 			return rc;
 		}
 		/* Streamed only when there is something to stream first. */
-		want_sse = jget(meta, "progressToken") || jget(meta, MCP_META_LOG) ||
+		want_sse = mcp_get(meta, "progressToken") || mcp_get(meta, MCP_META_LOG) ||
 			   strcmp(json_object_get_string(method), "subscriptions/listen") == 0;
 	}
 	json_object_put(m);

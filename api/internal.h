@@ -258,6 +258,9 @@ void mcp_registry_clear(mcp_registry *r);
 
 char *mcp_strdup_opt(const char *s, int *failed);
 json_object *mcp_json_copy(json_object *o);
+/* The member `key` of `o` (borrowed), or NULL when `o` is not an object
+ * (NULL included) or has no such member. */
+json_object *mcp_get(json_object *o, const char *key);
 void mcp_json_add_str(json_object *o, const char *key, const char *value);
 /* 32 lowercase hex digits from the kernel's CSPRNG (session and task ids). */
 void mcp_random_hex(char out[33]);

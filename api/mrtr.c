@@ -33,12 +33,6 @@
 #define STATE_MAX (64 * 1024)          /* longest handler state */
 #define STATE_INVALID "Invalid params: requestState is not valid for this request"
 
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
 int mcp_state_key_init(mcp_server *srv)
 {
 	if (sodium_init() < 0)
@@ -197,8 +191,8 @@ static char *unseal(const mcp_ctx *ctx, const char *sealed, int *park)
 			c = open_with(bin, blen, srv->state_key_old);
 	}
 	free(bin);
-	json_object *s = get(c, "s"), *x = get(c, "x");
-	*park = get(c, "k") != NULL;
+	json_object *s = mcp_get(c, "s"), *x = mcp_get(c, "x");
+	*park = mcp_get(c, "k") != NULL;
 	if (json_object_is_type(s, json_type_string) && json_object_is_type(x, json_type_int) &&
 	    json_object_get_int64(x) >= now_ms()) {
 		/* Bound to this request: the same claims, rebuilt here. */
@@ -259,7 +253,7 @@ MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *
 
 MCP_EXTERN json_object *mcp_ctx_input_response(mcp_ctx *ctx, const char *key)
 {
-	json_object *v = ctx && key ? get(ctx->input_responses, key) : NULL;
+	json_object *v = ctx && key ? mcp_get(ctx->input_responses, key) : NULL;
 	return json_object_is_type(v, json_type_object) ? v : NULL;
 }
 
@@ -292,8 +286,8 @@ int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const 
 	ctx->mrtr_args = args;
 	if (!ctx->view.modern)
 		return 0; /* legacy clients never send these */
-	json_object *responses = get(params, "inputResponses");
-	json_object *state = get(params, "requestState");
+	json_object *responses = mcp_get(params, "inputResponses");
+	json_object *state = mcp_get(params, "requestState");
 	if (responses && !json_object_is_type(responses, json_type_object)) {
 		*why = "Invalid params: inputResponses must be an object";
 		return -1;
@@ -322,8 +316,8 @@ int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const 
  * MCP_E* code. */
 static int ask_client(mcp_ctx *ctx, json_object *req, json_object **answer)
 {
-	json_object *m = get(req, "method");
-	json_object *p = get(req, "params");
+	json_object *m = mcp_get(req, "method");
+	json_object *p = mcp_get(req, "params");
 	const char *method = json_object_get_string(m);
 	if (strcmp(method, "roots/list") == 0)
 		return mcp_ctx_list_roots(ctx, -1, answer);

@@ -64,12 +64,6 @@ struct mcp_park {
 	int answered;
 };
 
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
 static void park_unref(mcp_park *p)
 {
 	if (atomic_fetch_sub(&p->refs, 1) != 1)
@@ -122,7 +116,7 @@ static void park_sink(eng_req *r, json_object *msg, void *arg)
 	(void)r;
 	mcp_park *p = arg;
 	json_object *out = NULL;
-	json_object *res = get(msg, "result"), *err = get(msg, "error");
+	json_object *res = mcp_get(msg, "result"), *err = mcp_get(msg, "error");
 	if (res || err) {
 		/* A deep copy: json-c's reference counts are not atomic, and
 		 * the message shares the id with the owner's request. */
@@ -231,7 +225,7 @@ static int wait_input(mcp_ctx *ctx, mcp_park *p, const char *key, int64_t timeou
 		return reason != MCP_CANCEL_NONE ? MCP_ECANCELED : MCP_ETIMEDOUT;
 	}
 	/* resp came over as a private copy: this thread owns all of it. */
-	json_object *v = get(resp, key);
+	json_object *v = mcp_get(resp, key);
 	int rc = MCP_EPROTO;
 	if (json_object_is_type(v, json_type_object)) {
 		*result = json_object_get(v);
@@ -388,12 +382,12 @@ int mcp_park_resume(mcp_ctx *ctx, const char *state, json_object *responses)
 		return 1;
 	}
 	park_unref(p);
-	json_object *res = get(h.out, "result"), *err = get(h.out, "error");
+	json_object *res = mcp_get(h.out, "result"), *err = mcp_get(h.out, "error");
 	if (res) {
 		mcp_ctx_end(ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
 	} else if (err) {
-		json_object *code = get(err, "code"), *data = get(err, "data");
-		const char *message = json_object_get_string(get(err, "message"));
+		json_object *code = mcp_get(err, "code"), *data = mcp_get(err, "data");
+		const char *message = json_object_get_string(mcp_get(err, "message"));
 		mcp_ctx_end(ctx, MCP_EREMOTE, NULL,
 			    code ? json_object_get_int(code) : MCP_JSONRPC_INTERNAL_ERROR,
 			    message ? message : "error", json_object_get(data));

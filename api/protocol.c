@@ -15,17 +15,9 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-	if (o && json_object_object_get_ex(o, key, &v))
-		return v;
-	return NULL;
-}
-
 static const char *get_str(json_object *o, const char *key)
 {
-	json_object *v = get(o, key);
+	json_object *v = mcp_get(o, key);
 	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
@@ -141,7 +133,7 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 					  NULL);
 		return;
 	}
-	json_object *caps = get(params, "capabilities");
+	json_object *caps = mcp_get(params, "capabilities");
 	if (caps && !json_object_is_type(caps, json_type_object)) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
 					  "Invalid params: capabilities must be an object", NULL);
@@ -158,7 +150,7 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 	int rev = mcp_revision_index(asked);
 	ms->rev = rev >= 0 && rev < MCP_REV_LEGACY_COUNT ? rev : MCP_REV_LEGACY_COUNT - 1;
 	ms->client_caps = caps ? json_object_get(caps) : json_object_new_object();
-	json_object *info = get(params, "clientInfo");
+	json_object *info = mcp_get(params, "clientInfo");
 	ms->client_info = info ? json_object_get(info) : NULL;
 
 	mcp_server *srv = ms->srv;
@@ -273,7 +265,7 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	mcp_sess *ms = sess_of(s);
 	int rev = v ? v->rev : ms->rev;
 	size_t offset = 0;
-	json_object *jc = get(params, "cursor");
+	json_object *jc = mcp_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(json_object_get_string(jc), list, &offset) != 0)) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
@@ -520,7 +512,7 @@ static void listen_end(mcp_cancel_reason reason, void *arg)
 
 static int filter_flag(json_object *filter, const char *key)
 {
-	json_object *v = get(filter, key);
+	json_object *v = mcp_get(filter, key);
 	return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
@@ -528,8 +520,8 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 		     mcp_view *v)
 {
 	mcp_server *srv = sess_of(s)->srv;
-	json_object *filter = get(params, "notifications");
-	json_object *uris = get(filter, "resourceSubscriptions");
+	json_object *filter = mcp_get(params, "notifications");
+	json_object *uris = mcp_get(filter, "resourceSubscriptions");
 	if (!json_object_is_type(filter, json_type_object) ||
 	    (uris && !json_object_is_type(uris, json_type_array))) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
@@ -712,7 +704,7 @@ void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 		ctx->view.rev = ctx->sess->rev;
 		ctx->view.caps = ctx->sess->client_caps;
 	}
-	json_object *pt = get(get(params, "_meta"), "progressToken");
+	json_object *pt = mcp_get(mcp_get(params, "_meta"), "progressToken");
 	if (pt && (json_object_is_type(pt, json_type_string) ||
 		   json_object_is_type(pt, json_type_int)))
 		ctx->progress_token = pt;
@@ -828,9 +820,9 @@ static void run_tools_call(eng_req *r)
 {
 	mcp_sess *ms = sess_of(r->sess);
 	int rev = req_rev(r);
-	json_object *params = get(r->msg, "params");
+	json_object *params = mcp_get(r->msg, "params");
 	const char *name = get_str(params, "name");
-	json_object *args = get(params, "arguments");
+	json_object *args = mcp_get(params, "arguments");
 
 	if (!name) {
 		finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
@@ -853,7 +845,7 @@ static void run_tools_call(eng_req *r)
 
 	/* Task augmentation (2025-11-25), per the tool's taskSupport. */
 	/* (2026-07-28 moved tasks to an extension, not served yet.) */
-	json_object *task = rev >= MCP_REV_2025_11_25 && !req_modern(r) ? get(params, "task") : NULL;
+	json_object *task = rev >= MCP_REV_2025_11_25 && !req_modern(r) ? mcp_get(params, "task") : NULL;
 	if ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
 	    (!task && tool->task_support == MCP_TASKS_REQUIRED && rev >= MCP_REV_2025_11_25)) {
 		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
@@ -930,7 +922,7 @@ static void run_resources_read(eng_req *r)
 {
 	mcp_sess *ms = sess_of(r->sess);
 	mcp_server *srv = ms->srv;
-	json_object *params = get(r->msg, "params");
+	json_object *params = mcp_get(r->msg, "params");
 	const char *uri = get_str(params, "uri");
 	if (!uri || !uri_valid(uri)) {
 		finish_invalid(r, "Invalid params: uri must be a URI string", NULL);
@@ -1012,9 +1004,9 @@ static void prompt_reset(void *arg)
 static void run_prompts_get(eng_req *r)
 {
 	mcp_sess *ms = sess_of(r->sess);
-	json_object *params = get(r->msg, "params");
+	json_object *params = mcp_get(r->msg, "params");
 	const char *name = get_str(params, "name");
-	json_object *args = get(params, "arguments");
+	json_object *args = mcp_get(params, "arguments");
 	if (!name) {
 		finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
 		return;
@@ -1032,7 +1024,7 @@ static void run_prompts_get(eng_req *r)
 		return;
 	}
 	for (size_t i = 0; i < p->nargs; i++) {
-		json_object *v = get(args, p->args[i].name);
+		json_object *v = mcp_get(args, p->args[i].name);
 		if (p->args[i].required && !json_object_is_type(v, json_type_string)) {
 			char msg[160];
 			snprintf(msg, sizeof msg, "Invalid params: missing required argument %.100s",
@@ -1088,9 +1080,9 @@ static void run_complete(eng_req *r)
 {
 	mcp_sess *ms = sess_of(r->sess);
 	mcp_server *srv = ms->srv;
-	json_object *params = get(r->msg, "params");
-	json_object *ref = get(params, "ref");
-	json_object *arg = get(params, "argument");
+	json_object *params = mcp_get(r->msg, "params");
+	json_object *ref = mcp_get(params, "ref");
+	json_object *arg = mcp_get(params, "argument");
 	const char *type = get_str(ref, "type");
 	const char *arg_name = get_str(arg, "name");
 	const char *value = get_str(arg, "value");
@@ -1124,7 +1116,7 @@ static void run_complete(eng_req *r)
 		finish_invalid(r, "Invalid params: unknown completion reference", NULL);
 		return;
 	}
-	json_object *context = get(get(params, "context"), "arguments");
+	json_object *context = mcp_get(mcp_get(params, "context"), "arguments");
 	json_object *own_ctx = NULL;
 	if (!json_object_is_type(context, json_type_object))
 		context = own_ctx = json_object_new_object();
@@ -1188,10 +1180,10 @@ int mcp_modern_check(const char *method, json_object *params, const char *header
 		     const char **message, json_object **data)
 {
 	*data = NULL;
-	json_object *meta = get(params, "_meta");
-	json_object *pv = get(meta, MCP_META_VERSION);
-	json_object *caps = get(meta, MCP_META_CAPS);
-	json_object *level = get(meta, MCP_META_LOG);
+	json_object *meta = mcp_get(params, "_meta");
+	json_object *pv = mcp_get(meta, MCP_META_VERSION);
+	json_object *caps = mcp_get(meta, MCP_META_CAPS);
+	json_object *level = mcp_get(meta, MCP_META_LOG);
 	if (!json_object_is_type(pv, json_type_string) ||
 	    !json_object_is_type(caps, json_type_object)) {
 		*message = "Invalid params: a request without a session needs _meta with "
@@ -1240,10 +1232,10 @@ static mcp_view *view_new(json_object *params)
 	mcp_view *v = calloc(1, sizeof *v);
 	if (!v)
 		return NULL;
-	json_object *meta = get(params, "_meta");
+	json_object *meta = mcp_get(params, "_meta");
 	v->modern = 1;
 	v->rev = MCP_REV_2026_07_28;
-	v->caps = json_object_get(get(meta, MCP_META_CAPS));
+	v->caps = json_object_get(mcp_get(meta, MCP_META_CAPS));
 	const char *level = get_str(meta, MCP_META_LOG);
 	v->log_level = level ? log_level_from_name(level) : -1;
 	return v;
@@ -1257,9 +1249,9 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 {
 	if (!json_object_is_type(result, json_type_object))
 		return;
-	if (!get(result, "resultType"))
+	if (!mcp_get(result, "resultType"))
 		eng_obj_add(result, "resultType", json_object_new_string("complete"));
-	json_object *meta = get(result, "_meta");
+	json_object *meta = mcp_get(result, "_meta");
 	if (!json_object_is_type(meta, json_type_object)) {
 		meta = json_object_new_object();
 		eng_obj_add(result, "_meta", meta);
@@ -1398,8 +1390,8 @@ static const method *find_method(const char *name)
 static void on_request(eng_session *s, json_object *msg, json_object *id,
 		       const char *method_name, json_object *params)
 {
-	json_object *meta = get(params, "_meta");
-	if (sess_of(s)->stateless_only || get(meta, MCP_META_VERSION) || get(meta, MCP_META_CAPS)) {
+	json_object *meta = mcp_get(params, "_meta");
+	if (sess_of(s)->stateless_only || mcp_get(meta, MCP_META_VERSION) || mcp_get(meta, MCP_META_CAPS)) {
 		modern_request(s, msg, id, method_name, params);
 		return;
 	}
@@ -1442,7 +1434,7 @@ static void on_notification(eng_session *s, json_object *msg, const char *name,
 {
 	mcp_sess *ms = sess_of(s);
 	if (strcmp(name, "notifications/cancelled") == 0) {
-		eng_session_cancel_peer(s, get(params, "requestId"));
+		eng_session_cancel_peer(s, mcp_get(params, "requestId"));
 	} else if (strcmp(name, "notifications/initialized") == 0) {
 		int expect = MCP_SESS_INITIALIZING;
 		atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_READY);

@@ -27,6 +27,12 @@ json_object *mcp_json_copy(json_object *o)
 	return c;
 }
 
+json_object *mcp_get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
 void mcp_json_add_str(json_object *o, const char *key, const char *value)
 {
 	if (value)
