@@ -14,7 +14,11 @@ mkdir -p "$out/logs"
 
 command -v valgrind >/dev/null 2>&1 || { echo "SKIP: valgrind not installed"; exit 77; }
 
-VG_OPTS="-q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 \
+# valgrind runs one thread at a time; --fair-sched=yes hands the lock
+# round-robin, so a spinning handler cannot starve the reader for its whole
+# run (with the default, unfair lock, cancel_handler_ignoring_token saw its
+# spin end before the reader read the next request).
+VG_OPTS="-q --fair-sched=yes --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 \
 --show-leak-kinds=definite --num-callers=30"
 
 # The wrapper the scenarios start as "the fixture binary": libtool finds
