@@ -55,7 +55,8 @@ struct mcp_park {
 	char id[33];
 	mcp_server *srv;
 	eng_req *owner;          /* counted: the parked handler's request */
-	int rounds;              /* inputs asked for so far */
+	int rounds;              /* inputs asked for so far (written by the
+				    handler under srv->park_mu) */
 	/* Under srv->park_mu: */
 	struct park_host *host;  /* the retry waiting for the next output */
 	int linked;              /* in the table: a retry can find it */
@@ -267,7 +268,10 @@ int mcp_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t
 		eng_req_ref(r);
 		atomic_init(&p->refs, 1);
 	}
+	/* Retries read the round under the lock; only this thread writes it. */
+	pthread_mutex_lock(&srv->park_mu);
 	p->rounds++;
+	pthread_mutex_unlock(&srv->park_mu);
 	char key[32];
 	snprintf(key, sizeof key, "input-%d", p->rounds);
 	json_object *ir = NULL;
