@@ -411,6 +411,13 @@ struct eng_session {
 	/* parse-error rate limit (reader thread only) */
 	double perr_tokens;
 	int64_t perr_last_ns;
+	/* Requests whose last reference went away on another thread while
+	 * the reader runs: a stack (linked by qnext) that the reader frees.
+	 * The reader allocated them, and a free on the allocating thread
+	 * neither takes another thread's malloc arena lock nor leaves the
+	 * reader's own cache empty (eng_req_unref). */
+	_Atomic(eng_req *) reap_stack;
+	_Atomic int reaping;         /* the reader frees reap_stack */
 };
 
 eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,

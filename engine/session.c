@@ -49,10 +49,11 @@ void eng_req_ref(eng_req *r)
 	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 }
 
-void eng_req_unref(eng_req *r)
+/* The reader of the session whose loop runs on this thread, if any. */
+static __thread eng_session *tl_reader;
+
+static void req_free(eng_req *r)
 {
-	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
-		return;
 	if (r->free_proto && r->proto)
 		r->free_proto(r->proto);
 	eng_token_destroy(&r->token);
@@ -65,6 +66,43 @@ void eng_req_unref(eng_req *r)
 	free(r->client_key);
 	eng_session *s = r->sess;
 	free(r);
+	eng_session_unref(s);
+}
+
+/* Frees what other threads left to the reader. */
+static void reap(eng_session *s)
+{
+	eng_req *r = atomic_exchange(&s->reap_stack, NULL);
+	while (r) {
+		eng_req *next = r->qnext;
+		req_free(r);
+		r = next;
+	}
+}
+
+void eng_req_unref(eng_req *r)
+{
+	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	eng_session *s = r->sess;
+	if (tl_reader == s || !atomic_load_explicit(&s->reaping, memory_order_relaxed)) {
+		req_free(r);
+		return;
+	}
+	/* A request and its tree come from the reader's heap: on a worker or
+	 * the writer, freeing them here means the reader's arena lock for
+	 * every one of a few dozen blocks, against the reader's own
+	 * allocations.  Hand them back instead.  The extra session reference
+	 * covers the window between the push and the check below. */
+	eng_session_ref(s);
+	eng_req *head = atomic_load_explicit(&s->reap_stack, memory_order_relaxed);
+	do
+		r->qnext = head;
+	while (!atomic_compare_exchange_weak(&s->reap_stack, &head, r));
+	/* The reader stores reaping = 0 before its last reap: whichever of
+	 * us comes second sees the other's write, so nothing is left behind. */
+	if (!atomic_load(&s->reaping))
+		reap(s);
 	eng_session_unref(s);
 }
 
@@ -1198,12 +1236,19 @@ static void session_shutdown(eng_session *s, int reason)
 int eng_session_run(eng_session *s)
 {
 	int reason = MCP_CANCEL_TRANSPORT_CLOSED;
+	eng_session *outer = tl_reader;
+	tl_reader = s;
+	atomic_store(&s->reaping, 1);
 	for (;;) {
 		const char *line;
 		size_t len;
 		int rc = s->tp->ops->recv(s->tp, &line, &len);
 		if (rc == TP_LINE) {
 			dispatch_line(s, line, len);
+			/* After the hand-off, not before: the frees overlap the
+			 * worker's run instead of delaying this request. */
+			if (atomic_load_explicit(&s->reap_stack, memory_order_relaxed))
+				reap(s);
 		} else if (rc == TP_BADUTF8) {
 			parse_error(s, "Parse error: invalid UTF-8");
 		} else if (rc == TP_TOOLONG) {
@@ -1221,5 +1266,8 @@ int eng_session_run(eng_session *s)
 		}
 	}
 	session_shutdown(s, reason);
+	atomic_store(&s->reaping, 0);
+	reap(s);
+	tl_reader = outer;
 	return MCP_OK;
 }
