@@ -1429,6 +1429,21 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 	eng_session_submit(s, msg, id, m->on_worker, NULL, NULL);
 }
 
+/* A plain request routed from its raw line (no "_meta" in its params, so
+ * not a 2026-07-28 request): what on_request would submit, or NULL when
+ * on_request must see it. */
+static void (*raw_route(eng_session *s, const char *method_name))(eng_req *r)
+{
+	if (sess_of(s)->stateless_only)
+		return NULL;
+	const method *m = find_method(method_name);
+	if (!m || m->on_reader || !m->on_worker)
+		return NULL;
+	if (!(m->flags & M_ANY_STATE) && atomic_load(&sess_of(s)->state) == MCP_SESS_NEW)
+		return NULL;
+	return m->on_worker;
+}
+
 static void on_notification(eng_session *s, json_object *msg, const char *name,
 			    json_object *params)
 {
@@ -1526,6 +1541,7 @@ static void on_free(eng_session *s)
 
 const eng_proto mcp_protocol = {
 	.on_request = on_request,
+	.raw_route = raw_route,
 	.on_notification = on_notification,
 	.batches_allowed = batches_allowed,
 	.cancel_notification = cancel_notification,

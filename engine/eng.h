@@ -168,6 +168,8 @@ struct eng_req {
 	eng_batch *batch;         /* non-NULL inside a JSON-RPC batch */
 	void (*run)(eng_req *r);  /* runs on a worker */
 	void *proto;              /* protocol layer's per-request data */
+	int parsed_here;          /* msg was built by the worker running it
+				     (from raw), which also frees it */
 	int started;              /* handler began (for counters) */
 	int finished;             /* an eng_req_finish_* ran */
 	/* Set by eng_req_detach: the final answer goes here, not to the wire
@@ -374,6 +376,12 @@ typedef struct eng_proto {
 	json_object *(*cancel_notification)(int64_t id, const char *reason);
 	/* The session is being destroyed: free `proto` data. */
 	void (*on_free)(eng_session *s);
+	/* Optional, on the reader: for a request whose envelope was read from
+	 * the raw line (eng_json_envelope), the function to run it on a
+	 * worker exactly as on_request would have submitted it, with no
+	 * protocol data; NULL when on_request must see its tree (answered on
+	 * the reader, refused, or anything else). */
+	void (*(*raw_route)(eng_session *s, const char *method))(eng_req *r);
 } eng_proto;
 
 typedef struct eng_limits {
@@ -514,5 +522,22 @@ enum {
 /* One pass over `len` bytes at `line`; no allocation, reader thread only
  * by convention (it has no state). */
 unsigned eng_json_precheck(const char *line, size_t len);
+
+/* A plain request's envelope, read from its raw line (envelope.c). */
+typedef struct eng_envelope {
+	char method[64];     /* NUL-terminated; no escapes in the line */
+	const char *id;      /* the id's JSON text in the line, as eng_json_dup
+				would write it back */
+	size_t id_len;
+	int id_is_string;
+} eng_envelope;
+/* 1 when the line is certainly a request json-c reads as an object with
+ * exactly "jsonrpc": "2.0", an integer or string "id", a "method" and
+ * maybe an object "params" holding no "_meta", all plain enough that the
+ * reader may route it from `env` alone and leave the parse to the
+ * worker.  0 for anything else, valid or not: that line takes the
+ * ordinary path.  Nesting deeper than max_depth - 2 gives 0.  No
+ * allocation; `env` is filled only on 1. */
+int eng_json_envelope(const char *line, size_t len, int max_depth, eng_envelope *env);
 
 #endif /* MCP_ENGINE_ENG_H */

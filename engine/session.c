@@ -6,6 +6,12 @@
  * The reader never blocks on a worker or on the writer: requests go to the
  * pool, answers to the pending table, and everything outbound to the
  * writer's queue.
+ *
+ * The reader does as little per request as it can, because it is the one
+ * stage that cannot run in parallel.  A plain request (envelope.c) is
+ * routed from its raw line and parsed, and its tree freed, by the worker
+ * that runs it; anything else is parsed here.  What the reader allocated
+ * comes back to it to be freed (eng_req_unref).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,16 +25,20 @@
 
 /* ---- requests ----------------------------------------------------------- */
 
-eng_req *eng_req_new(eng_session *s, json_object *msg, json_object *id)
+/* `key`, when not NULL, is the id's text, taken (freed on failure). */
+static eng_req *req_new_keyed(eng_session *s, json_object *msg, json_object *id, char *key)
 {
 	eng_req *r = calloc(1, sizeof *r);
-	if (!r)
+	if (!r) {
+		free(key);
 		return NULL;
+	}
 	if (eng_token_init(&r->token)) {
+		free(key);
 		free(r);
 		return NULL;
 	}
-	r->id_key = eng_json_dup(id, NULL);
+	r->id_key = key ? key : eng_json_dup(id, NULL);
 	if (!r->id_key) {
 		eng_token_destroy(&r->token);
 		free(r);
@@ -42,6 +52,11 @@ eng_req *eng_req_new(eng_session *s, json_object *msg, json_object *id)
 	r->sess = s;
 	eng_session_ref(s);
 	return r;
+}
+
+eng_req *eng_req_new(eng_session *s, json_object *msg, json_object *id)
+{
+	return req_new_keyed(s, msg, id, NULL);
 }
 
 void eng_req_ref(eng_req *r)
@@ -535,18 +550,65 @@ static void keep_raw_when_deep(eng_session *s, eng_req *r)
 	r->msg = NULL;
 }
 
-/* On the worker: the tree of a request queued as its line. */
+/* Each worker keeps one tokener (strict, for the depth of the last
+ * session it parsed for), freed when the thread exits. */
+static pthread_key_t tok_key;
+static pthread_once_t tok_once = PTHREAD_ONCE_INIT;
+static int tok_key_ok;
+
+static void tok_key_free(void *t)
+{
+	json_tokener_free(t);
+}
+
+static void tok_key_init(void)
+{
+	tok_key_ok = pthread_key_create(&tok_key, tok_key_free) == 0;
+}
+
+static json_tokener *worker_tokener(int depth)
+{
+	pthread_once(&tok_once, tok_key_init);
+	json_tokener *t = tok_key_ok ? pthread_getspecific(tok_key) : NULL;
+	if (t && t->max_depth == depth) {
+		json_tokener_reset(t);
+		return t;
+	}
+	json_tokener *n = json_tokener_new_ex(depth);
+	if (!n)
+		return NULL;
+	json_tokener_set_flags(n, JSON_TOKENER_STRICT);
+	if (tok_key_ok && pthread_setspecific(tok_key, n) == 0) {
+		if (t)
+			json_tokener_free(t);
+		return n;
+	}
+	json_tokener_free(n);
+	return NULL;
+}
+
+/* On the worker: the tree of a request that arrived or waited as its
+ * line.  0, or -1 without memory, or -2 when json-c refuses the line
+ * (the envelope scan and json-c disagree: not expected). */
 static int reparse_raw(eng_req *r)
 {
-	json_tokener *tok = json_tokener_new_ex(r->sess->limits.max_depth);
+	json_tokener *tok = worker_tokener(r->sess->limits.max_depth);
 	if (!tok)
 		return -1;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	json_object *msg = json_tokener_parse_ex(tok, r->raw, (int)r->raw_len);
-	json_tokener_free(tok);
-	if (!msg)
-		return -1;
+	enum json_tokener_error err = json_tokener_get_error(tok);
+	if (!msg || err != json_tokener_success) {
+		json_object_put(msg);
+		/* A failed parse can leave state behind (see renew_tokener). */
+		pthread_setspecific(tok_key, NULL);
+		json_tokener_free(tok);
+		/* json-c 0.16 reports no error when an allocation fails. */
+		return err == json_tokener_success ? -1 : -2;
+	}
 	r->msg = msg;
+	r->parsed_here = 1;
+	/* The line can be large and the request may wait for the reader to
+	 * free it: let it go now. */
 	free(r->raw);
 	r->raw = NULL;
 	return 0;
@@ -555,6 +617,9 @@ static int reparse_raw(eng_req *r)
 /* Registers a request in flight; with `run`, queues it for a worker.
  * *held (when not NULL) receives a counted reference to a request
  * registered without `run`. */
+static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *proto_req,
+		     void (*free_proto)(void *), eng_req **held);
+
 static int admit(eng_session *s, json_object *msg, json_object *id, void (*run)(eng_req *),
 		 void *proto_req, void (*free_proto)(void *), eng_req **held)
 {
@@ -567,6 +632,13 @@ static int admit(eng_session *s, json_object *msg, json_object *id, void (*run)(
 		json_object_put(msg);
 		return MCP_ENOMEM;
 	}
+	return admit_req(s, r, run, proto_req, free_proto, held);
+}
+
+static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *proto_req,
+		     void (*free_proto)(void *), eng_req **held)
+{
+	json_object *id = r->id;
 	r->run = run;
 	r->proto = proto_req;
 	r->free_proto = free_proto;
@@ -645,9 +717,13 @@ void eng_req_dispatch(eng_req *r)
 		req_done(r);
 		return;
 	}
-	if (r->raw && reparse_raw(r) != 0) {
-		/* It parsed on the reader: only memory can fail here. */
-		eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+	int prc = r->raw && !r->msg ? reparse_raw(r) : 0;
+	if (prc != 0) {
+		if (prc == -1)
+			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		else
+			eng_req_finish_error(r, MCP_JSONRPC_PARSE_ERROR,
+					     "Parse error: invalid JSON", NULL);
 		return;
 	}
 	pthread_mutex_lock(&s->mu);
@@ -658,6 +734,12 @@ void eng_req_dispatch(eng_req *r)
 	r->run(r);
 	if (!r->finished)
 		eng_req_finish_silent(r);
+	if (r->parsed_here && !r->sink) {
+		/* The handler is done with its tree: free it on the thread
+		 * that built it (a detached request's tree stays). */
+		json_object_put(r->msg);
+		r->msg = NULL;
+	}
 }
 
 void eng_req_finish_silent(eng_req *r)
@@ -1013,6 +1095,53 @@ static void renew_tokener(eng_session *s)
 	s->tok = t;
 }
 
+/* The fast path for a plain request (envelope.c): routed from its raw
+ * line, parsed by the worker that runs it.  0 when the line must take
+ * the ordinary path (nothing was done). */
+static int dispatch_raw(eng_session *s, const char *line, size_t len)
+{
+	eng_envelope env;
+	if (!s->proto->raw_route || !eng_json_envelope(line, len, s->limits.max_depth, &env))
+		return 0;
+	void (*run)(eng_req *) = s->proto->raw_route(s, env.method);
+	if (!run)
+		return 0;
+	json_object *id;
+	if (env.id_is_string) {
+		id = json_object_new_string_len(env.id + 1, (int)env.id_len - 2);
+	} else {
+		/* At most 18 digits and a sign (the scan made sure). */
+		int64_t v = 0;
+		size_t i = env.id[0] == '-';
+		for (; i < env.id_len; i++)
+			v = v * 10 + (env.id[i] - '0');
+		id = json_object_new_int64(env.id[0] == '-' ? -v : v);
+	}
+	char *raw = malloc(len + 1);
+	char *key = malloc(env.id_len + 1);
+	if (!id || !raw || !key) {
+		json_object_put(id);
+		free(raw);
+		free(key);
+		return 0;
+	}
+	memcpy(raw, line, len);
+	raw[len] = '\0';
+	memcpy(key, env.id, env.id_len);
+	key[env.id_len] = '\0';
+	eng_req *r = req_new_keyed(s, NULL, id, key);
+	if (!r) {
+		json_object_put(id);
+		free(raw);
+		return 0;
+	}
+	r->raw = raw;
+	r->raw_len = len;
+	r->own_id = id;
+	admit_req(s, r, run, NULL, NULL, NULL);
+	return 1;
+}
+
 static void dispatch_line(eng_session *s, const char *line, size_t len)
 {
 	unsigned pre = eng_json_precheck(line, len);
@@ -1024,6 +1153,8 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 				       "Parse error: invalid literal (JSON has only true, false and null)");
 		return;
 	}
+	if (pre == 0 && dispatch_raw(s, line, len))
+		return;
 	json_tokener *tok = s->tok;
 	json_tokener_reset(tok);
 	json_object *v = json_tokener_parse_ex(tok, line, (int)len);

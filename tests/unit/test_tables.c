@@ -279,6 +279,130 @@ START_TEST(json_precheck_refuses_what_jsonc_accepts)
 }
 END_TEST
 
+/* What the fast path takes must be exactly what json-c (strict) reads as
+ * that envelope: the same method, the id written back as the scan saw it,
+ * params an object without "_meta". */
+static void envelope_agrees_with_jsonc(const char *text, size_t len, const eng_envelope *env)
+{
+	json_tokener *tok = json_tokener_new_ex(128);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	json_object *v = json_tokener_parse_ex(tok, text, (int)len);
+	ck_assert_msg(v && json_tokener_get_error(tok) == json_tokener_success,
+		      "scan took what json-c refuses: %.*s", (int)len, text);
+	ck_assert_msg(json_object_is_type(v, json_type_object), "%.*s", (int)len, text);
+	json_object *m = NULL, *id = NULL, *j = NULL, *params = NULL;
+	ck_assert(json_object_object_get_ex(v, "method", &m));
+	ck_assert_str_eq(json_object_get_string(m), env->method);
+	ck_assert(json_object_object_get_ex(v, "jsonrpc", &j));
+	ck_assert_str_eq(json_object_get_string(j), "2.0");
+	ck_assert(json_object_object_get_ex(v, "id", &id));
+	ck_assert(json_object_is_type(id, env->id_is_string ? json_type_string : json_type_int));
+	char *key = eng_json_dup(id, NULL);
+	ck_assert_msg(strlen(key) == env->id_len && memcmp(key, env->id, env->id_len) == 0,
+		      "id %s read as %.*s", key, (int)env->id_len, env->id);
+	free(key);
+	if (json_object_object_get_ex(v, "params", &params)) {
+		ck_assert(json_object_is_type(params, json_type_object));
+		ck_assert(!json_object_object_get_ex(params, "_meta", NULL));
+	}
+	ck_assert_int_eq(json_object_object_length(v), 3 + (params != NULL));
+	json_object_put(v);
+	json_tokener_free(tok);
+}
+
+START_TEST(json_envelope_takes_only_plain_requests)
+{
+	static const struct {
+		const char *text;
+		int want;
+	} cases[] = {
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+		  "\"arguments\":{\"text\":\"h\\u00e9\\n\",\"n\":[1,-2.5,true,null,{}]}}}", 1 },
+		{ " {\"method\":\"ping\", \"id\":\"a b\", \"jsonrpc\":\"2.0\"}\r", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":-42,\"method\":\"x\",\"params\":{}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":\"\\u0041\",\"method\":\"x\"}", 0 },  /* escaped id */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":-0,\"method\":\"x\"}", 0 },         /* reads as 0 */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1234567890123456789,\"method\":\"x\"}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"x\"}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"x\"}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}", 0 },                   /* notification */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"x\"}", 0 },  /* duplicate */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"extra\":1}", 0 },
+		{ "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\\/y\"}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[1]}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"_meta\":{}}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"\\u005fmeta\":{}}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":{\"_meta\":1}}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":1e3}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"\\ud83d\\ude00\"}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":01}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":1,}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":tru}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"\\x\"}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"} x", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"", 0 },
+		{ "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}]", 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		eng_envelope env;
+		size_t n = strlen(cases[i].text);
+		int got = eng_json_envelope(cases[i].text, n, 128, &env);
+		ck_assert_msg(got == cases[i].want, "%s: got %d", cases[i].text, got);
+		if (got)
+			envelope_agrees_with_jsonc(cases[i].text, n, &env);
+	}
+	/* Nesting: the scan stops well before json-c's limit. */
+	char deep[512];
+	int k = snprintf(deep, sizeof deep, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":");
+	for (int d = 0; d < 40; d++)
+		deep[k++] = '[';
+	for (int d = 0; d < 40; d++)
+		deep[k++] = ']';
+	k += snprintf(deep + k, sizeof deep - (size_t)k, "}}");
+	eng_envelope env;
+	ck_assert_int_eq(eng_json_envelope(deep, (size_t)k, 128, &env), 1);
+	ck_assert_int_eq(eng_json_envelope(deep, (size_t)k, 40, &env), 0);
+
+	/* Mutations of a valid request: whatever the scan takes, json-c must
+	 * read the same way. */
+	static const char base[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":\"r-7\",\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"echo\",\"arguments\":{\"text\":\"a\\\"b\",\"v\":[0,-1.5,true,null]}}}";
+	static const char alphabet[] = "{}[]\":,\\ -0123456789.eEtrufalsn_metaidx\x01";
+	unsigned seed = 12345;
+	int taken = 0;
+	for (int iter = 0; iter < 20000; iter++) {
+		char buf[sizeof base + 8];
+		size_t n = sizeof base - 1;
+		memcpy(buf, base, n);
+		int edits = 1 + iter % 3;
+		for (int e = 0; e < edits; e++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t at = (seed >> 8) % n;
+			seed = seed * 1103515245u + 12345u;
+			char c = alphabet[(seed >> 8) % (sizeof alphabet - 1)];
+			seed = seed * 1103515245u + 12345u;
+			switch ((seed >> 8) % 3) {
+			case 0: buf[at] = c; break;                                 /* replace */
+			case 1: memmove(buf + at, buf + at + 1, n - at - 1); n--; break; /* delete */
+			default:                                                     /* insert */
+				if (n < sizeof buf - 1) {
+					memmove(buf + at + 1, buf + at, n - at);
+					buf[at] = c;
+					n++;
+				}
+			}
+		}
+		if (eng_json_envelope(buf, n, 128, &env)) {
+			taken++;
+			envelope_agrees_with_jsonc(buf, n, &env);
+		}
+	}
+	ck_assert_msg(taken > 100, "only %d mutations taken: the check tests nothing", taken);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("tables");
@@ -289,6 +413,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, fail_all_races_self_removal);
 	tcase_add_test(tc, json_dup_matches_jsonc);
 	tcase_add_test(tc, json_precheck_refuses_what_jsonc_accepts);
+	tcase_add_test(tc, json_envelope_takes_only_plain_requests);
 	suite_add_tcase(s, tc);
 	return s;
 }
