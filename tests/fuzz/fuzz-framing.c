@@ -8,7 +8,9 @@
  * chunks and the transport's lines are compared with a reference framer
  * (framing must not depend on how the bytes arrive); and the bytes are fed
  * to a real engine session whose protocol hooks only check what reaches
- * them, and whose output is checked line by line.
+ * them, and whose output is checked line by line.  Each line the reader's
+ * fast path would take (eng_json_envelope) is also parsed by json-c, which
+ * must read it as the same envelope.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -448,6 +450,51 @@ static void check_session(const uint8_t *d, size_t n, const config *c)
 	close(out);
 }
 
+/* ---- the reader's fast path against json-c --------------------------------- */
+
+/* Whatever line eng_json_envelope takes as a plain request, json-c (strict)
+ * must read as that very envelope: the fast path may only skip the parse,
+ * never change an answer. */
+static void check_envelope(const uint8_t *d, size_t n)
+{
+	size_t pos = 0;
+	while (pos < n) {
+		const uint8_t *nl = memchr(d + pos, '\n', n - pos);
+		size_t len = nl ? (size_t)(nl - (d + pos)) : n - pos;
+		const char *line = (const char *)d + pos;
+		pos += len + (nl ? 1 : 0);
+		eng_envelope env;
+		if (!tp_utf8_valid((const unsigned char *)line, len) || !eng_json_envelope(line, len, 128, &env))
+			continue;
+		json_tokener *tok = json_tokener_new_ex(128);
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+		json_object *v = json_tokener_parse_ex(tok, line, (int)len);
+		if (!v || json_tokener_get_error(tok) != json_tokener_success)
+			FAILF("the envelope scan took a line json-c refuses: %.*s", (int)len, line);
+		json_object *m = NULL, *id = NULL, *j = NULL, *params = NULL;
+		if (!json_object_is_type(v, json_type_object) ||
+		    !json_object_object_get_ex(v, "method", &m) ||
+		    strcmp(json_object_get_string(m), env.method) != 0 ||
+		    !json_object_object_get_ex(v, "jsonrpc", &j) ||
+		    strcmp(json_object_get_string(j), "2.0") != 0 ||
+		    !json_object_object_get_ex(v, "id", &id) ||
+		    !json_object_is_type(id, env.id_is_string ? json_type_string : json_type_int))
+			FAILF("the envelope scan misread: %.*s", (int)len, line);
+		char *key = eng_json_dup(id, NULL);
+		if (!key || strlen(key) != env.id_len || memcmp(key, env.id, env.id_len) != 0)
+			FAILF("the envelope scan read id %.*s, json-c %s", (int)env.id_len, env.id,
+			      key ? key : "(null)");
+		free(key);
+		int has_params = json_object_object_get_ex(v, "params", &params);
+		if ((has_params && (!json_object_is_type(params, json_type_object) ||
+				    json_object_object_get_ex(params, "_meta", NULL))) ||
+		    json_object_object_length(v) != 3 + has_params)
+			FAILF("the envelope scan took other members or params: %.*s", (int)len, line);
+		json_object_put(v);
+		json_tokener_free(tok);
+	}
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -466,6 +513,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *d = size > 2 ? data + 2 : data + size;
 	size_t n = size > 2 ? size - 2 : 0;
 	check_utf8(data, size);
+	check_envelope(d, n);
 	check_framing(d, n, &c);
 	check_session(d, n, &c);
 	return 0;
