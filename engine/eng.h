@@ -522,6 +522,11 @@ enum {
 /* One pass over `len` bytes at `line`; no allocation, reader thread only
  * by convention (it has no state). */
 unsigned eng_json_precheck(const char *line, size_t len);
+/* The value of the four hex digits at q (the ones after "\u"), or -1 when
+ * fewer than four remain before `end` or one is not hex. */
+long eng_json_u4(const unsigned char *q, const unsigned char *end);
+/* A json-c tokener in strict mode for `max_depth`, or NULL. */
+json_tokener *eng_json_tokener(int max_depth);
 
 /* A plain request's envelope, read from its raw line (envelope.c). */
 typedef struct eng_envelope {

@@ -38,26 +38,6 @@ static void skip_ws(env_scan *s)
 		s->p++;
 }
 
-static int hex4(const unsigned char *q, const unsigned char *end, unsigned *v)
-{
-	if (end - q < 4)
-		return 0;
-	*v = 0;
-	for (int i = 0; i < 4; i++) {
-		unsigned c = q[i], h;
-		if (c >= '0' && c <= '9')
-			h = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			h = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			h = c - 'A' + 10;
-		else
-			return 0;
-		*v = *v * 16 + h;
-	}
-	return 1;
-}
-
 /* A string at s->p (its opening quote).  On success, *text and *n give
  * the bytes between the quotes and *escaped whether any escape occurs. */
 static int scan_str(env_scan *s, const unsigned char **text, size_t *n, int *escaped)
@@ -81,10 +61,10 @@ static int scan_str(env_scan *s, const unsigned char **text, size_t *n, int *esc
 			return 0;
 		c = q[1];
 		if (c == 'u') {
-			unsigned v;
 			/* Surrogates: json-c's handling of pairs across calls is
 			 * its own business; leave them to the ordinary path. */
-			if (!hex4(q + 2, s->end, &v) || (v >= 0xd800 && v <= 0xdfff))
+			long v = eng_json_u4(q + 2, s->end);
+			if (v < 0 || (v >= 0xd800 && v <= 0xdfff))
 				return 0;
 			q += 6;
 		} else if (strchr("\"\\/bfnrt", c) && c) {

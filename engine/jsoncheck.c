@@ -45,7 +45,7 @@ static int hexval(unsigned char c)
 }
 
 /* Reads the four hex digits after "\u" at q; -1 when they are not hex. */
-static long read_u4(const unsigned char *q, const unsigned char *end)
+long eng_json_u4(const unsigned char *q, const unsigned char *end)
 {
 	if (end - q < 4)
 		return -1;
@@ -92,7 +92,7 @@ static int scan_string(scan *s, int *lone, int *is_id)
 			q += 2;
 			continue;
 		}
-		long u = read_u4(q + 2, s->end);
+		long u = eng_json_u4(q + 2, s->end);
 		if (u < 0) {
 			q += 2;
 			continue;
@@ -101,7 +101,7 @@ static int scan_string(scan *s, int *lone, int *is_id)
 		if (u >= 0xD800 && u <= 0xDBFF) {
 			long lo = -1;
 			if (s->end - q >= 6 && q[0] == '\\' && q[1] == 'u')
-				lo = read_u4(q + 2, s->end);
+				lo = eng_json_u4(q + 2, s->end);
 			if (lo >= 0xDC00 && lo <= 0xDFFF)
 				q += 6;
 			else

@@ -396,10 +396,9 @@ eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,
 		goto fail_table;
 	if (eng_pending_init(&s->pending, lim->max_pending))
 		goto fail_pending;
-	s->tok = json_tokener_new_ex(lim->max_depth);
+	s->tok = eng_json_tokener(lim->max_depth);
 	if (!s->tok)
 		goto fail_tok;
-	json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
 	if (eng_writer_start(&s->writer, tp, stats, on_write_error, s))
 		goto fail_writer;
 	return s;
@@ -566,25 +565,25 @@ static void tok_key_init(void)
 	tok_key_ok = pthread_key_create(&tok_key, tok_key_free) == 0;
 }
 
-static json_tokener *worker_tokener(int depth)
+/* The worker's tokener for `depth`, reset; *cached is 0 when it is a
+ * one-off the caller frees (no thread-specific slot to keep it in). */
+static json_tokener *worker_tokener(int depth, int *cached)
 {
 	pthread_once(&tok_once, tok_key_init);
 	json_tokener *t = tok_key_ok ? pthread_getspecific(tok_key) : NULL;
+	*cached = 1;
 	if (t && t->max_depth == depth) {
 		json_tokener_reset(t);
 		return t;
 	}
-	json_tokener *n = json_tokener_new_ex(depth);
-	if (!n)
-		return NULL;
-	json_tokener_set_flags(n, JSON_TOKENER_STRICT);
-	if (tok_key_ok && pthread_setspecific(tok_key, n) == 0) {
+	json_tokener *n = eng_json_tokener(depth);
+	if (n && tok_key_ok && pthread_setspecific(tok_key, n) == 0) {
 		if (t)
 			json_tokener_free(t);
 		return n;
 	}
-	json_tokener_free(n);
-	return NULL;
+	*cached = 0;
+	return n;
 }
 
 /* On the worker: the tree of a request that arrived or waited as its
@@ -592,16 +591,22 @@ static json_tokener *worker_tokener(int depth)
  * (the envelope scan and json-c disagree: not expected). */
 static int reparse_raw(eng_req *r)
 {
-	json_tokener *tok = worker_tokener(r->sess->limits.max_depth);
+	int cached;
+	json_tokener *tok = worker_tokener(r->sess->limits.max_depth, &cached);
 	if (!tok)
 		return -1;
 	json_object *msg = json_tokener_parse_ex(tok, r->raw, (int)r->raw_len);
 	enum json_tokener_error err = json_tokener_get_error(tok);
-	if (!msg || err != json_tokener_success) {
-		json_object_put(msg);
-		/* A failed parse can leave state behind (see renew_tokener). */
-		pthread_setspecific(tok_key, NULL);
+	int ok = msg && err == json_tokener_success;
+	if (!ok || !cached) {
+		/* After a failed parse a tokener can keep state (see
+		 * renew_tokener): it is not kept. */
+		if (cached)
+			pthread_setspecific(tok_key, NULL);
 		json_tokener_free(tok);
+	}
+	if (!ok) {
+		json_object_put(msg);
 		/* json-c 0.16 reports no error when an allocation fails. */
 		return err == json_tokener_success ? -1 : -2;
 	}
@@ -717,7 +722,7 @@ void eng_req_dispatch(eng_req *r)
 		req_done(r);
 		return;
 	}
-	int prc = r->raw && !r->msg ? reparse_raw(r) : 0;
+	int prc = r->raw ? reparse_raw(r) : 0;
 	if (prc != 0) {
 		if (prc == -1)
 			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
@@ -1087,10 +1092,9 @@ static void dispatch_object(eng_session *s, json_object *msg)
  * the old one stays. */
 static void renew_tokener(eng_session *s)
 {
-	json_tokener *t = json_tokener_new_ex(s->limits.max_depth);
+	json_tokener *t = eng_json_tokener(s->limits.max_depth);
 	if (!t)
 		return;
-	json_tokener_set_flags(t, JSON_TOKENER_STRICT);
 	json_tokener_free(s->tok);
 	s->tok = t;
 }

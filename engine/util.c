@@ -1,6 +1,6 @@
 /*
  * util.c - the engine's small shared helpers: the monotonic clock, condition
- * variables on that clock, and compact JSON serialisation.
+ * variables on that clock, compact JSON serialisation and strict tokeners.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,4 +52,12 @@ const char *eng_json_text(json_object *o, size_t *len)
 	if (len)
 		*len = s ? n : 0;
 	return s;
+}
+
+json_tokener *eng_json_tokener(int max_depth)
+{
+	json_tokener *t = json_tokener_new_ex(max_depth);
+	if (t)
+		json_tokener_set_flags(t, JSON_TOKENER_STRICT);
+	return t;
 }
