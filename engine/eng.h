@@ -172,6 +172,8 @@ struct eng_req {
 				     (from raw), which also frees it */
 	int started;              /* handler began (for counters) */
 	int finished;             /* an eng_req_finish_* ran */
+	int forgotten;            /* left the in-flight table before its
+				     answer was queued (finishing thread) */
 	/* Set by eng_req_detach: the final answer goes here, not to the wire
 	 * (`msg` taken). */
 	void (*sink)(eng_req *r, json_object *msg, void *arg);
@@ -208,7 +210,9 @@ typedef struct eng_writer {
 	int failed;
 	int writing;              /* a thread is writing: the writer's batch or
 				     an inline write (one at a time) */
-	int sleeping;             /* the writer thread waits for work */
+	/* The writer thread waits for work: written under `mu`, read without
+	 * it by eng_writer_kick's fast path. */
+	_Atomic int sleeping;
 	int done;                 /* thread exited */
 	pthread_t thread;
 	int started;
@@ -396,8 +400,11 @@ struct eng_session {
 	pthread_mutex_t mu;          /* in-flight table, counters below */
 	pthread_cond_t idle_cv;      /* inflight reached zero */
 	eng_idtable inflight;
-	size_t inflight_n;           /* requests not yet finished (queued+running) */
-	size_t running_n;            /* handlers executing now */
+	/* Requests not yet finished (queued+running): raised under `mu`
+	 * (with the closed check), lowered without it; the thread that
+	 * lowers it to zero broadcasts idle_cv under `mu`. */
+	_Atomic size_t inflight_n;
+	_Atomic size_t running_n;    /* handlers executing now (statistics) */
 	eng_pending_table pending;
 	eng_writer writer;
 	tp_conn *tp;

@@ -481,19 +481,30 @@ static void req_forget_id(eng_req *r)
 	pthread_mutex_lock(&s->mu);
 	eng_idtable_del(&s->inflight, &r->node);
 	pthread_mutex_unlock(&s->mu);
+	r->forgotten = 1;
 }
 
+/* The request no longer counts as in flight.  An answered request left
+ * the table already (req_forget_id), so the common case takes no lock:
+ * only the thread that brings the count to zero locks, to wake a shutdown
+ * waiting for idleness (it checks the count under the same lock, so the
+ * wake-up cannot fall between its check and its wait). */
 static void req_done(eng_req *r)
 {
 	eng_session *s = r->sess;
-	pthread_mutex_lock(&s->mu);
-	eng_idtable_del(&s->inflight, &r->node); /* a no-op when already forgotten */
-	s->inflight_n--;
+	if (!r->forgotten) {
+		pthread_mutex_lock(&s->mu);
+		eng_idtable_del(&s->inflight, &r->node);
+		pthread_mutex_unlock(&s->mu);
+		r->forgotten = 1;
+	}
 	if (r->started)
-		s->running_n--;
-	if (s->inflight_n == 0)
+		atomic_fetch_sub(&s->running_n, 1);
+	if (atomic_fetch_sub(&s->inflight_n, 1) == 1) {
+		pthread_mutex_lock(&s->mu);
 		pthread_cond_broadcast(&s->idle_cv);
-	pthread_mutex_unlock(&s->mu);
+		pthread_mutex_unlock(&s->mu);
+	}
 }
 
 /* The request ends without a batch answer (cancelled, dropped). */
@@ -655,7 +666,7 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 	pthread_mutex_lock(&s->mu);
 	int rc = atomic_load(&s->closed) ? MCP_ECLOSED : eng_idtable_put(&s->inflight, &r->node);
 	if (rc == MCP_OK)
-		s->inflight_n++;
+		atomic_fetch_add(&s->inflight_n, 1);
 	pthread_mutex_unlock(&s->mu);
 	if (rc == MCP_EEXIST) {
 		/* P5: the first request is untouched.  Answer with a null id so
@@ -731,10 +742,8 @@ void eng_req_dispatch(eng_req *r)
 					     "Parse error: invalid JSON", NULL);
 		return;
 	}
-	pthread_mutex_lock(&s->mu);
 	r->started = 1;
-	s->running_n++;
-	pthread_mutex_unlock(&s->mu);
+	atomic_fetch_add(&s->running_n, 1);
 	atomic_fetch_add(&s->stats->started, 1);
 	r->run(r);
 	if (!r->finished)
@@ -1321,8 +1330,8 @@ static void drop_stragglers(eng_session *s)
 	for (size_t i = 0; i < s->inflight.nslots; i++)
 		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next)
 			eng_req_decide((eng_req *)nd, ENG_OUT_DROPPED);
-	atomic_fetch_add(&s->stats->abandoned, s->running_n);
-	atomic_fetch_add(&s->stats->inflight_left, s->inflight_n);
+	atomic_fetch_add(&s->stats->abandoned, atomic_load(&s->running_n));
+	atomic_fetch_add(&s->stats->inflight_left, atomic_load(&s->inflight_n));
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -1351,10 +1360,10 @@ static void session_shutdown(eng_session *s, int reason)
 	struct timespec ts;
 	eng_abstime(deadline, &ts);
 	pthread_mutex_lock(&s->mu);
-	while (s->inflight_n > 0)
+	while (atomic_load(&s->inflight_n) > 0)
 		if (pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts) == ETIMEDOUT)
 			break;
-	int stragglers = s->inflight_n > 0;
+	int stragglers = atomic_load(&s->inflight_n) > 0;
 	pthread_mutex_unlock(&s->mu);
 	if (stragglers)
 		drop_stragglers(s);

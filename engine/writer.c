@@ -325,6 +325,13 @@ int eng_writer_push_quiet(eng_writer *w, char *line, size_t len, eng_req *req,
 
 void eng_writer_kick(eng_writer *w)
 {
+	/* The writer thread awake and other work running (no inline write
+	 * due): it drains the queue, this line included, before it sleeps
+	 * again.  `sleeping` is set under the lock our push took, so a writer
+	 * that slept before the push is seen sleeping here; one that checks
+	 * the queue after the push finds the line. */
+	if (!atomic_load(&w->sleeping) && !eng_pool_alone())
+		return;
 	pthread_mutex_lock(&w->mu);
 	if (w->head && w->head == w->tail && !w->writing && !w->closing && !w->failed &&
 	    w->tp->ops->try_send && !w->tp->ops->send_routed && eng_pool_alone()) {
