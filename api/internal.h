@@ -119,6 +119,7 @@ struct mcp_server {
 	int max_depth;
 	int max_queue;
 	int max_pending;
+	int idle_poll_us;
 	mcp_trace_fn trace;
 	void *trace_user;
 

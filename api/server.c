@@ -33,6 +33,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->max_depth = 128;
 	srv->max_queue = 100000;
 	srv->max_pending = 1024;
+	srv->idle_poll_us = 50;
 	srv->page_size = 100;
 	srv->max_sessions = 1000;
 	srv->session_idle_ms = 30 * 60 * 1000;
@@ -128,6 +129,7 @@ RANGE_SETTER(mcp_server_set_max_message, max_message, size_t, 1024, (size_t)1 <<
 RANGE_SETTER(mcp_server_set_max_depth, max_depth, int, 2, 10000)
 RANGE_SETTER(mcp_server_set_max_queue, max_queue, int, 1, 10000000)
 RANGE_SETTER(mcp_server_set_max_pending, max_pending, int, 1, 1000000)
+RANGE_SETTER(mcp_server_set_idle_poll_us, idle_poll_us, int, 0, 10000)
 RANGE_SETTER(mcp_server_set_page_size, page_size, int, 1, 100000)
 RANGE_SETTER(mcp_server_set_max_sessions, max_sessions, int, 1, 1000000)
 RANGE_SETTER(mcp_server_set_session_idle_ms, session_idle_ms, int64_t, 1000, INT64_C(1) << 31)
@@ -302,7 +304,8 @@ int mcp_server_begin(mcp_server *srv)
 	 * process. */
 	signal(SIGPIPE, SIG_IGN);
 
-	int rc = eng_pool_start(&srv->pool, srv->workers, (size_t)srv->max_queue);
+	int rc = eng_pool_start(&srv->pool, srv->workers, (size_t)srv->max_queue,
+				(int64_t)srv->idle_poll_us * 1000);
 	if (rc != MCP_OK)
 		atomic_store(&srv->running, 0);
 	return rc;
@@ -378,7 +381,8 @@ MCP_EXTERN char *mcp_server_stats_json(mcp_server *srv)
 			 "\"cancelled_transport\":%llu,\"responses_written\":%llu,"
 			 "\"responses_dropped\":%llu,\"dropped_queued\":%llu,"
 			 "\"pending_failed\":%llu,\"abandoned\":%llu,\"inflight_left\":%llu,"
-			 "\"pending_left\":%llu,\"rejected\":%llu}",
+			 "\"pending_left\":%llu,\"rejected\":%llu,\"idle_polls\":%llu,"
+			 "\"idle_poll_hits\":%llu}",
 			 (unsigned long long)atomic_load(&st->started),
 			 (unsigned long long)atomic_load(&st->completed),
 			 (unsigned long long)atomic_load(&st->cancelled_peer),
@@ -390,6 +394,8 @@ MCP_EXTERN char *mcp_server_stats_json(mcp_server *srv)
 			 (unsigned long long)atomic_load(&st->abandoned),
 			 (unsigned long long)atomic_load(&st->inflight_left),
 			 (unsigned long long)atomic_load(&st->pending_left),
-			 (unsigned long long)atomic_load(&st->rejected));
+			 (unsigned long long)atomic_load(&st->rejected),
+			 (unsigned long long)atomic_load(&srv->pool.polls),
+			 (unsigned long long)atomic_load(&srv->pool.poll_hits));
 	return n < 0 ? NULL : out;
 }

@@ -321,6 +321,11 @@ typedef struct eng_pool {
 	eng_worker *workers;       /* nthreads of them */
 	eng_worker *idle_top;      /* sleeping, not signalled */
 	int waking;                /* signalled, not yet running */
+	int spinning;              /* polling the queue before sleeping: each
+				      counts as a taker, like `waking` */
+	int64_t poll_ns;           /* how long such a poll lasts; 0: never */
+	_Atomic uint64_t polls;    /* polls begun, and those that found work */
+	_Atomic uint64_t poll_hits;
 	_Atomic int running;       /* in a request, not blocked in an engine wait
 				      (changed under mu, read without it) */
 	int limit;                 /* runnable workers wanted (CPUs online) */
@@ -332,7 +337,9 @@ typedef struct eng_pool {
 	pthread_t *threads;
 } eng_pool;
 
-int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue);
+/* Starts `nthreads` workers.  `poll_ns` bounds the poll of a worker that
+ * answered its last requests one at a time, before it sleeps (0: none). */
+int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue, int64_t poll_ns);
 /* Queues a request (the queue takes a reference).  MCP_EBUSY when full. */
 int eng_pool_submit(eng_pool *p, eng_req *r);
 /* Requests waiting in the queue now (a hint: read without the lock). */
@@ -352,6 +359,11 @@ void eng_pool_unblocked(void);
  * one running with nothing queued (under load, the writer's coalesced
  * writes win). */
 int eng_pool_alone(void);
+/* Called after a line was written on the calling thread because the pool
+ * was alone (eng_pool_alone): on a worker, the hint that requests come one
+ * at a time, so that it polls for the next before sleeping.  A no-op off
+ * the pool. */
+void eng_pool_note_quiet(void);
 
 /* ---- counters ----------------------------------------------------------- */
 

@@ -15,6 +15,14 @@
  * than CPUs only contend for the queue lock, the allocator and the CPUs
  * with the reader and writer threads.
  *
+ * A client that sends one request at a time pays a wake-up per request:
+ * the reader's hand-off to a sleeping worker.  So a worker that answered
+ * its last QUIET_STREAK requests inline (nothing else running, the writer
+ * idle) and finds the queue empty polls it, yielding the CPU, for
+ * poll_ns before it sleeps; meanwhile it counts as a taker, so the
+ * submitter wakes nobody.  Under load the answers go through the writer
+ * and no worker polls: the CPUs are better left to the reader and writer.
+ *
  * Handlers block, and the policy must not starve the queue behind them.
  * The engine's own waits (token sleeps, a client's answer, external condvar
  * waits, writer backpressure) mark their worker blocked, which frees its
@@ -25,6 +33,7 @@
  * the woken thread never wakes into a held lock.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +41,7 @@
 #include "engine/eng.h"
 
 #define STALL_NS (2 * ENG_NS_PER_MS)
+#define QUIET_STREAK 4
 
 struct eng_worker {
 	eng_pool *pool;
@@ -46,12 +56,16 @@ void eng_req_dispatch(eng_req *r);  /* session.c */
  * inside engine waits. */
 static __thread eng_pool *tl_pool;
 static __thread int tl_blocked;
+/* How many requests in a row this worker answered inline
+ * (eng_pool_note_quiet), up to QUIET_STREAK. */
+static __thread int tl_quiet;
+static __thread int tl_quiet_now;
 
 /* Under p->mu: pops the idle worker to wake, or NULL.  `force` ignores the
  * runnable limit (the monitor, a stop). */
 static eng_worker *take_idle_locked(eng_pool *p, int force)
 {
-	if (!p->idle_top || p->queued <= (size_t)p->waking)
+	if (!p->idle_top || p->queued <= (size_t)(p->waking + p->spinning))
 		return NULL;
 	if (!force && p->running + p->waking >= p->limit)
 		return NULL;
@@ -67,7 +81,26 @@ static eng_worker *take_idle_locked(eng_pool *p, int force)
  * business). */
 static int withheld_locked(const eng_pool *p)
 {
-	return p->idle_top && p->queued > (size_t)p->waking;
+	return p->idle_top && p->queued > (size_t)(p->waking + p->spinning);
+}
+
+/* Polls the queue, without its lock, for at most poll_ns; returns when
+ * work is queued or the time is up. */
+static void spin_for_work(eng_pool *p)
+{
+	int64_t until = eng_now_ns() + p->poll_ns;
+	atomic_fetch_add_explicit(&p->polls, 1, memory_order_relaxed);
+	for (;;) {
+		if (atomic_load_explicit(&p->queued, memory_order_relaxed) > 0) {
+			atomic_fetch_add_explicit(&p->poll_hits, 1, memory_order_relaxed);
+			return;
+		}
+		/* Give way to any thread runnable here (the reader, the
+		 * writer): the poll uses only time nobody else wants. */
+		sched_yield();
+		if (eng_now_ns() >= until)
+			return;
+	}
 }
 
 static void *worker_main(void *arg)
@@ -76,10 +109,12 @@ static void *worker_main(void *arg)
 	eng_pool *p = me->pool;
 	tl_pool = p;
 
+	int spun = 0;
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		eng_req *r = p->head;
 		if (r) {
+			spun = 0;
 			p->head = r->qnext;
 			if (!p->head)
 				p->tail = NULL;
@@ -89,7 +124,12 @@ static void *worker_main(void *arg)
 			p->progress++;
 			pthread_mutex_unlock(&p->mu);
 
+			tl_quiet_now = 0;
 			eng_req_dispatch(r);
+			if (!tl_quiet_now)
+				tl_quiet = 0;
+			else if (tl_quiet < QUIET_STREAK)
+				tl_quiet++;
 			eng_req_unref(r);
 
 			pthread_mutex_lock(&p->mu);
@@ -99,6 +139,23 @@ static void *worker_main(void *arg)
 		}
 		if (p->stopping)
 			break; /* stopping and drained */
+		if (tl_quiet >= QUIET_STREAK && p->poll_ns > 0 && !spun && p->spinning == 0 &&
+		    atomic_load(&p->running) == 0 && p->waking == 0) {
+			/* Requests come one at a time (the last answer was
+			 * written inline) and nothing else runs: poll for the
+			 * next a little before sleeping, which saves the
+			 * submitter a wake-up and the request a trip through
+			 * the scheduler.  Under load the answers go through
+			 * the writer thread, and the CPUs are better left to
+			 * the reader and the writer. */
+			spun = 1;
+			p->spinning++;
+			pthread_mutex_unlock(&p->mu);
+			spin_for_work(p);
+			pthread_mutex_lock(&p->mu);
+			p->spinning--;
+			continue;
+		}
 		me->next_idle = p->idle_top;
 		p->idle_top = me;
 		pthread_cond_broadcast(&p->idle_cv);
@@ -147,7 +204,7 @@ static int cpus_online(void)
 	return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
 }
 
-int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue)
+int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue, int64_t poll_ns)
 {
 	if (pthread_mutex_init(&p->mu, NULL))
 		return MCP_ESYS;
@@ -161,6 +218,10 @@ int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue)
 	p->alive = 0;
 	p->idle_top = NULL;
 	p->waking = 0;
+	p->spinning = 0;
+	p->poll_ns = poll_ns > 0 ? poll_ns : 0;
+	atomic_init(&p->polls, 0);
+	atomic_init(&p->poll_hits, 0);
 	p->running = 0;
 	p->progress = 0;
 	p->monitor_sleeping = 0;
@@ -259,6 +320,11 @@ int eng_pool_alone(void)
 	eng_pool *p = tl_pool;
 	return !p || (atomic_load_explicit(&p->running, memory_order_relaxed) <= 1 &&
 		      atomic_load_explicit(&p->queued, memory_order_relaxed) == 0);
+}
+
+void eng_pool_note_quiet(void)
+{
+	tl_quiet_now = 1;
 }
 
 void eng_pool_unblocked(void)

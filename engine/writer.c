@@ -237,6 +237,7 @@ static int write_inline(eng_writer *w, char *line, size_t len, eng_req *req,
 {
 	ssize_t n = 0;
 	int rc = MCP_OK;
+	eng_pool_note_quiet();
 	if (!out_suppressed_req(req, is_response)) {
 		line[len] = '\n';
 		n = w->tp->ops->try_send(w->tp, line, len + 1);

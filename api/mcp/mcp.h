@@ -174,6 +174,14 @@ MCP_EXTERN int mcp_server_set_max_queue(mcp_server *srv, int n);
  * (1..1000000; default 1024).  Beyond it mcp_ctx_* requests fail with
  * MCP_EBUSY. */
 MCP_EXTERN int mcp_server_set_max_pending(mcp_server *srv, int n);
+/* How long, in microseconds, a worker polls for the next request before it
+ * sleeps, once it has answered requests that came one at a time (0..10000;
+ * default 50; 0 never polls).  A client that waits for each answer before
+ * it sends the next then finds a worker awake instead of paying a thread
+ * wake-up per request; the price is up to this much CPU time after each
+ * such request.  Under load, or while other handlers run, no worker
+ * polls. */
+MCP_EXTERN int mcp_server_set_idle_poll_us(mcp_server *srv, int us);
 
 /* Observation hook: called on the worker thread when a tool handler starts
  * (`event` "started", reason NULL) and once when it has ended (`event`

@@ -502,7 +502,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	if (eng_pool_start(&pool, 2, 100000) != MCP_OK)
+	if (eng_pool_start(&pool, 2, 100000, 0) != MCP_OK)
 		FAILF("eng_pool_start failed");
 	return 0;
 }

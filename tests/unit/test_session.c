@@ -508,6 +508,152 @@ START_TEST(server_requests_timeout_cancel_and_stray_answers)
 }
 END_TEST
 
+/* ---- one request at a time, over real pipes ------------------------------ */
+
+typedef struct pipe_server {
+	mcp_server *srv;
+	int in[2], out[2]; /* the server reads in[0] and writes out[1] */
+	pthread_t thread;
+	int rc;
+	char buf[65536];   /* the client's read buffer */
+	size_t have;
+} pipe_server;
+
+static void *run_pipe_server(void *arg)
+{
+	pipe_server *ps = arg;
+	ps->rc = mcp_server_run_fds(ps->srv, ps->in[0], ps->out[1]);
+	return NULL;
+}
+
+static void pipe_send(pipe_server *ps, const char *line)
+{
+	size_t len = strlen(line);
+	ck_assert_int_eq(write(ps->in[1], line, len), (ssize_t)len);
+	ck_assert_int_eq(write(ps->in[1], "\n", 1), 1);
+}
+
+/* The next line from the server, parsed; NULL at end of output. */
+static json_object *pipe_recv(pipe_server *ps)
+{
+	for (;;) {
+		char *nl = memchr(ps->buf, '\n', ps->have);
+		if (nl) {
+			*nl = '\0';
+			json_object *m = json_tokener_parse(ps->buf);
+			ck_assert_msg(m != NULL, "not JSON: %s", ps->buf);
+			size_t used = (size_t)(nl - ps->buf) + 1;
+			memmove(ps->buf, nl + 1, ps->have - used);
+			ps->have -= used;
+			return m;
+		}
+		ck_assert_uint_lt(ps->have, sizeof ps->buf);
+		ssize_t n = read(ps->out[0], ps->buf + ps->have, sizeof ps->buf - ps->have);
+		ck_assert_int_ge(n, 0);
+		if (n == 0) {
+			ck_assert_uint_eq(ps->have, 0); /* no torn line */
+			return NULL;
+		}
+		ps->have += (size_t)n;
+	}
+}
+
+static uint64_t stat_of(json_object *stats, const char *key)
+{
+	json_object *v = NULL;
+	ck_assert_msg(json_object_object_get_ex(stats, key, &v), "no %s in the stats", key);
+	return (uint64_t)json_object_get_int64(v);
+}
+
+/* Runs `n` echo calls one at a time over pipes, each sent only once the
+ * previous answer arrived, and checks every answer; `poll_us` < 0 keeps the
+ * default.  Returns the server's stats. */
+static json_object *one_at_a_time(int poll_us, int n)
+{
+	pipe_server *ps = calloc(1, sizeof *ps);
+	ck_assert_ptr_nonnull(ps);
+	ps->srv = mcp_server_new("pipes", "1.0");
+	mcp_tool echo = { .name = "echo", .fn = t_echo };
+	ck_assert_int_eq(mcp_server_add_tool(ps->srv, &echo), MCP_OK);
+	mcp_server_set_workers(ps->srv, 2);
+	if (poll_us >= 0)
+		ck_assert_int_eq(mcp_server_set_idle_poll_us(ps->srv, poll_us), MCP_OK);
+	ck_assert_int_eq(pipe(ps->in), 0);
+	ck_assert_int_eq(pipe(ps->out), 0);
+	ck_assert_int_eq(pthread_create(&ps->thread, NULL, run_pipe_server, ps), 0);
+
+	pipe_send(ps, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+		      "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}");
+	json_object *m = pipe_recv(ps);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(id_text(m), "0");
+	ck_assert_ptr_nonnull(field(m, "result"));
+	json_object_put(m);
+	pipe_send(ps, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	for (int i = 1; i <= n; i++) {
+		char line[256], want[32], id[32];
+		snprintf(want, sizeof want, "call %d", i);
+		snprintf(id, sizeof id, "%d", i);
+		snprintf(line, sizeof line,
+			 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+			 "{\"name\":\"echo\",\"arguments\":{\"text\":\"%s\"}}}",
+			 i, want);
+		pipe_send(ps, line);
+		m = pipe_recv(ps);
+		ck_assert_ptr_nonnull(m);
+		ck_assert_str_eq(id_text(m), id);
+		json_object *content = field(field(m, "result"), "content");
+		ck_assert_int_eq(json_object_array_length(content), 1);
+		ck_assert_str_eq(json_object_get_string(field(json_object_array_get_idx(content, 0),
+							      "text")),
+				 want);
+		json_object_put(m);
+	}
+	close(ps->in[1]);
+	pthread_join(ps->thread, NULL);
+	ck_assert_int_eq(ps->rc, MCP_OK);
+	close(ps->out[1]); /* the server leaves its descriptors to us */
+	ck_assert_ptr_null(pipe_recv(ps)); /* nothing more was written */
+	char *text = mcp_server_stats_json(ps->srv);
+	ck_assert_ptr_nonnull(text);
+	json_object *stats = json_tokener_parse(text);
+	free(text);
+	ck_assert_ptr_nonnull(stats);
+	ck_assert_uint_eq(stat_of(stats, "completed"), (uint64_t)n);
+	ck_assert_uint_eq(stat_of(stats, "responses_written"), (uint64_t)n + 1);
+	ck_assert_uint_le(stat_of(stats, "idle_poll_hits"), stat_of(stats, "idle_polls"));
+	close(ps->in[0]);
+	close(ps->out[0]);
+	mcp_server_free(ps->srv);
+	free(ps);
+	return stats;
+}
+
+START_TEST(one_at_a_time_polls_only_when_asked)
+{
+	/* Polling off: every request is handed to a sleeping worker. */
+	json_object *st = one_at_a_time(0, 40);
+	ck_assert_uint_eq(stat_of(st, "idle_polls"), 0);
+	json_object_put(st);
+	/* The default: a worker answering inline, one request at a time,
+	 * polls for the next; the answers are the same. */
+	st = one_at_a_time(-1, 200);
+	ck_assert_uint_gt(stat_of(st, "idle_polls"), 0);
+	json_object_put(st);
+}
+END_TEST
+
+START_TEST(idle_poll_setter_range)
+{
+	mcp_server *srv = mcp_server_new("range", "1.0");
+	ck_assert_int_eq(mcp_server_set_idle_poll_us(srv, -1), MCP_EINVAL);
+	ck_assert_int_eq(mcp_server_set_idle_poll_us(srv, 10001), MCP_EINVAL);
+	ck_assert_int_eq(mcp_server_set_idle_poll_us(srv, 0), MCP_OK);
+	ck_assert_int_eq(mcp_server_set_idle_poll_us(srv, 10000), MCP_OK);
+	mcp_server_free(srv);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("session");
@@ -522,6 +668,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, embedded_memconn_roundtrip);
 	tcase_add_test(tc, log_level_and_ordering);
 	tcase_add_test(tc, server_requests_timeout_cancel_and_stray_answers);
+	tcase_add_test(tc, one_at_a_time_polls_only_when_asked);
+	tcase_add_test(tc, idle_poll_setter_range);
 	suite_add_tcase(s, tc);
 	return s;
 }
