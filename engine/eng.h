@@ -172,8 +172,8 @@ struct eng_req {
 				     (from raw), which also frees it */
 	int started;              /* handler began (for counters) */
 	int finished;             /* an eng_req_finish_* ran */
-	int forgotten;            /* left the in-flight table before its
-				     answer was queued (finishing thread) */
+	int forgotten;            /* its id left the in-flight table (set
+				     and read by the finishing thread) */
 	/* Set by eng_req_detach: the final answer goes here, not to the wire
 	 * (`msg` taken). */
 	void (*sink)(eng_req *r, json_object *msg, void *arg);
