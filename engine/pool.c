@@ -141,13 +141,9 @@ static void *worker_main(void *arg)
 			break; /* stopping and drained */
 		if (tl_quiet >= QUIET_STREAK && p->poll_ns > 0 && !spun && p->spinning == 0 &&
 		    atomic_load(&p->running) == 0 && p->waking == 0) {
-			/* Requests come one at a time (the last answer was
-			 * written inline) and nothing else runs: poll for the
-			 * next a little before sleeping, which saves the
-			 * submitter a wake-up and the request a trip through
-			 * the scheduler.  Under load the answers go through
-			 * the writer thread, and the CPUs are better left to
-			 * the reader and the writer. */
+			/* Requests come one at a time (the last QUIET_STREAK
+			 * answers were written inline) and nothing else runs:
+			 * poll before sleeping (see the top of the file). */
 			spun = 1;
 			p->spinning++;
 			pthread_mutex_unlock(&p->mu);

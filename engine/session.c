@@ -492,12 +492,8 @@ static void req_forget_id(eng_req *r)
 static void req_done(eng_req *r)
 {
 	eng_session *s = r->sess;
-	if (!r->forgotten) {
-		pthread_mutex_lock(&s->mu);
-		eng_idtable_del(&s->inflight, &r->node);
-		pthread_mutex_unlock(&s->mu);
-		r->forgotten = 1;
-	}
+	if (!r->forgotten)
+		req_forget_id(r);
 	if (r->started)
 		atomic_fetch_sub(&s->running_n, 1);
 	if (atomic_fetch_sub(&s->inflight_n, 1) == 1) {
