@@ -172,8 +172,15 @@ struct eng_req {
 				     (from raw), which also frees it */
 	int started;              /* handler began (for counters) */
 	int finished;             /* an eng_req_finish_* ran */
-	int forgotten;            /* its id left the in-flight table (set
-				     and read by the finishing thread) */
+	/* Its id is free for reuse (P5): set once by the thread that
+	 * finishes the request, before the answer is queued.  The node may
+	 * stay in the in-flight table until the request is freed (or a new
+	 * request takes the id), so that a finishing worker never takes the
+	 * session lock; lookups skip it. */
+	_Atomic int forgotten;
+	/* The node is in the in-flight table: changed under sess->mu; read
+	 * without it only as a hint (once cleared it is never set again). */
+	_Atomic int in_table;
 	/* Set by eng_req_detach: the final answer goes here, not to the wire
 	 * (`msg` taken). */
 	void (*sink)(eng_req *r, json_object *msg, void *arg);
@@ -203,11 +210,16 @@ typedef struct eng_writer {
 	pthread_cond_t cv;        /* work for the writer thread */
 	pthread_cond_t space_cv;  /* queue drained below the high-water mark */
 	eng_out *head, *tail;
+	/* Answers queued by eng_writer_push_quiet without the lock: a stack
+	 * (newest first) that every holder of `mu` moves, in order, to the
+	 * tail of head/tail before it looks at the queue. */
+	_Atomic(eng_out *) inbox;
 	size_t queued_bytes;
 	size_t high_water;
-	int closing;              /* no more input; drain then exit */
+	_Atomic int closing;      /* no more input; drain then exit (set under
+				     mu, read without it as a hint) */
 	_Atomic int64_t flush_deadline; /* give up a blocked write after this */
-	int failed;
+	_Atomic int failed;       /* set under mu, like closing */
 	int writing;              /* a thread is writing: the writer's batch or
 				     an inline write (one at a time) */
 	/* The writer thread waits for work: written under `mu`, read without
@@ -235,8 +247,9 @@ int eng_writer_push(eng_writer *w, char *line, size_t len, eng_req *req, int is_
  * NULL route falls back to req's key. */
 int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
 			   const char *route, int is_response);
-/* Queues like eng_writer_push, without waking the writer thread; the
- * caller must call eng_writer_kick afterwards.  For a request's answer:
+/* Queues like eng_writer_push, without waking the writer thread and
+ * without taking its lock; the caller must call eng_writer_kick
+ * afterwards.  For a request's answer:
  * queued while the request still counts as in flight (so a shutdown
  * cannot close the output before it), and written (inline on a quiet
  * server, or by the writer) only after the request is done, so a client
@@ -342,6 +355,12 @@ typedef struct eng_pool {
 int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue, int64_t poll_ns);
 /* Queues a request (the queue takes a reference).  MCP_EBUSY when full. */
 int eng_pool_submit(eng_pool *p, eng_req *r);
+/* Queues the chain `*list` (linked by qnext) in order under one lock and
+ * wakes the workers it needs.  The queue takes over the caller's
+ * reference of each request it queues.  What did not fit (a full queue,
+ * a stopping pool) is left in *list, still linked and still the caller's,
+ * to be refused.  Returns the number queued. */
+int eng_pool_submit_list(eng_pool *p, eng_req **list);
 /* Requests waiting in the queue now (a hint: read without the lock). */
 size_t eng_pool_depth(eng_pool *p);
 /* Stops the workers; waits until `deadline_ns` for them to exit; returns the
@@ -430,6 +449,11 @@ struct eng_session {
 	_Atomic int shutdown_once;
 	json_tokener *tok;           /* reader thread only */
 	eng_batch *cur_batch;        /* reader thread only: batch being read */
+	/* Reader thread only: admitted requests not yet handed to the pool,
+	 * linked by qnext (held while more input is buffered, and handed
+	 * over together before the reader blocks; see submit_held). */
+	eng_req *held_head, *held_tail;
+	int held_n;
 	const char *cur_line;        /* reader thread only: the line of the
 					single message being dispatched */
 	size_t cur_len;

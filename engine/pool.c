@@ -293,6 +293,41 @@ int eng_pool_submit(eng_pool *p, eng_req *r)
 	return MCP_OK;
 }
 
+int eng_pool_submit_list(eng_pool *p, eng_req **list)
+{
+	eng_worker *wake[8];
+	int nwake = 0, k = 0;
+	pthread_mutex_lock(&p->mu);
+	while (*list && !p->stopping && p->queued < p->max_queue) {
+		eng_req *r = *list;
+		*list = r->qnext;
+		r->qnext = NULL;
+		if (p->tail)
+			p->tail->qnext = r;
+		else
+			p->head = r;
+		p->tail = r;
+		p->queued++;
+		k++;
+	}
+	/* As many wake-ups as the new work has no taker for, within the
+	 * runnable limit (take_idle_locked); past 8, the woken workers keep
+	 * taking without sleeping. */
+	eng_worker *w;
+	while (nwake < 8 && (w = take_idle_locked(p, 0)))
+		wake[nwake++] = w;
+	/* Work still without a taker is the monitor's, as in eng_pool_submit. */
+	int poke_monitor = p->monitor_sleeping && withheld_locked(p);
+	if (poke_monitor)
+		p->monitor_sleeping = 0;
+	pthread_mutex_unlock(&p->mu);
+	for (int i = 0; i < nwake; i++)
+		pthread_cond_signal(&wake[i]->cv);
+	if (poke_monitor)
+		pthread_cond_signal(&p->monitor_cv);
+	return k;
+}
+
 size_t eng_pool_depth(eng_pool *p)
 {
 	return atomic_load_explicit(&p->queued, memory_order_relaxed);

@@ -22,6 +22,8 @@
 
 /* Parse errors answered per second, with a burst of the same size (P3). */
 #define PARSE_ERROR_RATE 20.0
+/* Requests the reader holds before it hands them to the pool together. */
+#define HOLD_MAX 16
 
 /* ---- requests ----------------------------------------------------------- */
 
@@ -67,8 +69,23 @@ void eng_req_ref(eng_req *r)
 /* The reader of the session whose loop runs on this thread, if any. */
 static __thread eng_session *tl_reader;
 
+static void table_del_locked(eng_session *s, eng_req *r)
+{
+	if (r->in_table) {
+		eng_idtable_del(&s->inflight, &r->node);
+		r->in_table = 0;
+	}
+}
+
 static void req_free(eng_req *r)
 {
+	if (r->in_table) {
+		/* Still linked (its id was forgotten, not unlinked): the
+		 * table must not keep a freed node. */
+		pthread_mutex_lock(&r->sess->mu);
+		table_del_locked(r->sess, r);
+		pthread_mutex_unlock(&r->sess->mu);
+	}
 	if (r->free_proto && r->proto)
 		r->free_proto(r->proto);
 	eng_token_destroy(&r->token);
@@ -88,6 +105,16 @@ static void req_free(eng_req *r)
 static void reap(eng_session *s)
 {
 	eng_req *r = atomic_exchange(&s->reap_stack, NULL);
+	/* Unlink the whole stack from the in-flight table under one lock. */
+	int linked = 0;
+	for (eng_req *q = r; q && !linked; q = q->qnext)
+		linked = q->in_table;
+	if (linked) {
+		pthread_mutex_lock(&s->mu);
+		for (eng_req *q = r; q; q = q->qnext)
+			table_del_locked(s, q);
+		pthread_mutex_unlock(&s->mu);
+	}
 	while (r) {
 		eng_req *next = r->qnext;
 		req_free(r);
@@ -458,6 +485,8 @@ static eng_req *inflight_find(eng_session *s, json_object *id)
 	pthread_mutex_lock(&s->mu);
 	eng_idnode *n = eng_idtable_get(&s->inflight, key);
 	eng_req *r = (eng_req *)n;
+	if (r && atomic_load(&r->forgotten))
+		r = NULL;
 	if (r)
 		eng_req_ref(r);
 	pthread_mutex_unlock(&s->mu);
@@ -472,28 +501,39 @@ int eng_session_id_in_flight(eng_session *s, json_object *id)
 	return r != NULL;
 }
 
-/* The request has left the engine's hands: out of the in-flight table (so
- * its id may be reused, P5), counted, and the shutdown told when the
- * session becomes idle. */
-static void req_forget_id(eng_req *r)
+/* Inserts r's node under s->mu.  A node left by a finished request
+ * whose id was forgotten gives way: its id is free (P5).  MCP_EEXIST
+ * when the id belongs to a live request. */
+static int table_put_locked(eng_session *s, eng_req *r)
 {
-	eng_session *s = r->sess;
-	pthread_mutex_lock(&s->mu);
-	eng_idtable_del(&s->inflight, &r->node);
-	pthread_mutex_unlock(&s->mu);
-	r->forgotten = 1;
+	eng_idnode *old = eng_idtable_get(&s->inflight, r->node.key);
+	if (old && atomic_load(&((eng_req *)old)->forgotten))
+		table_del_locked(s, (eng_req *)old);
+	int rc = eng_idtable_put(&s->inflight, &r->node);
+	if (rc == MCP_OK)
+		r->in_table = 1;
+	return rc;
 }
 
-/* The request no longer counts as in flight.  An answered request left
- * the table already (req_forget_id), so the common case takes no lock:
- * only the thread that brings the count to zero locks, to wake a shutdown
- * waiting for idleness (it checks the count under the same lock, so the
- * wake-up cannot fall between its check and its wait). */
+/* The request's id may be reused (P5).  No lock: the node stays in the
+ * table, skipped by every lookup, until the request is freed (usually by
+ * the reader, in a batch) or its id is taken again.  The store comes
+ * before the answer is queued, so a client that reuses the id once it has
+ * the answer finds it free. */
+static void req_forget_id(eng_req *r)
+{
+	atomic_store(&r->forgotten, 1);
+}
+
+/* The request no longer counts as in flight: its id forgotten, counted,
+ * and the shutdown told when the session becomes idle.  No lock in the
+ * common case: only the thread that brings the count to zero locks, to
+ * wake a shutdown waiting for idleness (it checks the count under the same
+ * lock, so the wake-up cannot fall between its check and its wait). */
 static void req_done(eng_req *r)
 {
 	eng_session *s = r->sess;
-	if (!r->forgotten)
-		req_forget_id(r);
+	req_forget_id(r);
 	if (r->started)
 		atomic_fetch_sub(&s->running_n, 1);
 	if (atomic_fetch_sub(&s->inflight_n, 1) == 1) {
@@ -626,6 +666,8 @@ static int reparse_raw(eng_req *r)
 	return 0;
 }
 
+static void refuse_busy(eng_session *s, eng_req *r);
+static void submit_held(eng_session *s);
 /* Registers a request in flight; with `run`, queues it for a worker.
  * *held (when not NULL) receives a counted reference to a request
  * registered without `run`. */
@@ -660,7 +702,7 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 	}
 
 	pthread_mutex_lock(&s->mu);
-	int rc = atomic_load(&s->closed) ? MCP_ECLOSED : eng_idtable_put(&s->inflight, &r->node);
+	int rc = atomic_load(&s->closed) ? MCP_ECLOSED : table_put_locked(s, r);
 	if (rc == MCP_OK)
 		atomic_fetch_add(&s->inflight_n, 1);
 	pthread_mutex_unlock(&s->mu);
@@ -688,17 +730,69 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 		return MCP_OK;
 	}
 	keep_raw_when_deep(s, r);
-	rc = eng_pool_submit(s->pool, r);
-	if (rc != MCP_OK) {
-		req_done(r);
-		eng_req_decide(r, ENG_OUT_REJECTED);
-		atomic_fetch_add(&s->stats->rejected, 1);
-		release_batch(r, NULL);
-		eng_session_respond_error(s, r->id, MCP_JSONRPC_SERVER_BUSY,
-					  "Server busy: the work queue is full", NULL);
+	if (tl_reader == s && s->tp->announces_wait) {
+		/* The reader's loop, on a transport that tells it before it
+		 * blocks: hold the request, and hand the pool several at once
+		 * (submit_held). */
+		r->qnext = NULL;
+		if (s->held_tail)
+			s->held_tail->qnext = r;
+		else
+			s->held_head = r;
+		s->held_tail = r;
+		if (++s->held_n >= HOLD_MAX)
+			submit_held(s);
+		return MCP_OK;
 	}
+	rc = eng_pool_submit(s->pool, r);
+	if (rc != MCP_OK)
+		refuse_busy(s, r);
 	eng_req_unref(r);
 	return rc;
+}
+
+/* A request the pool did not take: it ends here, answered "busy" (queued
+ * before it stops counting as in flight, so a shutdown cannot close the
+ * output in between).  One decided while the reader held it (a peer
+ * cancel) gets no answer, like queued work that is skipped (P2). */
+static void refuse_busy(eng_session *s, eng_req *r)
+{
+	if (!eng_req_decide(r, ENG_OUT_REJECTED)) {
+		atomic_fetch_add(&s->stats->dropped_queued, 1);
+		r->finished = 1;
+		release_batch(r, NULL);
+		req_done(r);
+		return;
+	}
+	atomic_fetch_add(&s->stats->rejected, 1);
+	release_batch(r, NULL);
+	eng_session_respond_error(s, r->id, MCP_JSONRPC_SERVER_BUSY,
+				  "Server busy: the work queue is full", NULL);
+	req_done(r);
+}
+
+/* Hands the held requests to the pool under one lock.  The reader calls it
+ * when HOLD_MAX are held, before its transport blocks for input (so no
+ * request waits on input that may never come) and when its loop ends. */
+static void submit_held(eng_session *s)
+{
+	eng_req *list = s->held_head;
+	s->held_head = s->held_tail = NULL;
+	s->held_n = 0;
+	if (list)
+		eng_pool_submit_list(s->pool, &list);
+	while (list) {
+		eng_req *r = list;
+		list = r->qnext;
+		r->qnext = NULL;
+		refuse_busy(s, r);
+		eng_req_unref(r);
+	}
+}
+
+static void submit_held_hook(void *arg)
+{
+	submit_held(arg);
 }
 
 int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
@@ -853,7 +947,7 @@ int eng_req_detach(eng_req *r, json_object *result, const char *key,
 	 * under the same lock, so it either finds the request before the swap
 	 * (and its outcome change makes the checks below fail) or not at all. */
 	pthread_mutex_lock(&s->mu);
-	eng_idtable_del(&s->inflight, &r->node);
+	table_del_locked(s, r);
 	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
 		pthread_mutex_unlock(&s->mu);
 		free(nkey);
@@ -866,7 +960,7 @@ int eng_req_detach(eng_req *r, json_object *result, const char *key,
 		r->client_key = r->id_key;
 	r->id_key = nkey;
 	r->node.key = nkey;
-	int rc = eng_idtable_put(&s->inflight, &r->node);
+	int rc = table_put_locked(s, r);
 	r->sink = sink;
 	r->sink_arg = arg;
 	pthread_mutex_unlock(&s->mu);
@@ -1283,7 +1377,8 @@ static void fire_one_by_one(eng_session *s, int reason)
 		pthread_mutex_lock(&s->mu);
 		for (size_t i = 0; !r && i < s->inflight.nslots; i++)
 			for (eng_idnode *nd = s->inflight.slots[i]; nd && !r; nd = nd->next)
-				if (eng_token_reason(&((eng_req *)nd)->token) == MCP_CANCEL_NONE) {
+				if (!atomic_load(&((eng_req *)nd)->forgotten) &&
+				    eng_token_reason(&((eng_req *)nd)->token) == MCP_CANCEL_NONE) {
 					r = (eng_req *)nd;
 					eng_req_ref(r);
 				}
@@ -1309,6 +1404,8 @@ static void fire_all(eng_session *s, int reason)
 	for (size_t i = 0; snap && i < s->inflight.nslots; i++)
 		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next) {
 			eng_req *r = (eng_req *)nd;
+			if (atomic_load(&r->forgotten))
+				continue; /* finished: nothing to cancel */
 			eng_req_ref(r);
 			snap[k++] = r;
 		}
@@ -1325,7 +1422,8 @@ static void drop_stragglers(eng_session *s)
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->inflight.nslots; i++)
 		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next)
-			eng_req_decide((eng_req *)nd, ENG_OUT_DROPPED);
+			if (!atomic_load(&((eng_req *)nd)->forgotten))
+				eng_req_decide((eng_req *)nd, ENG_OUT_DROPPED);
 	atomic_fetch_add(&s->stats->abandoned, atomic_load(&s->running_n));
 	atomic_fetch_add(&s->stats->inflight_left, atomic_load(&s->inflight_n));
 	pthread_mutex_unlock(&s->mu);
@@ -1379,6 +1477,8 @@ int eng_session_run(eng_session *s)
 	eng_session *outer = tl_reader;
 	tl_reader = s;
 	atomic_store(&s->reaping, 1);
+	s->tp->before_wait = submit_held_hook;
+	s->tp->before_wait_arg = s;
 	for (;;) {
 		const char *line;
 		size_t len;
@@ -1405,6 +1505,8 @@ int eng_session_run(eng_session *s)
 			break;
 		}
 	}
+	submit_held(s);
+	s->tp->before_wait = NULL;
 	session_shutdown(s, reason);
 	atomic_store(&s->reaping, 0);
 	reap(s);

@@ -54,6 +54,30 @@ static _Atomic int64_t *deadline_of(eng_writer *w)
 	return &w->flush_deadline;
 }
 
+/* Under w->mu: moves the lines pushed without the lock (newest first on
+ * the inbox stack) to the tail of the queue, oldest first. */
+static void take_inbox_locked(eng_writer *w)
+{
+	eng_out *o = atomic_exchange(&w->inbox, NULL);
+	if (!o)
+		return;
+	eng_out *first = NULL, *last = o;
+	size_t bytes = 0;
+	while (o) {
+		eng_out *next = o->next;
+		o->next = first;
+		first = o;
+		bytes += o->len;
+		o = next;
+	}
+	if (w->tail)
+		w->tail->next = first;
+	else
+		w->head = first;
+	w->tail = last;
+	w->queued_bytes += bytes;
+}
+
 static void *writer_main(void *arg)
 {
 	eng_writer *w = arg;
@@ -63,12 +87,20 @@ static void *writer_main(void *arg)
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
+		take_inbox_locked(w);
 		/* An inline write in progress owns the stream: wait for it,
 		 * also before exiting (the output is closed after we return). */
-		while ((!w->head && !w->closing) || w->writing) {
+		if (w->writing || (!w->head && !w->closing)) {
+			/* Announce the sleep, then look at the inbox once more: a
+			 * producer that pushed before the announcement is seen
+			 * here, and one that pushes after it sees `sleeping` and
+			 * signals (eng_writer_kick). */
 			w->sleeping = 1;
-			pthread_cond_wait(&w->cv, &w->mu);
+			take_inbox_locked(w);
+			if (w->writing || (!w->head && !w->closing))
+				pthread_cond_wait(&w->cv, &w->mu);
 			w->sleeping = 0;
+			continue;
 		}
 		if (!w->head)
 			break;
@@ -209,6 +241,7 @@ static int link_locked(eng_writer *w, eng_out *o, int at_head)
 static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req,
 		       const char *route, int is_response, int *wake, uint64_t *call_seq)
 {
+	take_inbox_locked(w); /* what was pushed before this goes first */
 	if (w->closing || w->failed) {
 		free(line);
 		if (is_response)
@@ -280,6 +313,7 @@ static int write_inline(eng_writer *w, char *line, size_t len, eng_req *req,
 		}
 	}
 	w->writing = 0;
+	take_inbox_locked(w);
 	wake = (w->head || w->closing) && w->sleeping;
 	pthread_mutex_unlock(&w->mu);
 	if (wake)
@@ -298,6 +332,7 @@ int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
 			   const char *route, int is_response)
 {
 	pthread_mutex_lock(&w->mu);
+	take_inbox_locked(w);
 	/* Nobody writing and nothing queued: on a quiet server, write here
 	 * and save the hand-off to the writer thread. */
 	if (!w->head && !w->writing && !w->closing && !w->failed && !route &&
@@ -317,23 +352,42 @@ int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
 int eng_writer_push_quiet(eng_writer *w, char *line, size_t len, eng_req *req,
 			  int is_response)
 {
-	pthread_mutex_lock(&w->mu);
-	int wake = 0;
-	int rc = push_locked(w, line, len, req, NULL, is_response, &wake, NULL);
-	pthread_mutex_unlock(&w->mu);
-	return rc;
+	/* Lock-free: answers come from every worker at once, and the lock
+	 * they would share with the writer thread is the hottest one under
+	 * load.  A line that races a close is dropped by whoever drains the
+	 * inbox last (eng_writer_destroy at the latest), as the check below
+	 * would have done. */
+	if (atomic_load(&w->closing) || atomic_load(&w->failed)) {
+		free(line);
+		if (is_response)
+			atomic_fetch_add(&w->stats->responses_dropped, 1);
+		return MCP_ECLOSED;
+	}
+	eng_out *o = out_new(w, line, len, req, NULL, is_response);
+	if (!o) {
+		free(line);
+		if (is_response)
+			atomic_fetch_add(&w->stats->responses_dropped, 1);
+		return MCP_ENOMEM;
+	}
+	eng_out *top = atomic_load_explicit(&w->inbox, memory_order_relaxed);
+	do
+		o->next = top;
+	while (!atomic_compare_exchange_weak(&w->inbox, &top, o));
+	return MCP_OK;
 }
 
 void eng_writer_kick(eng_writer *w)
 {
 	/* The writer thread awake and other work running (no inline write
 	 * due): it drains the queue, this line included, before it sleeps
-	 * again.  `sleeping` is set under the lock our push took, so a writer
-	 * that slept before the push is seen sleeping here; one that checks
-	 * the queue after the push finds the line. */
+	 * again.  Both sides use sequentially consistent atomics: the writer
+	 * stores `sleeping` and then looks at the inbox, we pushed and now
+	 * look at `sleeping`, so at least one of us sees the other. */
 	if (!atomic_load(&w->sleeping) && !eng_pool_alone())
 		return;
 	pthread_mutex_lock(&w->mu);
+	take_inbox_locked(w);
 	if (w->head && w->head == w->tail && !w->writing && !w->closing && !w->failed &&
 	    w->tp->ops->try_send && !w->tp->ops->send_routed && eng_pool_alone()) {
 		/* Only this line, nobody writing, nothing else running: write
@@ -430,6 +484,7 @@ void eng_writer_close(eng_writer *w, int64_t deadline_ns)
 
 void eng_writer_destroy(eng_writer *w)
 {
+	take_inbox_locked(w); /* lines that raced the close */
 	eng_out *o = w->head;
 	while (o) {
 		eng_out *n = o->next;

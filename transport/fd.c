@@ -78,6 +78,7 @@ static int fd_recv(tp_conn *c, const char **line, size_t *len)
 {
 	tp_fd *t = (tp_fd *)c;
 	size_t max = c->max_message;
+	int announced = 0;
 
 	for (;;) {
 		/* A wake-up wins over buffered input, checked every 64 lines so a
@@ -154,6 +155,10 @@ static int fd_recv(tp_conn *c, const char **line, size_t *len)
 				return TP_ERROR;
 			t->buf = nb;
 			t->cap = ncap;
+		}
+		if (!announced && c->before_wait) {
+			announced = 1;
+			c->before_wait(c->before_wait_arg);
 		}
 		int w8 = wait_input(t);
 		if (w8 == 0)
@@ -283,6 +288,7 @@ tp_conn *tp_fd_new(int in_fd, int out_fd, int extra_wake_fd, size_t max_message)
 		return NULL;
 	t->base.ops = &fd_ops;
 	t->base.max_message = max_message;
+	t->base.announces_wait = 1;
 	t->in_fd = in_fd;
 	t->out_fd = out_fd;
 	t->extra_wake_fd = extra_wake_fd;

@@ -77,6 +77,7 @@ static mem_line *line_new(const char *s, size_t n)
 static int mem_recv(tp_conn *c, const char **line, size_t *len)
 {
 	tp_mem *m = (tp_mem *)c;
+	int announced = 0;
 	pthread_mutex_lock(&m->mu);
 	free(m->current);
 	m->current = NULL;
@@ -109,6 +110,14 @@ static int mem_recv(tp_conn *c, const char **line, size_t *len)
 		if (m->in_closed) {
 			pthread_mutex_unlock(&m->mu);
 			return TP_EOF;
+		}
+		if (!announced && c->before_wait) {
+			/* Outside the lock: the engine may write meanwhile. */
+			announced = 1;
+			pthread_mutex_unlock(&m->mu);
+			c->before_wait(c->before_wait_arg);
+			pthread_mutex_lock(&m->mu);
+			continue;
 		}
 		pthread_cond_wait(&m->cv, &m->mu);
 	}
@@ -197,6 +206,7 @@ tp_mem *tp_mem_new(size_t max_message)
 		return NULL;
 	m->base.ops = &mem_ops;
 	m->base.max_message = max_message;
+	m->base.announces_wait = 1;
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);

@@ -73,6 +73,13 @@ struct tp_ops {
 struct tp_conn {
 	const struct tp_ops *ops;
 	size_t max_message;
+	/* Set by the transport when its recv calls before_wait (below) on
+	 * the reading thread each time before it blocks for input. */
+	int announces_wait;
+	/* Set by the engine (or NULL): the reader's chance to hand over the
+	 * work it held back while more input was at hand. */
+	void (*before_wait)(void *arg);
+	void *before_wait_arg;
 };
 
 /* Returns 1 if s[0..len) is well-formed UTF-8 (no overlongs, surrogates or

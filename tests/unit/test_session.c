@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/internal.h"
@@ -565,17 +566,35 @@ static uint64_t stat_of(json_object *stats, const char *key)
 	return (uint64_t)json_object_get_int64(v);
 }
 
-/* Runs `n` echo calls one at a time over pipes, each sent only once the
- * previous answer arrived, and checks every answer; `poll_us` < 0 keeps the
- * default.  Returns the server's stats. */
-static json_object *one_at_a_time(int poll_us, int n)
+/* Blocks for args.ms milliseconds where the library cannot see it (a
+ * plain nanosleep: no token, no engine wait). */
+static int t_block(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)user;
+	json_object *ms = NULL;
+	json_object_object_get_ex(args, "ms", &ms);
+	int64_t v = ms ? json_object_get_int64(ms) : 0;
+	struct timespec ts = { (time_t)(v / 1000), (long)(v % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+	return mcp_result_add_text(out, "blocked");
+}
+
+/* A server with the echo and block tools running on its own thread over
+ * a pair of pipes, initialized.  `max_queue` 0 keeps the default. */
+static pipe_server *pipe_start(int workers, int max_queue, int poll_us)
 {
 	pipe_server *ps = calloc(1, sizeof *ps);
 	ck_assert_ptr_nonnull(ps);
 	ps->srv = mcp_server_new("pipes", "1.0");
 	mcp_tool echo = { .name = "echo", .fn = t_echo };
+	mcp_tool block = { .name = "block", .fn = t_block };
 	ck_assert_int_eq(mcp_server_add_tool(ps->srv, &echo), MCP_OK);
-	mcp_server_set_workers(ps->srv, 2);
+	ck_assert_int_eq(mcp_server_add_tool(ps->srv, &block), MCP_OK);
+	ck_assert_int_eq(mcp_server_set_workers(ps->srv, workers), MCP_OK);
+	if (max_queue > 0)
+		ck_assert_int_eq(mcp_server_set_max_queue(ps->srv, max_queue), MCP_OK);
 	if (poll_us >= 0)
 		ck_assert_int_eq(mcp_server_set_idle_poll_us(ps->srv, poll_us), MCP_OK);
 	ck_assert_int_eq(pipe(ps->in), 0);
@@ -590,6 +609,53 @@ static json_object *one_at_a_time(int poll_us, int n)
 	ck_assert_ptr_nonnull(field(m, "result"));
 	json_object_put(m);
 	pipe_send(ps, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	return ps;
+}
+
+/* Closes the server's input, waits for its exit, checks that nothing more
+ * was written, and returns its stats. */
+static json_object *pipe_stop(pipe_server *ps)
+{
+	close(ps->in[1]);
+	pthread_join(ps->thread, NULL);
+	ck_assert_int_eq(ps->rc, MCP_OK);
+	close(ps->out[1]); /* the server leaves its descriptors to us */
+	ck_assert_ptr_null(pipe_recv(ps)); /* nothing more was written */
+	char *text = mcp_server_stats_json(ps->srv);
+	ck_assert_ptr_nonnull(text);
+	json_object *stats = json_tokener_parse(text);
+	free(text);
+	ck_assert_ptr_nonnull(stats);
+	close(ps->in[0]);
+	close(ps->out[0]);
+	mcp_server_free(ps->srv);
+	free(ps);
+	return stats;
+}
+
+/* Writes several lines with one write(2), so that the server's reader
+ * reads them in one go (and holds the requests among them together). */
+static void pipe_send_all(pipe_server *ps, const char *const *lines, int n)
+{
+	char buf[4096];
+	size_t len = 0;
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(lines[i]);
+		ck_assert_uint_lt(len + l + 1, sizeof buf); /* under PIPE_BUF: atomic */
+		memcpy(buf + len, lines[i], l);
+		buf[len + l] = '\n';
+		len += l + 1;
+	}
+	ck_assert_int_eq(write(ps->in[1], buf, len), (ssize_t)len);
+}
+
+/* Runs `n` echo calls one at a time over pipes, each sent only once the
+ * previous answer arrived, and checks every answer; `poll_us` < 0 keeps the
+ * default.  Returns the server's stats. */
+static json_object *one_at_a_time(int poll_us, int n)
+{
+	pipe_server *ps = pipe_start(2, 0, poll_us);
+	json_object *m;
 	for (int i = 1; i <= n; i++) {
 		char line[256], want[32], id[32];
 		snprintf(want, sizeof want, "call %d", i);
@@ -609,23 +675,10 @@ static json_object *one_at_a_time(int poll_us, int n)
 				 want);
 		json_object_put(m);
 	}
-	close(ps->in[1]);
-	pthread_join(ps->thread, NULL);
-	ck_assert_int_eq(ps->rc, MCP_OK);
-	close(ps->out[1]); /* the server leaves its descriptors to us */
-	ck_assert_ptr_null(pipe_recv(ps)); /* nothing more was written */
-	char *text = mcp_server_stats_json(ps->srv);
-	ck_assert_ptr_nonnull(text);
-	json_object *stats = json_tokener_parse(text);
-	free(text);
-	ck_assert_ptr_nonnull(stats);
+	json_object *stats = pipe_stop(ps);
 	ck_assert_uint_eq(stat_of(stats, "completed"), (uint64_t)n);
 	ck_assert_uint_eq(stat_of(stats, "responses_written"), (uint64_t)n + 1);
 	ck_assert_uint_le(stat_of(stats, "idle_poll_hits"), stat_of(stats, "idle_polls"));
-	close(ps->in[0]);
-	close(ps->out[0]);
-	mcp_server_free(ps->srv);
-	free(ps);
 	return stats;
 }
 
@@ -639,6 +692,94 @@ START_TEST(one_at_a_time_polls_only_when_asked)
 	 * polls for the next; the answers are the same. */
 	st = one_at_a_time(-1, 200);
 	ck_assert_uint_gt(stat_of(st, "idle_polls"), 0);
+	json_object_put(st);
+}
+END_TEST
+
+#define CALL_FMT "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":" \
+	"{\"name\":\"%s\",\"arguments\":{\"ms\":%d,\"text\":\"t%d\"}}}"
+
+START_TEST(requests_read_together_do_not_wait_behind_blocked_ones)
+{
+	/* As many handlers as CPUs, and one more, block where the library
+	 * cannot see it; they and an echo arrive in one read, so the reader
+	 * hands them to the pool together.  The workers past the runnable
+	 * limit come from the pool's monitor: the echo must be answered
+	 * while every block still runs. */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int nblock = (int)(ncpu < 1 ? 1 : ncpu > 8 ? 8 : ncpu) + 1;
+	pipe_server *ps = pipe_start(nblock + 2, 0, -1);
+	char lines[10][256];
+	const char *ptrs[10];
+	int n = 0;
+	for (; n < nblock; n++)
+		snprintf(lines[n], sizeof lines[n], CALL_FMT, 100 + n, "block", 3000, n);
+	snprintf(lines[n], sizeof lines[n], CALL_FMT, 1, "echo", 0, 1);
+	n++;
+	for (int i = 0; i < n; i++)
+		ptrs[i] = lines[i];
+	pipe_send_all(ps, ptrs, n);
+	json_object *m = pipe_recv(ps);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_msg(strcmp(id_text(m), "1") == 0,
+		      "the echo was answered only after a blocked call (%s)", id_text(m));
+	json_object_put(m);
+	for (int i = 0; i < nblock; i++) {
+		m = pipe_recv(ps);
+		ck_assert_ptr_nonnull(m);
+		ck_assert_ptr_nonnull(field(m, "result"));
+		json_object_put(m);
+	}
+	json_object *st = pipe_stop(ps);
+	ck_assert_uint_eq(stat_of(st, "completed"), (uint64_t)nblock + 1);
+	json_object_put(st);
+}
+END_TEST
+
+START_TEST(held_requests_refused_busy_except_the_cancelled)
+{
+	/* One worker, a queue of 2.  A blocking call, four echoes and a
+	 * cancel of the last echo arrive in one read: the reader holds the
+	 * five requests and sees the cancel before it hands them over.  The
+	 * pool takes two (the block and echo 2); echoes 3 and 4 are refused
+	 * "busy"; the cancelled echo 5 gets nothing at all (P2). */
+	pipe_server *ps = pipe_start(1, 2, -1);
+	char lines[6][256];
+	const char *ptrs[6];
+	snprintf(lines[0], sizeof lines[0], CALL_FMT, 1, "block", 300, 1);
+	for (int i = 2; i <= 5; i++)
+		snprintf(lines[i - 1], sizeof lines[i - 1], CALL_FMT, i, "echo", 0, i);
+	snprintf(lines[5], sizeof lines[5],
+		 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+		 "\"params\":{\"requestId\":5}}");
+	for (int i = 0; i < 6; i++)
+		ptrs[i] = lines[i];
+	pipe_send_all(ps, ptrs, 6);
+	int busy = 0, answered = 0;
+	for (int k = 0; k < 4; k++) {
+		json_object *m = pipe_recv(ps);
+		ck_assert_ptr_nonnull(m);
+		const char *id = id_text(m);
+		json_object *err = field(m, "error");
+		if (err) {
+			ck_assert_msg(strcmp(id, "3") == 0 || strcmp(id, "4") == 0,
+				      "busy answer for id %s", id);
+			ck_assert_int_eq(json_object_get_int(field(err, "code")),
+					 MCP_JSONRPC_SERVER_BUSY);
+			busy++;
+		} else {
+			ck_assert_msg(strcmp(id, "1") == 0 || strcmp(id, "2") == 0,
+				      "answer for id %s", id);
+			answered++;
+		}
+		json_object_put(m);
+	}
+	ck_assert_int_eq(busy, 2);
+	ck_assert_int_eq(answered, 2);
+	json_object *st = pipe_stop(ps); /* and nothing for id 5 */
+	ck_assert_uint_eq(stat_of(st, "rejected"), 2);
+	ck_assert_uint_eq(stat_of(st, "completed"), 2);
+	ck_assert_uint_eq(stat_of(st, "responses_written"), 5); /* with initialize */
 	json_object_put(st);
 }
 END_TEST
@@ -670,6 +811,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, server_requests_timeout_cancel_and_stray_answers);
 	tcase_add_test(tc, one_at_a_time_polls_only_when_asked);
 	tcase_add_test(tc, idle_poll_setter_range);
+	tcase_add_test(tc, requests_read_together_do_not_wait_behind_blocked_ones);
+	tcase_add_test(tc, held_requests_refused_busy_except_the_cancelled);
 	suite_add_tcase(s, tc);
 	return s;
 }
