@@ -381,7 +381,7 @@ static int hs_recv(tp_conn *c, const char **line, size_t *len)
 static void note_revision(http_sess *hs, const char *data, size_t len)
 {
 	json_tokener *tok = json_tokener_new();
-	json_object *m = tok ? json_tokener_parse_ex(tok, data, (int)len) : NULL;
+	json_object *m = tok ? eng_json_parse_ex(tok, data, (int)len) : NULL;
 	json_object *res = NULL, *v = NULL;
 	if (json_object_object_get_ex(m, "result", &res) &&
 	    json_object_object_get_ex(res, "protocolVersion", &v) &&

@@ -570,6 +570,9 @@ unsigned eng_json_precheck(const char *line, size_t len);
 long eng_json_u4(const unsigned char *q, const unsigned char *end);
 /* A json-c tokener in strict mode for `max_depth`, or NULL. */
 json_tokener *eng_json_tokener(int max_depth);
+/* json_tokener_parse_ex, without the process-wide locale lock json-c
+ * takes on every call (util.c); same arguments and result. */
+json_object *eng_json_parse_ex(json_tokener *tok, const char *text, int len);
 
 /* A plain request's envelope, read from its raw line (envelope.c). */
 typedef struct eng_envelope {

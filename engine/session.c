@@ -642,7 +642,7 @@ static int reparse_raw(eng_req *r)
 	json_tokener *tok = worker_tokener(r->sess->limits.max_depth, &cached);
 	if (!tok)
 		return -1;
-	json_object *msg = json_tokener_parse_ex(tok, r->raw, (int)r->raw_len);
+	json_object *msg = eng_json_parse_ex(tok, r->raw, (int)r->raw_len);
 	enum json_tokener_error err = json_tokener_get_error(tok);
 	int ok = msg && err == json_tokener_success;
 	if (!ok || !cached) {
@@ -1260,7 +1260,7 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 		return;
 	json_tokener *tok = s->tok;
 	json_tokener_reset(tok);
-	json_object *v = json_tokener_parse_ex(tok, line, (int)len);
+	json_object *v = eng_json_parse_ex(tok, line, (int)len);
 	enum json_tokener_error err = json_tokener_get_error(tok);
 	size_t used = tok->char_offset;
 	if (err == json_tokener_continue) {
@@ -1269,7 +1269,7 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 		 * holds a complete scalar that json-c cannot know has ended
 		 * ("1", "null"): one more byte that ends any token tells the
 		 * two apart. */
-		v = json_tokener_parse_ex(tok, " ", 1);
+		v = eng_json_parse_ex(tok, " ", 1);
 		err = json_tokener_get_error(tok);
 		if (err == json_tokener_continue) {
 			renew_tokener(s);

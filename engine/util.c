@@ -1,8 +1,10 @@
 /*
  * util.c - the engine's small shared helpers: the monotonic clock, condition
- * variables on that clock, compact JSON serialisation and strict tokeners.
+ * variables on that clock, compact JSON serialisation, strict tokeners and
+ * the parse that runs them.
  */
 #include <errno.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,4 +62,30 @@ json_tokener *eng_json_tokener(int max_depth)
 	if (t)
 		json_tokener_set_flags(t, JSON_TOKENER_STRICT);
 	return t;
+}
+
+/* The "C" locale object, or 0 if the C library cannot make one. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void make_c_locale(void)
+{
+	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+json_object *eng_json_parse_ex(json_tokener *tok, const char *text, int len)
+{
+	/* json-c parses numbers in the "C" locale: for every call it copies
+	 * the thread's locale, derives a "C" one from the copy and frees
+	 * both, and in glibc each of those steps takes the process-wide
+	 * locale lock for writing, which threads parsing at once then queue
+	 * on.  Started from the "C" locale object itself, all three steps
+	 * are lock-free no-ops.  The thread's own locale is back in place
+	 * before we return, so a handler never sees the switch. */
+	pthread_once(&c_locale_once, make_c_locale);
+	locale_t old = c_locale ? uselocale(c_locale) : (locale_t)0;
+	json_object *v = json_tokener_parse_ex(tok, text, len);
+	if (old)
+		uselocale(old);
+	return v;
 }

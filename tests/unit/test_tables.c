@@ -4,6 +4,7 @@
  * waiters that remove themselves.
  */
 #include <check.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,6 +404,41 @@ START_TEST(json_envelope_takes_only_plain_requests)
 }
 END_TEST
 
+START_TEST(json_parse_keeps_the_thread_locale)
+{
+	/* eng_json_parse_ex parses from the "C" locale object and puts the
+	 * thread's locale back: a handler's own locale (global or set with
+	 * uselocale) is what it finds after every parse, and numbers parse
+	 * the same. */
+	json_tokener *tok = eng_json_tokener(32);
+	ck_assert_ptr_nonnull(tok);
+	locale_t mine = newlocale(LC_ALL_MASK, "C.UTF-8", (locale_t)0);
+	if (!mine)
+		mine = newlocale(LC_CTYPE_MASK, "POSIX", (locale_t)0);
+	ck_assert_ptr_nonnull(mine);
+	locale_t settings[] = { LC_GLOBAL_LOCALE, mine };
+	for (int i = 0; i < 2; i++) {
+		uselocale(settings[i]);
+		for (int k = 0; k < 3; k++) {
+			json_tokener_reset(tok);
+			const char *text = "{\"a\":[1.5,-2e3,7]}";
+			json_object *v = eng_json_parse_ex(tok, text, (int)strlen(text));
+			ck_assert_ptr_nonnull(v);
+			ck_assert(uselocale((locale_t)0) == settings[i]);
+			json_object *a = NULL;
+			ck_assert(json_object_object_get_ex(v, "a", &a));
+			ck_assert(json_object_get_double(json_object_array_get_idx(a, 0)) == 1.5);
+			ck_assert(json_object_get_double(json_object_array_get_idx(a, 1)) == -2000.0);
+			ck_assert_int_eq(json_object_get_int(json_object_array_get_idx(a, 2)), 7);
+			json_object_put(v);
+		}
+	}
+	uselocale(LC_GLOBAL_LOCALE);
+	freelocale(mine);
+	json_tokener_free(tok);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("tables");
@@ -414,6 +450,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, json_dup_matches_jsonc);
 	tcase_add_test(tc, json_precheck_refuses_what_jsonc_accepts);
 	tcase_add_test(tc, json_envelope_takes_only_plain_requests);
+	tcase_add_test(tc, json_parse_keeps_the_thread_locale);
 	suite_add_tcase(s, tc);
 	return s;
 }
