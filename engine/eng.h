@@ -353,14 +353,16 @@ typedef struct eng_pool {
 /* Starts `nthreads` workers.  `poll_ns` bounds the poll of a worker that
  * answered its last requests one at a time, before it sleeps (0: none). */
 int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue, int64_t poll_ns);
-/* Queues a request (the queue takes a reference).  MCP_EBUSY when full. */
+/* Queues a request (the queue takes a reference).  MCP_EBUSY when full,
+ * MCP_ECLOSED when the pool is stopping. */
 int eng_pool_submit(eng_pool *p, eng_req *r);
 /* Queues the chain `*list` (linked by qnext) in order under one lock and
  * wakes the workers it needs.  The queue takes over the caller's
- * reference of each request it queues.  What did not fit (a full queue,
- * a stopping pool) is left in *list, still linked and still the caller's,
- * to be refused.  Returns the number queued. */
-int eng_pool_submit_list(eng_pool *p, eng_req **list);
+ * reference of each request it queues.  What did not fit is left in
+ * *list, still linked and still the caller's, to be refused; *why (when
+ * not NULL) then says why: MCP_EBUSY (full) or MCP_ECLOSED (stopping).
+ * Returns the number queued. */
+int eng_pool_submit_list(eng_pool *p, eng_req **list, int *why);
 /* Requests waiting in the queue now (a hint: read without the lock). */
 size_t eng_pool_depth(eng_pool *p);
 /* Stops the workers; waits until `deadline_ns` for them to exit; returns the

@@ -266,38 +266,13 @@ int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue, int64_t poll_ns)
 	return MCP_OK;
 }
 
-int eng_pool_submit(eng_pool *p, eng_req *r)
-{
-	pthread_mutex_lock(&p->mu);
-	if (p->stopping || p->queued >= p->max_queue) {
-		pthread_mutex_unlock(&p->mu);
-		return p->stopping ? MCP_ECLOSED : MCP_EBUSY;
-	}
-	eng_req_ref(r);
-	r->qnext = NULL;
-	if (p->tail)
-		p->tail->qnext = r;
-	else
-		p->head = r;
-	p->tail = r;
-	p->queued++;
-	eng_worker *w = take_idle_locked(p, 0);
-	int poke_monitor = !w && p->monitor_sleeping && withheld_locked(p);
-	if (poke_monitor)
-		p->monitor_sleeping = 0; /* one poke is enough */
-	pthread_mutex_unlock(&p->mu);
-	if (w)
-		pthread_cond_signal(&w->cv);
-	else if (poke_monitor)
-		pthread_cond_signal(&p->monitor_cv);
-	return MCP_OK;
-}
-
-int eng_pool_submit_list(eng_pool *p, eng_req **list)
+int eng_pool_submit_list(eng_pool *p, eng_req **list, int *why)
 {
 	eng_worker *wake[8];
 	int nwake = 0, k = 0;
 	pthread_mutex_lock(&p->mu);
+	if (why)
+		*why = p->stopping ? MCP_ECLOSED : MCP_EBUSY;
 	while (*list && !p->stopping && p->queued < p->max_queue) {
 		eng_req *r = *list;
 		*list = r->qnext;
@@ -326,6 +301,20 @@ int eng_pool_submit_list(eng_pool *p, eng_req **list)
 	if (poke_monitor)
 		pthread_cond_signal(&p->monitor_cv);
 	return k;
+}
+
+int eng_pool_submit(eng_pool *p, eng_req *r)
+{
+	/* The queue's reference is taken first: once queued, the request
+	 * may be run and released before we return. */
+	eng_req_ref(r);
+	r->qnext = NULL;
+	eng_req *one = r;
+	int why;
+	if (eng_pool_submit_list(p, &one, &why) == 1)
+		return MCP_OK;
+	eng_req_unref(r);
+	return why;
 }
 
 size_t eng_pool_depth(eng_pool *p)

@@ -780,7 +780,7 @@ static void submit_held(eng_session *s)
 	s->held_head = s->held_tail = NULL;
 	s->held_n = 0;
 	if (list)
-		eng_pool_submit_list(s->pool, &list);
+		eng_pool_submit_list(s->pool, &list, NULL);
 	while (list) {
 		eng_req *r = list;
 		list = r->qnext;

@@ -236,25 +236,36 @@ static int link_locked(eng_writer *w, eng_out *o, int at_head)
 	return was_empty && w->sleeping;
 }
 
+/* The queue entry for `line`; or NULL, with the line freed and an answer
+ * counted dropped, when the writer is closed or failed (*rc MCP_ECLOSED)
+ * or memory is short (MCP_ENOMEM). */
+static eng_out *entry_or_drop(eng_writer *w, char *line, size_t len, eng_req *req,
+			      const char *route, int is_response, int *rc)
+{
+	eng_out *o = NULL;
+	*rc = MCP_ECLOSED;
+	if (!atomic_load(&w->closing) && !atomic_load(&w->failed)) {
+		o = out_new(w, line, len, req, route, is_response);
+		*rc = o ? MCP_OK : MCP_ENOMEM;
+	}
+	if (!o) {
+		free(line);
+		if (is_response)
+			atomic_fetch_add(&w->stats->responses_dropped, 1);
+	}
+	return o;
+}
+
 /* Appends under w->mu.  Consumes `line` in every case.  *wake tells
  * whether to signal the writer after the unlock. */
 static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req,
 		       const char *route, int is_response, int *wake, uint64_t *call_seq)
 {
 	take_inbox_locked(w); /* what was pushed before this goes first */
-	if (w->closing || w->failed) {
-		free(line);
-		if (is_response)
-			atomic_fetch_add(&w->stats->responses_dropped, 1);
-		return MCP_ECLOSED;
-	}
-	eng_out *o = out_new(w, line, len, req, route, is_response);
-	if (!o) {
-		free(line);
-		if (is_response)
-			atomic_fetch_add(&w->stats->responses_dropped, 1);
-		return MCP_ENOMEM;
-	}
+	int rc;
+	eng_out *o = entry_or_drop(w, line, len, req, route, is_response, &rc);
+	if (!o)
+		return rc;
 	if (call_seq)
 		*call_seq = o->seq = ++w->next_seq;
 	*wake = link_locked(w, o, 0);
@@ -355,21 +366,12 @@ int eng_writer_push_quiet(eng_writer *w, char *line, size_t len, eng_req *req,
 	/* Lock-free: answers come from every worker at once, and the lock
 	 * they would share with the writer thread is the hottest one under
 	 * load.  A line that races a close is dropped by whoever drains the
-	 * inbox last (eng_writer_destroy at the latest), as the check below
-	 * would have done. */
-	if (atomic_load(&w->closing) || atomic_load(&w->failed)) {
-		free(line);
-		if (is_response)
-			atomic_fetch_add(&w->stats->responses_dropped, 1);
-		return MCP_ECLOSED;
-	}
-	eng_out *o = out_new(w, line, len, req, NULL, is_response);
-	if (!o) {
-		free(line);
-		if (is_response)
-			atomic_fetch_add(&w->stats->responses_dropped, 1);
-		return MCP_ENOMEM;
-	}
+	 * inbox last (eng_writer_destroy at the latest), as the check in
+	 * entry_or_drop would have done. */
+	int rc;
+	eng_out *o = entry_or_drop(w, line, len, req, NULL, is_response, &rc);
+	if (!o)
+		return rc;
 	eng_out *top = atomic_load_explicit(&w->inbox, memory_order_relaxed);
 	do
 		o->next = top;
