@@ -291,7 +291,8 @@ int eng_pool_submit_list(eng_pool *p, eng_req **list, int *why)
 	eng_worker *w;
 	while (nwake < 8 && (w = take_idle_locked(p, 0)))
 		wake[nwake++] = w;
-	/* Work still without a taker is the monitor's, as in eng_pool_submit. */
+	/* Work still without a taker (past the limit, or past 8) is the
+	 * monitor's. */
 	int poke_monitor = p->monitor_sleeping && withheld_locked(p);
 	if (poke_monitor)
 		p->monitor_sleeping = 0;

@@ -69,6 +69,14 @@ void eng_req_ref(eng_req *r)
 /* The reader of the session whose loop runs on this thread, if any. */
 static __thread eng_session *tl_reader;
 
+/* The request of an in-flight table node, or NULL when the node only
+ * waits to be unlinked (its id was forgotten: req_forget_id). */
+static eng_req *live_req(eng_idnode *n)
+{
+	eng_req *r = (eng_req *)n;
+	return r && !atomic_load(&r->forgotten) ? r : NULL;
+}
+
 static void table_del_locked(eng_session *s, eng_req *r)
 {
 	if (r->in_table) {
@@ -483,10 +491,7 @@ static eng_req *inflight_find(eng_session *s, json_object *id)
 	if (!key)
 		return NULL;
 	pthread_mutex_lock(&s->mu);
-	eng_idnode *n = eng_idtable_get(&s->inflight, key);
-	eng_req *r = (eng_req *)n;
-	if (r && atomic_load(&r->forgotten))
-		r = NULL;
+	eng_req *r = live_req(eng_idtable_get(&s->inflight, key));
 	if (r)
 		eng_req_ref(r);
 	pthread_mutex_unlock(&s->mu);
@@ -507,7 +512,7 @@ int eng_session_id_in_flight(eng_session *s, json_object *id)
 static int table_put_locked(eng_session *s, eng_req *r)
 {
 	eng_idnode *old = eng_idtable_get(&s->inflight, r->node.key);
-	if (old && atomic_load(&((eng_req *)old)->forgotten))
+	if (old && !live_req(old))
 		table_del_locked(s, (eng_req *)old);
 	int rc = eng_idtable_put(&s->inflight, &r->node);
 	if (rc == MCP_OK)
@@ -533,7 +538,8 @@ static void req_forget_id(eng_req *r)
 static void req_done(eng_req *r)
 {
 	eng_session *s = r->sess;
-	req_forget_id(r);
+	if (!atomic_load_explicit(&r->forgotten, memory_order_relaxed))
+		req_forget_id(r); /* not answered: nothing was queued */
 	if (r->started)
 		atomic_fetch_sub(&s->running_n, 1);
 	if (atomic_fetch_sub(&s->inflight_n, 1) == 1) {
@@ -1377,7 +1383,7 @@ static void fire_one_by_one(eng_session *s, int reason)
 		pthread_mutex_lock(&s->mu);
 		for (size_t i = 0; !r && i < s->inflight.nslots; i++)
 			for (eng_idnode *nd = s->inflight.slots[i]; nd && !r; nd = nd->next)
-				if (!atomic_load(&((eng_req *)nd)->forgotten) &&
+				if (live_req(nd) &&
 				    eng_token_reason(&((eng_req *)nd)->token) == MCP_CANCEL_NONE) {
 					r = (eng_req *)nd;
 					eng_req_ref(r);
@@ -1403,8 +1409,8 @@ static void fire_all(eng_session *s, int reason)
 	}
 	for (size_t i = 0; snap && i < s->inflight.nslots; i++)
 		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next) {
-			eng_req *r = (eng_req *)nd;
-			if (atomic_load(&r->forgotten))
+			eng_req *r = live_req(nd);
+			if (!r)
 				continue; /* finished: nothing to cancel */
 			eng_req_ref(r);
 			snap[k++] = r;
@@ -1421,9 +1427,11 @@ static void drop_stragglers(eng_session *s)
 {
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->inflight.nslots; i++)
-		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next)
-			if (!atomic_load(&((eng_req *)nd)->forgotten))
-				eng_req_decide((eng_req *)nd, ENG_OUT_DROPPED);
+		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next) {
+			eng_req *r = live_req(nd);
+			if (r)
+				eng_req_decide(r, ENG_OUT_DROPPED);
+		}
 	atomic_fetch_add(&s->stats->abandoned, atomic_load(&s->running_n));
 	atomic_fetch_add(&s->stats->inflight_left, atomic_load(&s->inflight_n));
 	pthread_mutex_unlock(&s->mu);
