@@ -8,8 +8,17 @@
  * No worker pool, no cancellation, no queue: whatever libmcp costs above
  * this program is the price of its engine.  It is a benchmark tool, not a
  * server to copy (it answers requests in order and blocks on its output).
+ *
+ * `baseline --pipeline` is the same server on two threads, the best a
+ * json-c server can make of a second CPU: the main thread reads and
+ * parses, a second thread answers and writes, and parsed lines cross
+ * between them in groups of GROUP (one lock and at most one wake-up per
+ * group, not per request; a whole read as one group would leave nothing
+ * for the two threads to overlap).  It bounds what any threaded json-c engine can
+ * reach on the machine; it is not a floor for libmcp to meet.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +27,7 @@
 #include <json-c/json.h>
 
 #define READ_CHUNK 65536
+#define GROUP 16
 
 struct buf {
 	char *p;
@@ -185,13 +195,24 @@ static void add_error(struct buf *out, json_object *id, int code, const char *te
 	json_object_put(m);
 }
 
-static void handle_line(json_tokener *tok, const char *line, size_t len, struct buf *out)
+/* Parses one line: the message, or NULL after a parse error. */
+static json_object *parse_line(json_tokener *tok, const char *line, size_t len, int *bad)
 {
 	json_tokener_reset(tok);
 	json_object *v = json_tokener_parse_ex(tok, line, (int)len);
-	if (json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != len) {
+	*bad = json_tokener_get_error(tok) != json_tokener_success ||
+	       json_tokener_get_parse_end(tok) != len;
+	if (*bad) {
 		json_object_put(v);
+		v = NULL;
+	}
+	return v;
+}
+
+/* Answers one parsed line (bad: it did not parse) into `out`; releases v. */
+static void answer(json_object *v, int bad, struct buf *out)
+{
+	if (bad) {
 		add_error(out, NULL, -32700, "Parse error");
 		return;
 	}
@@ -232,6 +253,13 @@ static void handle_line(json_tokener *tok, const char *line, size_t len, struct 
 	json_object_put(v);
 }
 
+static void handle_line(json_tokener *tok, const char *line, size_t len, struct buf *out)
+{
+	int bad;
+	json_object *v = parse_line(tok, line, len, &bad);
+	answer(v, bad, out);
+}
+
 static int write_all(const char *p, size_t n)
 {
 	while (n) {
@@ -246,13 +274,128 @@ static int write_all(const char *p, size_t n)
 	return 0;
 }
 
-int main(void)
+/* ---- --pipeline: parse on this thread, answer on another ------------------- */
+
+/* Up to GROUP lines, parsed: v[i] NULL with bad[i] set is a parse
+ * error. */
+struct batch {
+	struct batch *next;
+	size_t n, cap;
+	json_object **v;
+	unsigned char *bad;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *head, *tail;
+	int waiting; /* the answerer sleeps on cv */
+	int eof;     /* no batch comes after the queued ones */
+	int failed;  /* the output is gone: stop reading */
+} q = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0 };
+
+static void batch_add(struct batch *b, json_object *v, int bad)
 {
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		json_object **nv = realloc(b->v, cap * sizeof *nv);
+		unsigned char *nb = nv ? realloc(b->bad, cap) : NULL;
+		if (!nv || !nb) {
+			fputs("baseline: out of memory\n", stderr);
+			exit(1);
+		}
+		b->v = nv;
+		b->bad = nb;
+		b->cap = cap;
+	}
+	b->v[b->n] = v;
+	b->bad[b->n++] = (unsigned char)bad;
+}
+
+/* Queues `b` for the answerer; wakes it only if it sleeps.  Returns
+ * whether the output is still there. */
+static int batch_send(struct batch *b)
+{
+	pthread_mutex_lock(&q.mu);
+	int ok = !q.failed;
+	if (b) {
+		if (q.tail)
+			q.tail->next = b;
+		else
+			q.head = b;
+		q.tail = b;
+	}
+	int wake = b && q.waiting;
+	pthread_mutex_unlock(&q.mu);
+	if (wake)
+		pthread_cond_signal(&q.cv);
+	return ok;
+}
+
+/* The second thread: answers every queued batch, then writes what they
+ * produced with one write. */
+static void *answerer(void *arg)
+{
+	(void)arg;
+	struct buf out = { 0 };
+	int failed = 0;
+	pthread_mutex_lock(&q.mu);
+	for (;;) {
+		while (!q.head && !q.eof) {
+			q.waiting = 1;
+			pthread_cond_wait(&q.cv, &q.mu);
+			q.waiting = 0;
+		}
+		struct batch *b = q.head;
+		q.head = q.tail = NULL;
+		if (!b)
+			break; /* eof and drained */
+		pthread_mutex_unlock(&q.mu);
+		while (b) {
+			for (size_t i = 0; i < b->n; i++) {
+				if (failed)
+					json_object_put(b->v[i]);
+				else
+					answer(b->v[i], b->bad[i], &out);
+			}
+			struct batch *next = b->next;
+			free(b->v);
+			free(b->bad);
+			free(b);
+			b = next;
+		}
+		if (out.len && !failed && write_all(out.p, out.len))
+			failed = 1;
+		out.len = 0;
+		pthread_mutex_lock(&q.mu);
+		q.failed = failed;
+	}
+	pthread_mutex_unlock(&q.mu);
+	free(out.p);
+	return NULL;
+}
+
+/* ---- the read loop -------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	int pipeline = 0;
+	if (argc == 2 && strcmp(argv[1], "--pipeline") == 0) {
+		pipeline = 1;
+	} else if (argc != 1) {
+		fputs("usage: baseline [--pipeline]\n", stderr);
+		return 2;
+	}
 	json_tokener *tok = json_tokener_new_ex(128);
 	struct buf in = { 0 }, out = { 0 };
 	if (!tok)
 		return 1;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	pthread_t second;
+	if (pipeline && pthread_create(&second, NULL, answerer, NULL)) {
+		fputs("baseline: cannot start the second thread\n", stderr);
+		return 1;
+	}
 	size_t start = 0; /* first byte of the line being read */
 	for (;;) {
 		if (in.cap - in.len < READ_CHUNK) {
@@ -270,22 +413,58 @@ int main(void)
 			break;
 		size_t scan = in.len;
 		in.len += (size_t)r;
+		struct batch *b = NULL;
 		char *nl;
 		while ((nl = memchr(in.p + scan, '\n', in.len - scan)) != NULL) {
 			size_t end = (size_t)(nl - in.p);
-			if (end > start)
+			if (end > start && !pipeline) {
 				handle_line(tok, in.p + start, end - start, &out);
+			} else if (end > start) {
+				if (!b && !(b = calloc(1, sizeof *b))) {
+					fputs("baseline: out of memory\n", stderr);
+					return 1;
+				}
+				int bad;
+				json_object *v = parse_line(tok, in.p + start, end - start, &bad);
+				batch_add(b, v, bad);
+				if (b->n == GROUP) {
+					if (!batch_send(b))
+						goto out;
+					b = NULL;
+				}
+			}
 			start = scan = end + 1;
 		}
-		if (out.len) {
+		if (pipeline) {
+			if (!batch_send(b))
+				break;
+		} else if (out.len) {
 			if (write_all(out.p, out.len))
 				break;
 			out.len = 0;
 		}
 	}
-	if (in.len > start) { /* a last line without its newline */
+	if (in.len > start && !pipeline) { /* a last line without its newline */
 		handle_line(tok, in.p + start, in.len - start, &out);
 		write_all(out.p, out.len);
+	} else if (in.len > start) {
+		struct batch *b = calloc(1, sizeof *b);
+		int bad;
+		json_object *v = parse_line(tok, in.p + start, in.len - start, &bad);
+		if (!b) {
+			fputs("baseline: out of memory\n", stderr);
+			return 1;
+		}
+		batch_add(b, v, bad);
+		batch_send(b);
+	}
+out:
+	if (pipeline) {
+		pthread_mutex_lock(&q.mu);
+		q.eof = 1;
+		pthread_mutex_unlock(&q.mu);
+		pthread_cond_signal(&q.cv);
+		pthread_join(second, NULL);
 	}
 	json_tokener_free(tok);
 	free(in.p);

@@ -14,7 +14,7 @@ EXTRA_PROGRAMS = bench/loadgen bench/baseline
 bench_loadgen_SOURCES = bench/loadgen.c
 bench_loadgen_LDADD = $(JSONC_LIBS)
 bench_baseline_SOURCES = bench/baseline.c
-bench_baseline_LDADD = $(JSONC_LIBS)
+bench_baseline_LDADD = $(JSONC_LIBS) $(PTHREAD_LIBS)
 CLEANFILES += bench/loadgen$(EXEEXT) bench/baseline$(EXEEXT)
 
 EXTRA_DIST += bench/run.sh bench/ts-server.mjs bench/package.json \

@@ -225,6 +225,9 @@ for r in $(seq 1 "$repeat"); do
 	for w in 1 16 64; do
 		lg "ours-w$w" stdio -w "$w" $tput -- "$OURS"
 		lg "base-w$w" stdio -w "$w" $tput -- "$BASE"
+		# The same json-c floor split over two threads (parse | answer
+		# and write): what a second CPU gives a plain json-c server.
+		[ "$w" != 64 ] || lg "pipe-w$w" stdio -w "$w" $tput -- "$BASE" --pipeline
 		if [ "$have_ts" = 1 ]; then
 			lg "ts-w$w" stdio -w "$w" $tput -- "$node" "$TS"
 		fi
@@ -342,6 +345,8 @@ row "stdio echo w=64, server CPU us/request" "$(get ours-w64 server_cpu_us_per_r
 	"$(get base-w64 server_cpu_us_per_req)" baseline div - - us
 row "stdio echo w=64, server CPU us/request vs TS SDK" "$(get ours-w64 server_cpu_us_per_req)" \
 	"$(ts_or_dash ts-w64 server_cpu_us_per_req)" "TS SDK" div - - us
+row "stdio echo w=64, req/s vs two-thread json-c pipeline" "$(get ours-w64 rps)" \
+	"$(get pipe-w64 rps)" "baseline --pipeline" div - - req/s
 row "EOF to exit, 64 in sleep, p50 ms" "$(get close-sleep p50_ms)" - - none lt 20 ms
 row "EOF to exit, 64 in sleep, max ms" "$(get close-sleep max_ms)" - - none - - ms
 row "EOF to last handler's cleanup, 64 in sleep, p50 ms" "$(get close-sleep last_cleanup_p50_ms)" - - none - - ms
@@ -372,6 +377,25 @@ per_run "stdio echo w=64 req/s, libmcp / baseline" ours-w64 base-w64 rps
 [ "$have_ts" = 0 ] || per_run "stdio echo w=64 req/s, libmcp / TS SDK" ours-w64 ts-w64 rps
 per_run "CPU-bound req/s, 2 workers / 1" cpu-2 cpu-1 rps
 [ "$have_ts" = 0 ] || per_run "HTTP JSON req/s, libmcp / TS SDK" http-ours-json http-ts-json rps
+if [ "$have_ts" = 1 ]; then
+	# The CPU that 7 x the SDK's rate leaves the server per request when
+	# every CPU is busy, after the load generator's share at our rate.
+	echo
+	echo "what 7 x the TS SDK at w=64 asks of this machine (medians above):"
+	awk -v ncpu="$(nproc)" -v ts="$(get ts-w64 rps)" -v rps="$(get ours-w64 rps)" \
+	    -v lgpct="$(get ours-w64 loadgen_cpu_pct)" -v ours_us="$(get ours-w64 server_cpu_us_per_req)" \
+	    -v base="$(get base-w64 rps)" -v base_us="$(get base-w64 server_cpu_us_per_req)" \
+	    -v pipe="$(get pipe-w64 rps)" -v pipe_us="$(get pipe-w64 server_cpu_us_per_req)" 'BEGIN {
+		if (ts + 0 == 0 || rps + 0 == 0) { print "  (no figures)"; exit }
+		need = 7 * ts
+		lg_us = lgpct / 100 * 1e6 / rps
+		printf "  7 x %.0f = %.0f req/s: %d CPUs give %.2f us per request, %.2f of them to the load generator,\n", ts, need, ncpu, ncpu * 1e6 / need, lg_us
+		printf "  so at most %.2f us of server CPU per request with every CPU busy the whole time\n", ncpu * 1e6 / need - lg_us
+		printf "  json-c floor, one thread:   %.2f us/request, %.2f x the TS SDK\n", base_us, base / ts
+		printf "  json-c floor, two threads:  %.2f us/request, %.2f x the TS SDK\n", pipe_us, pipe / ts
+		printf "  libmcp:                     %.2f us/request, %.2f x the TS SDK\n", ours_us, rps / ts
+	}'
+fi
 echo
 [ "$quick" = 0 ] || echo "a smoke run: too short for its figures or verdicts to mean anything"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
