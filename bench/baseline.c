@@ -34,6 +34,12 @@ struct buf {
 	size_t len, cap;
 };
 
+static void oom(void)
+{
+	fputs("baseline: out of memory\n", stderr);
+	exit(1);
+}
+
 static void buf_reserve(struct buf *b, size_t n)
 {
 	if (b->len + n > b->cap) {
@@ -41,10 +47,8 @@ static void buf_reserve(struct buf *b, size_t n)
 		while (cap < b->len + n)
 			cap *= 2;
 		char *p = realloc(b->p, cap);
-		if (!p) {
-			fputs("baseline: out of memory\n", stderr);
-			exit(1);
-		}
+		if (!p)
+			oom();
 		b->p = p;
 		b->cap = cap;
 	}
@@ -300,10 +304,8 @@ static void batch_add(struct batch *b, json_object *v, int bad)
 		size_t cap = b->cap ? b->cap * 2 : 64;
 		json_object **nv = realloc(b->v, cap * sizeof *nv);
 		unsigned char *nb = nv ? realloc(b->bad, cap) : NULL;
-		if (!nv || !nb) {
-			fputs("baseline: out of memory\n", stderr);
-			exit(1);
-		}
+		if (!nv || !nb)
+			oom();
 		b->v = nv;
 		b->bad = nb;
 		b->cap = cap;
@@ -330,6 +332,28 @@ static int batch_send(struct batch *b)
 	if (wake)
 		pthread_cond_signal(&q.cv);
 	return ok;
+}
+
+/* One complete line: answered into `out` here or, with `pipeline`, parsed
+ * into *b, which goes to the answerer once it holds GROUP lines.  Returns
+ * whether the output is still there. */
+static int take_line(int pipeline, json_tokener *tok, const char *line, size_t len,
+		     struct batch **b, struct buf *out)
+{
+	if (!pipeline) {
+		handle_line(tok, line, len, out);
+		return 1;
+	}
+	if (!*b && !(*b = calloc(1, sizeof **b)))
+		oom();
+	int bad;
+	json_object *v = parse_line(tok, line, len, &bad);
+	batch_add(*b, v, bad);
+	if ((*b)->n < GROUP)
+		return 1;
+	struct batch *full = *b;
+	*b = NULL;
+	return batch_send(full);
 }
 
 /* The second thread: answers every queued batch, then writes what they
@@ -397,6 +421,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	size_t start = 0; /* first byte of the line being read */
+	int ok = 1;        /* the output is still there */
 	for (;;) {
 		if (in.cap - in.len < READ_CHUNK) {
 			/* Move the partial line to the front, then grow. */
@@ -415,50 +440,30 @@ int main(int argc, char **argv)
 		in.len += (size_t)r;
 		struct batch *b = NULL;
 		char *nl;
-		while ((nl = memchr(in.p + scan, '\n', in.len - scan)) != NULL) {
+		while (ok && (nl = memchr(in.p + scan, '\n', in.len - scan)) != NULL) {
 			size_t end = (size_t)(nl - in.p);
-			if (end > start && !pipeline) {
-				handle_line(tok, in.p + start, end - start, &out);
-			} else if (end > start) {
-				if (!b && !(b = calloc(1, sizeof *b))) {
-					fputs("baseline: out of memory\n", stderr);
-					return 1;
-				}
-				int bad;
-				json_object *v = parse_line(tok, in.p + start, end - start, &bad);
-				batch_add(b, v, bad);
-				if (b->n == GROUP) {
-					if (!batch_send(b))
-						goto out;
-					b = NULL;
-				}
-			}
+			if (end > start)
+				ok = take_line(pipeline, tok, in.p + start, end - start, &b, &out);
 			start = scan = end + 1;
 		}
+		/* What this read produced goes out (or to the answerer) now. */
 		if (pipeline) {
-			if (!batch_send(b))
-				break;
+			ok = batch_send(b) && ok;
 		} else if (out.len) {
-			if (write_all(out.p, out.len))
-				break;
+			ok = write_all(out.p, out.len) == 0;
 			out.len = 0;
 		}
+		if (!ok)
+			break;
 	}
-	if (in.len > start && !pipeline) { /* a last line without its newline */
-		handle_line(tok, in.p + start, in.len - start, &out);
-		write_all(out.p, out.len);
-	} else if (in.len > start) {
-		struct batch *b = calloc(1, sizeof *b);
-		int bad;
-		json_object *v = parse_line(tok, in.p + start, in.len - start, &bad);
-		if (!b) {
-			fputs("baseline: out of memory\n", stderr);
-			return 1;
-		}
-		batch_add(b, v, bad);
-		batch_send(b);
+	if (ok && in.len > start) { /* a last line without its newline */
+		struct batch *b = NULL;
+		take_line(pipeline, tok, in.p + start, in.len - start, &b, &out);
+		if (pipeline)
+			batch_send(b);
+		else
+			write_all(out.p, out.len);
 	}
-out:
 	if (pipeline) {
 		pthread_mutex_lock(&q.mu);
 		q.eof = 1;
