@@ -57,8 +57,9 @@ def _exit_within(s, bound, code=0):
 
 def eof_with_many_handlers_running():
     """Eight cancellation-aware handlers running at EOF: all see
-    transport_closed at once, nothing is written for any, prompt exit."""
-    s = AdvServer("--workers", "8", "--grace-ms", "1500")
+    transport_closed at once, nothing is written for any, prompt exit
+    (the 60 s grace keeps a server that waits for it far from the bound)."""
+    s = AdvServer("--workers", "8", "--grace-ms", "60000")
     s.init()
     for i in range(8):
         s.call(i, "sleep", {"ms": 600000})
@@ -350,10 +351,11 @@ def sigterm_while_output_blocked():
 
 def sigint_with_running_queued_and_blocked():
     """SIGINT with a running sleep, a roots waiter and requests queued
-    behind a busy worker: exit 0 within the grace period, the running
-    ones end with reason shutdown, no answer for the cancelled ones, at
-    most one answer for anything, empty tables."""
-    s = AdvServer("--workers", "2", "--grace-ms", "1500")
+    behind a busy worker: prompt exit 0 (every handler here wakes on the
+    shutdown; the 60 s grace keeps a server that waits for it far from
+    the bound), the running ones end with reason shutdown, no answer for
+    the cancelled ones, at most one answer for anything, empty tables."""
+    s = AdvServer("--workers", "2", "--grace-ms", "60000")
     s.init(caps={"roots": {}})
     s.call(1, "sleep", {"ms": 600000})
     s.call(2, "roots", {"timeout_ms": 600000})
