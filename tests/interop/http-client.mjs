@@ -476,12 +476,23 @@ async function runChecks(run) {
   await check(`cancel: aborting sleep ${sleepMs} rejects the call, server stays usable`, async () => {
     const ac = new AbortController();
     const wireStart = wire.length;
-    const started = Date.now();
     const call = client.callTool({ name: 'sleep', arguments: { ms: sleepMs } }, undefined, { signal: ac.signal });
-    setTimeout(() => ac.abort(new Error('interop test abort')), 200);
+    call.catch(() => {}); // judged below, after the abort
+    // Abort once the handler runs (our own server traces it; another is
+    // given 200 ms), so the cancel cannot reach the server before the call.
+    const deadline = Date.now() + 10000;
+    let sent = null;
+    await sleep(200);
+    while (run.server && Date.now() < deadline) {
+      sent = sent || wire.slice(wireStart).find(w => w.dir === '>' && w.msg?.method === 'tools/call');
+      if (sent && traceHas(`started ${JSON.stringify(sent.msg.id)}`)) break;
+      await sleep(20);
+    }
+    const aborted = Date.now();
+    ac.abort(new Error('interop test abort'));
     await assert.rejects(call, 'the aborted call did not reject');
-    const elapsed = Date.now() - started;
-    assert.ok(elapsed < 1400, `rejection took ${elapsed} ms`);
+    const elapsed = Date.now() - aborted;
+    assert.ok(elapsed < 1200, `rejection took ${elapsed} ms after the abort`);
     const req = wire.slice(wireStart).find(w => w.dir === '>' && w.msg?.method === 'tools/call');
     const cancel = wire.slice(wireStart).find(w => w.dir === '>' && w.msg?.method === 'notifications/cancelled');
     assert.ok(req && cancel, 'no tools/call + notifications/cancelled pair was sent');

@@ -181,7 +181,9 @@ def load_burst_10k_random_payloads():
     if trimmed:
         time.sleep(0.2)
     final = s.rss_kb()
-    limit = base + 32 * 1024 if trimmed else peak
+    # Without malloc_trim (no gdb) glibc may keep what it freed, and the only
+    # bound would be the peak, which a sampler can miss: no RSS check then.
+    limit = base + 32 * 1024 if trimmed else None
     print(f"#   burst: {count} calls, {sent_bytes / MIB:.0f} MiB sent in {t_sent:.1f} s, "
           f"all answered in {took:.1f} s; RSS baseline {base // 1024} MiB, peak "
           f"{peak // 1024} MiB, after {after // 1024} MiB" +
@@ -189,7 +191,7 @@ def load_burst_10k_random_payloads():
            " (no gdb: malloc_trim not tried)"), flush=True)
     if s.bad:
         raise Fail(f"{len(s.bad)} answers not intact, e.g. {s.bad[:3]}")
-    if final > limit and SANITIZER == "no" and not VALGRIND:
+    if limit is not None and final > limit and SANITIZER == "no" and not VALGRIND:
         raise Fail(f"RSS {final} kB after the burst, baseline {base} kB, peak {peak} kB "
                    f"(limit {limit} kB)")
     s.finish(timeout=60)

@@ -71,6 +71,21 @@ class HttpServer:
         return {"fds": fd_count(pid), "threads": proc_status(pid, "Threads"),
                 "rss": proc_status(pid, "VmRSS")}
 
+    def settled_sample(self, keys=("fds", "threads"), timeout=10):
+        """A sample taken once the counts have stayed the same for 0.5 s
+        (ended sessions are reaped every 250 ms), or the lowest seen
+        within the time bound."""
+        end = time.monotonic() + T(timeout)
+        last, same, low = self.sample(), 0, None
+        while time.monotonic() < end and same < 5:
+            time.sleep(0.1)
+            cur = self.sample()
+            same = same + 1 if all(cur[k] == last[k] for k in keys) else 0
+            if low is None or all(cur[k] <= low[k] for k in keys):
+                low = cur
+            last = cur
+        return last if same >= 5 else low
+
     def wait_back(self, base, keys=("fds", "threads"), timeout=10):
         """Waits until the sampled counts are back at `base`."""
         end = time.monotonic() + T(timeout)
@@ -240,8 +255,7 @@ def http_soak_1000_sessions():
         for i in range(20):
             _cycle(cl, -1000 - i)
         cl.close()
-        time.sleep(0.6)              # the reaper joins ended sessions every 250 ms
-        base = srv.sample()
+        base = srv.settled_sample()
         base_rss, _ = _trimmed_rss(srv)
         t0 = time.monotonic()
         peak_threads = 0
@@ -257,7 +271,7 @@ def http_soak_1000_sessions():
               f"{base['threads']} rss {base_rss // 1024} MiB; after fds {after['fds']} threads "
               f"{after['threads']} rss {rss // 1024} MiB{' (trimmed)' if trimmed else ''}; "
               f"peak threads {peak_threads}", flush=True)
-        if after["fds"] != base["fds"] or after["threads"] != base["threads"]:
+        if after["fds"] > base["fds"] or after["threads"] > base["threads"]:
             raise Fail(f"not back to baseline: {after} vs {base}")
         slack = (16 << 10) if trimmed else (64 << 10)
         if SANITIZER == "no" and not VALGRIND and rss > base_rss + slack:
@@ -286,8 +300,7 @@ def http_abandoned_sessions():
     try:
         _cycle(cl, 0)
         cl.close()
-        time.sleep(0.6)
-        base = srv.sample()
+        base = srv.settled_sample()
         n = n_iter(40, 8)
         for k in range(n):
             c = Client(srv.port)
@@ -325,7 +338,7 @@ def http_abandoned_sessions():
               f"fds {base['fds']} -> {held['fds']}", flush=True)
         if idle:
             after = srv.wait_back(base, timeout=10)
-            if after["fds"] != base["fds"] or after["threads"] != base["threads"]:
+            if after["fds"] > base["fds"] or after["threads"] > base["threads"]:
                 raise Fail(f"abandoned sessions did not expire: {after} vs {base}")
         st = srv.stop(bound=3.0)
         if st["inflight_left"] or st["pending_left"] or st["abandoned"]:
