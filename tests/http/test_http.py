@@ -385,8 +385,9 @@ def stateless():
     """--stateless: no sessions; each request served alone; GET/DELETE 405."""
     srv, port = start_server("--stateless", "--trace", stderr=subprocess.PIPE)
     err_lines = []
-    threading.Thread(target=lambda: err_lines.extend(l.decode().rstrip() for l in srv.stderr),
-                     daemon=True).start()
+    err_reader = threading.Thread(
+        target=lambda: err_lines.extend(l.decode().rstrip() for l in srv.stderr), daemon=True)
+    err_reader.start()
     try:
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {}}}
@@ -442,6 +443,7 @@ def stateless():
             check(f"stateless: {method} is 405", r.status == 405, r.status)
     finally:
         stop_server(srv, "stateless server exits 0")
+    err_reader.join(10)   # all it printed is in before counting
     started = [l for l in err_lines if l.startswith("started ")]
     completed = [l for l in err_lines if l.endswith(" completed")]
     check("stateless: every handler ran to completion", len(started) == len(completed) >= 43,
