@@ -96,14 +96,7 @@ def main():
                     return None
 
     def answer(rid, timeout=20):
-        end = time.monotonic() + timeout
-        with cv:
-            while True:
-                for m in msgs:
-                    if m.get("id") == rid and "method" not in m:
-                        return m
-                if not cv.wait(max(0, end - time.monotonic())):
-                    return {}
+        return wait_for(lambda m: m.get("id") == rid and "method" not in m, timeout) or {}
 
     def req(rid, method, params):
         send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})

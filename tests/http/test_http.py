@@ -80,6 +80,17 @@ def stop_server(srv, name):
     return code
 
 
+def wait_line(lines, line, seconds=10):
+    """Whether `line` shows up in `lines` (filled by a reader thread)
+    within `seconds`."""
+    end = time.monotonic() + seconds
+    while line not in lines:
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def sse_messages(text):
     """The JSON messages of an SSE body (the empty priming event skipped)."""
     return [json.loads(line[6:]) for line in text.splitlines()
@@ -283,10 +294,7 @@ def main():
 
         t1 = threading.Thread(target=long_call, args=(sid, "a"))
         t1.start()
-        for _ in range(200):   # the DELETE must find the call running
-            if "started 9" in err_lines:
-                break
-            time.sleep(0.05)
+        wait_line(err_lines, "started 9")   # the DELETE must find the call running
         t0 = time.time()
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         c.request("DELETE", "/mcp", headers={"Mcp-Session-Id": sid})
@@ -299,11 +307,8 @@ def main():
               str(result.get("a"))[:200])
         # The server wrote it before the stream ended; our stderr reader
         # may not have read it yet.
-        for _ in range(100):
-            if "cleanup 9 transport_closed" in err_lines:
-                break
-            time.sleep(0.05)
-        check("its handler saw transport_closed", "cleanup 9 transport_closed" in err_lines,
+        check("its handler saw transport_closed",
+              wait_line(err_lines, "cleanup 9 transport_closed", 5),
               err_lines[-5:])
         st, _, _ = post(port, {"jsonrpc": "2.0", "id": 10, "method": "ping"}, sid)
         check("a deleted session is 404", st == 404, st)
@@ -470,11 +475,7 @@ def scenarios():
                      daemon=True).start()
 
     def wait_err(line):
-        for _ in range(200):
-            if line in err_lines:
-                return True
-            time.sleep(0.05)
-        return False
+        return wait_line(err_lines, line)
     try:
         # DELETE while the handler waits for the client's roots/list answer.
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
