@@ -77,11 +77,8 @@ def main():
     threading.Thread(target=reader, daemon=True).start()
     threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
 
-    def send(m):
-        p.stdin.write(json.dumps(m).encode() + b"\n")
-        p.stdin.flush()
-
-    def send_many(ms):
+    def send(*ms):
+        """Writes the messages in one write."""
         p.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in ms))
         p.stdin.flush()
 
@@ -159,11 +156,10 @@ def main():
     # (under PIPE_BUF, so the pipe delivers them together): the server reads
     # both before it hands the request to a worker, which must then skip it.
     # This outcome does not depend on timing.
-    send_many([{"jsonrpc": "2.0", "id": 60, "method": "tools/call",
-                "params": {"name": "search", "arguments": {"query": "zzz-never"},
-                           "_meta": {"progressToken": "c"}}},
-               {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": 60}}])
+    send({"jsonrpc": "2.0", "id": 60, "method": "tools/call",
+          "params": {"name": "search", "arguments": {"query": "zzz-never"},
+                     "_meta": {"progressToken": "c"}}},
+         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 60}})
     r = req(61, "prompts/get", {"name": "summarize_file", "arguments": {"path": "notes.txt"}})
     check("prompt embeds the file", any(m["content"].get("type") == "resource"
                                         for m in r.get("result", {}).get("messages", [])), r)
