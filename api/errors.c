@@ -36,6 +36,8 @@ MCP_EXTERN const char *mcp_cancel_reason_name(mcp_cancel_reason reason)
 	case MCP_CANCEL_TRANSPORT_CLOSED: return "transport_closed";
 	case MCP_CANCEL_SHUTDOWN: return "shutdown";
 	case MCP_CANCEL_TIMEOUT: return "timeout";
+	case MCP_CANCEL_SESSION_DELETED: return "session_deleted";
+	case MCP_CANCEL_SESSION_EXPIRED: return "session_expired";
 	}
 	return "unknown";
 }

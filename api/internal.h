@@ -140,6 +140,11 @@ struct mcp_server {
 	int64_t state_ttl_ms;            /* how long a sealed state is valid */
 	int max_sessions;
 	int64_t session_idle_ms;
+	int max_connections;             /* HTTP connections open at once */
+	int max_streams;                 /* HTTP GET streams open at once */
+	size_t stream_backlog;           /* SSE bytes a slow reader may owe */
+	int session_workers;             /* per-session cap; 0: workers - 1 */
+	int session_queue;               /* requests waiting for that cap */
 	int64_t task_ttl_default, task_ttl_max;
 	/* Parked handlers (api/park.c). */
 	pthread_mutex_t park_mu;
@@ -171,7 +176,7 @@ enum { MCP_SESS_NEW = 0, MCP_SESS_INITIALIZING, MCP_SESS_READY };
 typedef struct mcp_sess {
 	mcp_server *srv;
 	eng_session *es;             /* not counted: unlinked before it dies */
-	struct mcp_sess *next;       /* srv->sessions, under srv->sess_mu */
+	struct mcp_sess *next, *prev; /* srv->sessions, under srv->sess_mu */
 	pthread_mutex_t mu;          /* subscriptions */
 	char **subs;
 	size_t nsubs, subs_cap;
@@ -242,6 +247,13 @@ int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp);
  * `preset_rev` and no client capabilities (stateless HTTP); -1 as above. */
 int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev);
 void mcp_server_end(mcp_server *srv);
+/* A connection's engine session over `tp` (taken, freed on failure),
+ * linked in srv->sessions, with one reference for the caller; `preset_rev`
+ * as above; `push` for a transport that feeds it (HTTP: no reader
+ * thread, the per-session worker cap).  NULL when out of memory. */
+eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push);
+/* Unlinks a session from srv->sessions and drops the caller's reference. */
+void mcp_server_drop_session(mcp_server *srv, eng_session *es);
 
 /* Registries (registry.c): add takes the entry (freed on error); add and
  * remove send the list_changed notification on success. */

@@ -154,6 +154,10 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 	ms->client_info = info ? json_object_get(info) : NULL;
 
 	mcp_server *srv = ms->srv;
+	/* The transport learns what it needs of the revision before the
+	 * answer can reach the client (streams opened after it). */
+	eng_session_set_transport_features(s, ms->rev >= MCP_REV_2025_11_25 ? TP_FEATURE_RESUMABLE
+									   : 0);
 	int bad = !ms->client_caps;
 	json_object *res = json_object_new_object();
 	eng_obj_set(res, "protocolVersion", json_object_new_string(mcp_revision_names[ms->rev]),

@@ -37,6 +37,11 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->page_size = 100;
 	srv->max_sessions = 1000;
 	srv->session_idle_ms = 30 * 60 * 1000;
+	srv->max_connections = 4096;
+	srv->max_streams = 10000;
+	srv->stream_backlog = 1u << 20;
+	srv->session_workers = 0;
+	srv->session_queue = 1000;
 	srv->tools.kind = MCP_KIND_TOOLS;
 	srv->resources.kind = MCP_KIND_RESOURCES;
 	srv->templates.kind = MCP_KIND_RESOURCES;
@@ -133,6 +138,11 @@ RANGE_SETTER(mcp_server_set_idle_poll_us, idle_poll_us, int, 0, 10000)
 RANGE_SETTER(mcp_server_set_page_size, page_size, int, 1, 100000)
 RANGE_SETTER(mcp_server_set_max_sessions, max_sessions, int, 1, 1000000)
 RANGE_SETTER(mcp_server_set_session_idle_ms, session_idle_ms, int64_t, 1000, INT64_C(1) << 31)
+RANGE_SETTER(mcp_server_set_max_connections, max_connections, int, 1, 1000000)
+RANGE_SETTER(mcp_server_set_max_streams, max_streams, int, 1, 1000000)
+RANGE_SETTER(mcp_server_set_stream_backlog, stream_backlog, size_t, 4096, (size_t)1 << 30)
+RANGE_SETTER(mcp_server_set_session_workers, session_workers, int, 0, 1024)
+RANGE_SETTER(mcp_server_set_session_queue, session_queue, int, 0, 10000000)
 
 MCP_EXTERN int mcp_server_set_http_json(mcp_server *srv, int json_only)
 {
@@ -239,7 +249,7 @@ int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp)
 	return mcp_server_serve_connection_as(srv, tp, -1);
 }
 
-int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
+eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push)
 {
 	mcp_sess *ms = mcp_sess_new(srv);
 	if (ms && preset_rev >= 0) {
@@ -260,36 +270,67 @@ int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
 	}
 	if (!ms) {
 		tp->ops->free(tp);
-		return MCP_ENOMEM;
+		return NULL;
 	}
 	eng_limits lim = {
 		.max_message = srv->max_message,
 		.max_depth = srv->max_depth,
 		.max_pending = (size_t)srv->max_pending,
 		.grace_ms = srv->grace_ms,
+		.push = push,
 	};
+	if (push) {
+		/* Sessions share the pool: one session's burst leaves a worker
+		 * for the others (see eng_limits.max_running). */
+		lim.max_running = srv->session_workers ? srv->session_workers
+			: srv->workers > 1		  ? srv->workers - 1
+							  : 1;
+		lim.max_waiting = (size_t)srv->session_queue;
+	}
 	eng_session *s = eng_session_new(tp, &srv->pool, &srv->stats, &lim, &mcp_protocol, ms);
 	if (!s) {
+		json_object_put(ms->client_caps);
+		pthread_mutex_destroy(&ms->mu);
+		pthread_cond_destroy(&ms->task_cv);
 		free(ms);
 		tp->ops->free(tp);
-		return MCP_ENOMEM;
+		return NULL;
 	}
 	ms->es = s;
+	if (preset_rev >= 0 && preset_rev >= MCP_REV_2025_11_25 && preset_rev < MCP_REV_LEGACY_COUNT)
+		eng_session_set_transport_features(s, TP_FEATURE_RESUMABLE);
 	pthread_mutex_lock(&srv->sess_mu);
+	ms->prev = NULL;
 	ms->next = srv->sessions;
+	if (srv->sessions)
+		srv->sessions->prev = ms;
 	srv->sessions = ms;
 	pthread_mutex_unlock(&srv->sess_mu);
+	return s;
+}
 
-	int rc = eng_session_run(s);
-
+void mcp_server_drop_session(mcp_server *srv, eng_session *es)
+{
+	mcp_sess *ms = es->proto_data;
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_sess **pp = &srv->sessions; *pp; pp = &(*pp)->next)
-		if (*pp == ms) {
-			*pp = ms->next;
-			break;
-		}
+	if (ms->prev)
+		ms->prev->next = ms->next;
+	else if (srv->sessions == ms)
+		srv->sessions = ms->next;
+	if (ms->next)
+		ms->next->prev = ms->prev;
+	ms->next = ms->prev = NULL;
 	pthread_mutex_unlock(&srv->sess_mu);
-	eng_session_unref(s);
+	eng_session_unref(es);
+}
+
+int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
+{
+	eng_session *s = mcp_server_open_session(srv, tp, preset_rev, 0);
+	if (!s)
+		return MCP_ENOMEM;
+	int rc = eng_session_run(s);
+	mcp_server_drop_session(srv, s);
 	return rc;
 }
 
@@ -363,9 +404,13 @@ MCP_EXTERN void mcp_server_shutdown(mcp_server *srv)
 {
 	if (!srv)
 		return;
+	/* Sessions with a reader are woken here; those an HTTP transport
+	 * feeds are closed by its run loop once it sees the wake-up (their
+	 * shutdown runs callbacks that take sess_mu, so not under it). */
 	pthread_mutex_lock(&srv->sess_mu);
 	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next)
-		eng_session_trigger(ms->es, MCP_CANCEL_SHUTDOWN);
+		if (!ms->es->limits.push)
+			eng_session_trigger(ms->es, MCP_CANCEL_SHUTDOWN);
 	pthread_mutex_unlock(&srv->sess_mu);
 	mcp_server_shutdown_from_signal(srv);
 }

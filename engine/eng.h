@@ -7,8 +7,11 @@
  * live in the protocol layer (api/), which plugs in through eng_proto.
  *
  * Lock order (take left before right, never the reverse):
- *   session->mu  ->  token->mu  ->  writer->mu
+ *   session->feed_mu  ->  session->mu  ->  token->mu  ->  writer->mu
  *   pending->mu  ->  token->mu
+ *   writer->mu  ->  the transport's own locks (a push session's writer
+ *   delivers under its lock, so a transport never holds its lock while it
+ *   feeds or closes a session)
  *   pool->mu is never held while taking another engine lock.
  * Callbacks registered on a token run with no engine lock held.
  */
@@ -172,6 +175,10 @@ struct eng_req {
 				     (from raw), which also frees it */
 	int started;              /* handler began (for counters) */
 	int finished;             /* an eng_req_finish_* ran */
+	int capped;               /* holds a place of its session's cap
+				     (limits.max_running) until it leaves the
+				     pool */
+	int batched;              /* an element of a JSON-RPC batch */
 	/* Its id is free for reuse (P5): set once by the thread that
 	 * finishes the request, before the answer is queued.  The node may
 	 * stay in the in-flight table until the request is freed (or a new
@@ -204,7 +211,12 @@ typedef struct eng_out eng_out;
 
 /* A writer owns one output stream: a queue of complete lines drained by one
  * thread with coalesced writes.  A write error latches `failed` and calls
- * the on_error hook once. */
+ * the on_error hook once.
+ *
+ * A push writer (eng_writer_start_push) has no thread and no queue: each
+ * line is handed to the transport's send_routed at once, under `mu`, by
+ * the thread that produced it.  Such a transport must never block in
+ * send_routed (it keeps what it cannot send yet, and bounds it). */
 typedef struct eng_writer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;        /* work for the writer thread */
@@ -233,10 +245,20 @@ typedef struct eng_writer {
 	void *on_error_arg;
 	struct eng_stats *stats;  /* responses_written / responses_dropped */
 	uint64_t next_seq;        /* under mu: numbers the queued calls */
+	int push;                 /* no thread: lines delivered when pushed */
 } eng_writer;
 
 int eng_writer_start(eng_writer *w, tp_conn *tp, struct eng_stats *stats,
 		     void (*on_error)(void *), void *arg);
+/* A writer without a thread, for a transport whose send_routed never
+ * blocks (see above).  Cannot fail. */
+void eng_writer_start_push(eng_writer *w, tp_conn *tp, struct eng_stats *stats,
+			   void (*on_error)(void *), void *arg);
+/* For a routing transport: the request `req` ended without an answer, so
+ * the stream of its route can end (a tp_out with no data), after every
+ * line queued for it before.  A no-op for transports that do not route,
+ * and after close. */
+void eng_writer_end_route(eng_writer *w, eng_req *req);
 /* Queues one line (`line` taken, '\n' appended by the writer).  `req`, when
  * given, ties the line to an inbound request: it is discarded instead of
  * written if that request has been suppressed by a peer cancel by the time
@@ -426,6 +448,15 @@ typedef struct eng_limits {
 	int max_depth;
 	size_t max_pending;
 	int64_t grace_ms;
+	/* A push session: no reader thread (the transport calls
+	 * eng_session_feed) and a push writer (eng_writer_start_push). */
+	int push;
+	/* Fairness between sessions on the shared pool: at most this many of
+	 * the session's requests are queued for or running on a worker at
+	 * once (0: no cap); the others wait in the session, in order, up to
+	 * max_waiting (beyond it they are answered "busy"). */
+	int max_running;
+	size_t max_waiting;
 } eng_limits;
 
 struct eng_session {
@@ -471,6 +502,23 @@ struct eng_session {
 	 * reader's own cache empty (eng_req_unref). */
 	_Atomic(eng_req *) reap_stack;
 	_Atomic int reaping;         /* the reader frees reap_stack */
+	/* A push session (limits.push): feeds are serialised by feed_mu,
+	 * which stands for the reader thread: every "reader thread only"
+	 * field above is then "under feed_mu".  `tok` is NULL (a feed uses
+	 * its thread's tokener). */
+	pthread_mutex_t feed_mu;
+	const char *feed_route;      /* under feed_mu: where the feed's own
+					answers go (the transport's stream) */
+	int feed_admitted;           /* under feed_mu: requests it admitted */
+	_Atomic int close_done;      /* shutdown steps 4-5 ran (push) */
+	_Atomic int64_t close_deadline; /* the grace deadline, set by the
+					   shutdown's start before `closed` */
+	/* The per-session cap (limits.max_running), under `mu`: requests
+	 * of this session in the pool, and those waiting for a place
+	 * (linked by qnext, in arrival order). */
+	int sched_n;
+	eng_req *wait_head, *wait_tail;
+	size_t wait_n;
 };
 
 eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,
@@ -480,10 +528,44 @@ void eng_session_ref(eng_session *s);
 void eng_session_unref(eng_session *s);
 
 /* Runs the reader loop on the calling thread until end of input or a
- * trigger, then the shutdown sequence.  Returns MCP_OK. */
+ * trigger, then the shutdown sequence.  Returns MCP_OK.  Not for push
+ * sessions. */
 int eng_session_run(eng_session *s);
-/* Triggers the shutdown from any thread (`reason` for the tokens). */
+/* Triggers the shutdown from any thread (`reason` for the tokens).  For a
+ * push session this is eng_session_close. */
 void eng_session_trigger(eng_session *s, int reason);
+
+/* ---- push sessions (limits.push) -------------------------------------
+ *
+ * The transport owns the I/O: it feeds each complete inbound message and
+ * takes output through its send_routed (never blocking).  The same
+ * dispatch and the same shutdown sequence run as for a reader thread; only
+ * who calls them differs. */
+
+/* Dispatches one message: the raw `line` (parsed here, as a reader
+ * would), or with `value` non-NULL the caller's parse of it (taken; `line`
+ * is then only used for a batch's route).  Any thread; feeds of one
+ * session are serialised.  Answers the feed itself produces (errors,
+ * requests answered at once) go to `route` (copied when needed; NULL:
+ * routed by their id).  *admitted (when not NULL) gets the number of
+ * requests the message put in flight: their answers come later, routed
+ * by their id.  MCP_OK, or MCP_ECLOSED when the session is closing
+ * (nothing was done; `value` is released). */
+int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *value,
+		     const char *route, int *admitted);
+/* Starts the shutdown sequence of a push session from any thread, without
+ * waiting: steps 1-3 now; steps 4-5 as soon as nothing is in flight (on
+ * the thread that ends the last request, or here), else at the grace
+ * deadline through eng_session_close_poll.  The first reason wins; later
+ * calls do nothing. */
+void eng_session_close(eng_session *s, int reason);
+/* Completes a started push shutdown whose grace deadline has passed by
+ * `now_ns` (what still runs is abandoned, as by a reader's shutdown).
+ * Returns 1 when the shutdown is complete (by now or before), 0 while it
+ * waits.  Any thread. */
+int eng_session_close_poll(eng_session *s, int64_t now_ns);
+/* Tells the transport what the protocol negotiated (TP_FEATURE_*). */
+void eng_session_set_transport_features(eng_session *s, unsigned flags);
 
 /* Registers a request in the in-flight table (P5) and queues it.
  * Takes ownership of `msg`.  On a duplicate id answers -32600; on a full
@@ -509,11 +591,9 @@ int eng_session_notify(eng_session *s, json_object *msg);
  * reference, or NULL after answering the error (duplicate id, closed). */
 eng_req *eng_session_hold(eng_session *s, json_object *msg, json_object *id, void *proto_req,
 			  void (*free_proto)(void *));
-/* The route of a batch's answer on a routing transport: "batch:" and a
- * hash of the exact line that carried the batch.  The answer is the JSON
- * array of the elements' answers, "[]" when none is due. */
-#define ENG_BATCH_ROUTE_LEN 24
-void eng_batch_route(const char *line, size_t len, char out[ENG_BATCH_ROUTE_LEN]);
+/* A batch's answer is the JSON array of its elements' answers, written
+ * when the last one has ended; on a routing transport it goes to the
+ * route of the feed that carried the batch, as "[]" when none is due. */
 /* Asks the transport to end the stream carrying request r's messages for
  * now (tp_ops.close_route).  MCP_OK, MCP_ENOTSUP (the transport cannot),
  * MCP_ENOENT (r has no live stream) or MCP_ECLOSED. */
@@ -570,6 +650,16 @@ unsigned eng_json_precheck(const char *line, size_t len);
 /* The value of the four hex digits at q (the ones after "\u"), or -1 when
  * fewer than four remain before `end` or one is not hex. */
 long eng_json_u4(const unsigned char *q, const unsigned char *end);
+/* Parses one inbound message exactly as a session's reader does: the
+ * checks of eng_json_precheck (its flags in *pre), strict json-c with a
+ * depth limit of max_depth, nothing but whitespace after the value.
+ * Returns 0 with the value in *out (caller owns; NULL for the text
+ * "null"), or -1 with the JSON-RPC code of the answer in *code (-32700;
+ * -32600 for well-formed JSON nested deeper than the limit; -32603
+ * without memory) and its message in why[whysz].  Any thread (it uses
+ * the thread's own tokener). */
+int eng_json_parse_message(const char *line, size_t len, int max_depth, unsigned *pre,
+			   json_object **out, int *code, char *why, size_t whysz);
 /* A json-c tokener in strict mode for `max_depth`, or NULL. */
 json_tokener *eng_json_tokener(int max_depth);
 /* json_tokener_parse_ex, without the process-wide locale lock json-c

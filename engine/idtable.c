@@ -23,7 +23,9 @@ uint64_t eng_idhash(const char *key)
 
 int eng_idtable_init(eng_idtable *t)
 {
-	t->nslots = 64;
+	/* Small to start with (an idle HTTP session holds one); it doubles
+	 * as requests come. */
+	t->nslots = 8;
 	t->count = 0;
 	t->slots = calloc(t->nslots, sizeof *t->slots);
 	return t->slots ? MCP_OK : MCP_ENOMEM;

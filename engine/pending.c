@@ -16,13 +16,15 @@ int eng_pending_init(eng_pending_table *pt, size_t max)
 {
 	if (pthread_mutex_init(&pt->mu, NULL))
 		return MCP_ESYS;
+	/* The slots come with the first entry: most connections (every
+	 * idle HTTP session) never send the client a request. */
 	pt->nslots = 64;
-	pt->slots = calloc(pt->nslots, sizeof *pt->slots);
+	pt->slots = NULL;
 	pt->count = 0;
 	pt->next_id = 1;
 	pt->closed = 0;
 	pt->max = max;
-	return pt->slots ? MCP_OK : MCP_ENOMEM;
+	return MCP_OK;
 }
 
 void eng_pending_destroy(eng_pending_table *pt)
@@ -63,6 +65,11 @@ int eng_pending_add(eng_pending_table *pt, eng_req *owner, eng_pending **out)
 		free(p);
 		return MCP_EBUSY;
 	}
+	if (!pt->slots && !(pt->slots = calloc(pt->nslots, sizeof *pt->slots))) {
+		pthread_mutex_unlock(&pt->mu);
+		free(p);
+		return MCP_ENOMEM;
+	}
 	p->id = pt->next_id++;
 	atomic_init(&p->refs, 2);
 	p->state = ENG_PEND_WAITING;
@@ -80,6 +87,8 @@ int eng_pending_add(eng_pending_table *pt, eng_req *owner, eng_pending **out)
 /* Unlinks the entry with `id` under pt->mu; returns it (table ref). */
 static eng_pending *unlink_id(eng_pending_table *pt, int64_t id)
 {
+	if (!pt->slots)
+		return NULL;
 	for (eng_pending **pp = &pt->slots[slot_of(pt, id)]; *pp; pp = &(*pp)->next) {
 		if ((*pp)->id == id) {
 			eng_pending *p = *pp;
@@ -137,6 +146,10 @@ size_t eng_pending_fail_all(eng_pending_table *pt)
 	eng_pending **old = pt->slots;
 	size_t n = pt->nslots;
 	pt->closed = 1;
+	if (!old) {
+		pthread_mutex_unlock(&pt->mu);
+		return 0; /* never used */
+	}
 	pt->slots = calloc(pt->nslots, sizeof *pt->slots);
 	if (!pt->slots) {
 		/* Cannot swap: fail in place while holding the lock; settle()

@@ -7,6 +7,11 @@
  * pool, answers to the pending table, and everything outbound to the
  * writer's queue.
  *
+ * A push session (HTTP) has no reader thread: its transport feeds it whole
+ * messages (eng_session_feed), which run through the same dispatch under
+ * feed_mu, and its shutdown runs in two halves that never wait on the
+ * feeding thread (eng_session_close).
+ *
  * The reader does as little per request as it can, because it is the one
  * stage that cannot run in parallel.  A plain request (envelope.c) is
  * routed from its raw line and parsed, and its tree freed, by the worker
@@ -24,6 +29,9 @@
 #define PARSE_ERROR_RATE 20.0
 /* Requests the reader holds before it hands them to the pool together. */
 #define HOLD_MAX 16
+/* The answers of a request refused for a limit (MCP_JSONRPC_SERVER_BUSY). */
+#define BUSY_QUEUE "Server busy: the work queue is full"
+#define BUSY_SESSION "Server busy: too many requests of this session are waiting"
 
 /* ---- requests ----------------------------------------------------------- */
 
@@ -168,20 +176,8 @@ struct eng_batch {
 	json_object *answers;   /* array, under mu */
 	int outstanding;        /* under mu */
 	eng_session *sess;
-	char *route;            /* for routing transports: eng_batch_route() */
+	char *route;            /* for routing transports: the feed's route */
 };
-
-void eng_batch_route(const char *line, size_t len, char out[ENG_BATCH_ROUTE_LEN])
-{
-	/* FNV-1a over the exact bytes: the transport that pushed the line
-	 * computes the same key for the request that carried it. */
-	uint64_t h = UINT64_C(14695981039346656037);
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)line[i];
-		h *= UINT64_C(1099511628211);
-	}
-	snprintf(out, ENG_BATCH_ROUTE_LEN, "batch:%016llx", (unsigned long long)h);
-}
 
 static eng_batch *batch_new(eng_session *s)
 {
@@ -351,16 +347,10 @@ static int push_message(eng_session *s, json_object *m, eng_req *req, int is_res
 	return eng_writer_push(&s->writer, line, len, req, is_response);
 }
 
-/* Answers from the reader thread go into the batch being read, if any;
- * otherwise they are routed by the id they answer (a null id has none). */
-static void reader_answer(eng_session *s, json_object *id, json_object *m)
+/* Queues the answer `m` (taken; NULL: it could not be built) to request
+ * `id` on `route`, or the out-of-memory error in its place. */
+static void send_answer(eng_session *s, json_object *id, json_object *m, const char *route)
 {
-	if (s->cur_batch && m) {
-		pthread_mutex_lock(&s->cur_batch->mu);
-		eng_arr_add(s->cur_batch->answers, m);
-		pthread_mutex_unlock(&s->cur_batch->mu);
-		return;
-	}
 	size_t len = 0;
 	char *line = m ? eng_json_dup(m, &len) : NULL;
 	json_object_put(m);
@@ -370,8 +360,24 @@ static void reader_answer(eng_session *s, json_object *id, json_object *m)
 		atomic_fetch_add(&s->stats->responses_dropped, 1);
 		return;
 	}
-	const char *route = id && s->tp->ops->send_routed ? eng_json_text(id, NULL) : NULL;
 	eng_writer_push_routed(&s->writer, line, len, NULL, route, 1);
+}
+
+/* Answers from the reader thread go into the batch being read, if any;
+ * otherwise they are routed where the feed's transport said, or by the id
+ * they answer (a null id has none). */
+static void reader_answer(eng_session *s, json_object *id, json_object *m)
+{
+	if (s->cur_batch && m) {
+		pthread_mutex_lock(&s->cur_batch->mu);
+		eng_arr_add(s->cur_batch->answers, m);
+		pthread_mutex_unlock(&s->cur_batch->mu);
+		return;
+	}
+	const char *route = s->feed_route ? s->feed_route
+			    : id && s->tp->ops->send_routed ? eng_json_text(id, NULL)
+							    : NULL;
+	send_answer(s, id, m, route);
 }
 
 void eng_session_respond_result(eng_session *s, json_object *id, json_object *result)
@@ -431,6 +437,14 @@ eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,
 		goto fail_table;
 	if (eng_pending_init(&s->pending, lim->max_pending))
 		goto fail_pending;
+	if (pthread_mutex_init(&s->feed_mu, NULL))
+		goto fail_feed;
+	if (lim->push) {
+		/* No reader thread to own a tokener: a feed uses its
+		 * thread's (worker_tokener), so an idle session keeps none. */
+		eng_writer_start_push(&s->writer, tp, stats, on_write_error, s);
+		return s;
+	}
 	s->tok = eng_json_tokener(lim->max_depth);
 	if (!s->tok)
 		goto fail_tok;
@@ -441,6 +455,8 @@ eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,
 fail_writer:
 	json_tokener_free(s->tok);
 fail_tok:
+	pthread_mutex_destroy(&s->feed_mu);
+fail_feed:
 	eng_pending_destroy(&s->pending);
 fail_pending:
 	eng_idtable_destroy(&s->inflight);
@@ -466,7 +482,9 @@ void eng_session_unref(eng_session *s)
 	eng_writer_destroy(&s->writer);
 	eng_pending_destroy(&s->pending);
 	eng_idtable_destroy(&s->inflight);
-	json_tokener_free(s->tok);
+	if (s->tok)
+		json_tokener_free(s->tok);
+	pthread_mutex_destroy(&s->feed_mu);
 	if (s->proto->on_free)
 		s->proto->on_free(s);
 	s->tp->ops->free(s->tp);
@@ -477,6 +495,10 @@ void eng_session_unref(eng_session *s)
 
 void eng_session_trigger(eng_session *s, int reason)
 {
+	if (s->limits.push) {
+		eng_session_close(s, reason);
+		return;
+	}
 	int expect = 0;
 	atomic_compare_exchange_strong(&s->close_reason, &expect, reason);
 	s->tp->ops->wake(s->tp);
@@ -535,14 +557,30 @@ static void req_forget_id(eng_req *r)
  * common case: only the thread that brings the count to zero locks, to
  * wake a shutdown waiting for idleness (it checks the count under the same
  * lock, so the wake-up cannot fall between its check and its wait). */
+static void push_close_finish(eng_session *s);
+
 static void req_done(eng_req *r)
 {
 	eng_session *s = r->sess;
-	if (!atomic_load_explicit(&r->forgotten, memory_order_relaxed))
-		req_forget_id(r); /* not answered: nothing was queued */
+	if (!atomic_load_explicit(&r->forgotten, memory_order_relaxed)) {
+		/* Not answered: nothing was queued.  A routing transport is
+		 * told the request's stream can end, before its id is free:
+		 * a new request reusing the id must not meet this mark. */
+		if (!r->sink && !r->batched)
+			eng_writer_end_route(&s->writer, r);
+		req_forget_id(r);
+	}
 	if (r->started)
 		atomic_fetch_sub(&s->running_n, 1);
 	if (atomic_fetch_sub(&s->inflight_n, 1) == 1) {
+		if (s->limits.push) {
+			/* The last request of a closing push session ends
+			 * its shutdown (eng_session_close checks the count
+			 * after it sets `closed`, so one of us sees it). */
+			if (atomic_load(&s->closed))
+				push_close_finish(s);
+			return;
+		}
 		pthread_mutex_lock(&s->mu);
 		pthread_cond_broadcast(&s->idle_cv);
 		pthread_mutex_unlock(&s->mu);
@@ -672,7 +710,9 @@ static int reparse_raw(eng_req *r)
 	return 0;
 }
 
-static void refuse_busy(eng_session *s, eng_req *r);
+static void refuse_busy(eng_session *s, eng_req *r, const char *why);
+static int sched_enter(eng_session *s, eng_req *r);
+static void sched_leave(eng_session *s);
 static void submit_held(eng_session *s);
 /* Registers a request in flight; with `run`, queues it for a worker.
  * *held (when not NULL) receives a counted reference to a request
@@ -704,6 +744,7 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 	r->free_proto = free_proto;
 	if (s->cur_batch) {
 		r->batch = s->cur_batch;
+		r->batched = 1;
 		batch_hold(r->batch);
 	}
 
@@ -732,10 +773,19 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 		return rc;
 	}
 	if (!run) {
+		s->feed_admitted++;
 		*held = r; /* the caller's reference */
 		return MCP_OK;
 	}
 	keep_raw_when_deep(s, r);
+	if (s->limits.max_running > 0) {
+		int place = sched_enter(s, r);
+		if (place <= 0) {
+			/* Waits in the session, or was refused. */
+			s->feed_admitted += place == 0;
+			return place == 0 ? MCP_OK : MCP_EBUSY;
+		}
+	}
 	if (tl_reader == s && s->tp->announces_wait) {
 		/* The reader's loop, on a transport that tells it before it
 		 * blocks: hold the request, and hand the pool several at once
@@ -746,36 +796,116 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 		else
 			s->held_head = r;
 		s->held_tail = r;
+		s->feed_admitted++;
 		if (++s->held_n >= HOLD_MAX)
 			submit_held(s);
 		return MCP_OK;
 	}
 	rc = eng_pool_submit(s->pool, r);
-	if (rc != MCP_OK)
-		refuse_busy(s, r);
+	s->feed_admitted += rc == MCP_OK;
+	if (rc != MCP_OK) {
+		refuse_busy(s, r, BUSY_QUEUE);
+		if (r->capped)
+			sched_leave(s);
+	}
 	eng_req_unref(r);
 	return rc;
+}
+
+/* ---- the per-session cap ---------------------------------------------------
+ *
+ * One session's burst must not hold every worker while another session's
+ * request waits behind it in the pool's queue: at most max_running of a
+ * session's requests are in the pool at once (queued or running), and the
+ * rest wait in the session, in order, each taking the place a finished one
+ * leaves.  The pool's queue stays FIFO, so a request of another session
+ * waits behind at most max_running requests of each busy session. */
+
+/* With the caller's reference of r (admitted, in flight): 1 when r has a
+ * place and goes to the pool now; 0 when it waits in the session (the
+ * reference is then the session's); -1 when it was refused (answered,
+ * the reference gone). */
+static int sched_enter(eng_session *s, eng_req *r)
+{
+	pthread_mutex_lock(&s->mu);
+	if (s->sched_n < s->limits.max_running) {
+		s->sched_n++;
+		r->capped = 1;
+		pthread_mutex_unlock(&s->mu);
+		return 1;
+	}
+	if (s->wait_n < s->limits.max_waiting) {
+		r->qnext = NULL;
+		if (s->wait_tail)
+			s->wait_tail->qnext = r;
+		else
+			s->wait_head = r;
+		s->wait_tail = r;
+		s->wait_n++;
+		r->capped = 1;
+		pthread_mutex_unlock(&s->mu);
+		return 0;
+	}
+	pthread_mutex_unlock(&s->mu);
+	refuse_busy(s, r, BUSY_SESSION);
+	eng_req_unref(r);
+	return -1;
+}
+
+/* A capped request left the pool (it ran, or was dropped or refused): its
+ * place goes to the first waiting request, or is freed. */
+static void sched_leave(eng_session *s)
+{
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		eng_req *next = s->wait_head;
+		if (next) {
+			s->wait_head = next->qnext;
+			if (!s->wait_head)
+				s->wait_tail = NULL;
+			s->wait_n--;
+			next->qnext = NULL;
+		} else {
+			s->sched_n--;
+		}
+		pthread_mutex_unlock(&s->mu);
+		if (!next)
+			return;
+		/* It keeps the place; the pool takes its own reference and
+		 * the session's goes. */
+		int rc = eng_pool_submit(s->pool, next);
+		if (rc != MCP_OK)
+			refuse_busy(s, next, BUSY_QUEUE);
+		eng_req_unref(next);
+		if (rc == MCP_OK)
+			return;
+	}
 }
 
 /* A request the pool did not take: it ends here, answered "busy" (queued
  * before it stops counting as in flight, so a shutdown cannot close the
  * output in between).  One decided while the reader held it (a peer
  * cancel) gets no answer, like queued work that is skipped (P2). */
-static void refuse_busy(eng_session *s, eng_req *r)
+static void refuse_busy(eng_session *s, eng_req *r, const char *why)
 {
 	if (!eng_req_decide(r, ENG_OUT_REJECTED)) {
 		atomic_fetch_add(&s->stats->dropped_queued, 1);
 		r->finished = 1;
 		release_batch(r, NULL);
 		req_done(r);
-		return;
+	} else {
+		/* Also off the reader (a place freed on a worker): routed by
+		 * the request itself, never by whatever feed runs now. */
+		atomic_fetch_add(&s->stats->rejected, 1);
+		json_object *m = error_message(r->id, MCP_JSONRPC_SERVER_BUSY, why, NULL);
+		if (r->batch)
+			release_batch(r, m);
+		else
+			send_answer(s, r->id, m, s->tp->ops->send_routed ? r->id_key : NULL);
+		req_done(r);
 	}
-	atomic_fetch_add(&s->stats->rejected, 1);
-	release_batch(r, NULL);
-	eng_session_respond_error(s, r->id, MCP_JSONRPC_SERVER_BUSY,
-				  "Server busy: the work queue is full", NULL);
-	req_done(r);
 }
+
 
 /* Hands the held requests to the pool under one lock.  The reader calls it
  * when HOLD_MAX are held, before its transport blocks for input (so no
@@ -791,7 +921,9 @@ static void submit_held(eng_session *s)
 		eng_req *r = list;
 		list = r->qnext;
 		r->qnext = NULL;
-		refuse_busy(s, r);
+		refuse_busy(s, r, BUSY_QUEUE);
+		if (r->capped)
+			sched_leave(s);
 		eng_req_unref(r);
 	}
 }
@@ -816,8 +948,7 @@ eng_req *eng_session_hold(eng_session *s, json_object *msg, json_object *id, voi
 }
 
 /* Runs on a worker (pool.c). */
-void eng_req_dispatch(eng_req *r);
-void eng_req_dispatch(eng_req *r)
+static void dispatch_run(eng_req *r)
 {
 	eng_session *s = r->sess;
 	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
@@ -850,6 +981,14 @@ void eng_req_dispatch(eng_req *r)
 		json_object_put(r->msg);
 		r->msg = NULL;
 	}
+}
+
+void eng_req_dispatch(eng_req *r);
+void eng_req_dispatch(eng_req *r)
+{
+	dispatch_run(r);
+	if (r->capped)
+		sched_leave(r->sess);
 }
 
 void eng_req_finish_silent(eng_req *r)
@@ -1251,21 +1390,25 @@ static int dispatch_raw(eng_session *s, const char *line, size_t len)
 	return 1;
 }
 
-static void dispatch_line(eng_session *s, const char *line, size_t len)
+static const char *precheck_problem(unsigned pre)
 {
-	unsigned pre = eng_json_precheck(line, len);
-	if (pre & ENG_JSON_NOT_JSON) {
-		parse_error(s, pre == ENG_JSON_BAD_CONTROL ?
-				       "Parse error: raw control character in a string" :
-			       pre == ENG_JSON_BAD_NUMBER ?
-				       "Parse error: malformed number" :
-				       "Parse error: invalid literal (JSON has only true, false and null)");
-		return;
-	}
-	if (pre == 0 && dispatch_raw(s, line, len))
-		return;
-	json_tokener *tok = s->tok;
+	return pre == ENG_JSON_BAD_CONTROL ? "Parse error: raw control character in a string"
+	       : pre == ENG_JSON_BAD_NUMBER ? "Parse error: malformed number"
+					    : "Parse error: invalid literal (JSON has only true, "
+					      "false and null)";
+}
+
+/* One message with `tok` (reset here): the value, or NULL with *code
+ * (-32700, or -32600 for a well-formed message nested too deep) and the
+ * message in why[].  *spoiled: the tokener must not be used again (see
+ * renew_tokener). */
+static int parse_message(json_tokener *tok, const char *line, size_t len, int max_depth,
+			 json_object **out, int *code, char *why, size_t whysz, int *spoiled)
+{
+	*out = NULL;
 	json_tokener_reset(tok);
+	*spoiled = 0;
+	*code = MCP_JSONRPC_PARSE_ERROR;
 	json_object *v = eng_json_parse_ex(tok, line, (int)len);
 	enum json_tokener_error err = json_tokener_get_error(tok);
 	size_t used = tok->char_offset;
@@ -1278,31 +1421,107 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 		v = eng_json_parse_ex(tok, " ", 1);
 		err = json_tokener_get_error(tok);
 		if (err == json_tokener_continue) {
-			renew_tokener(s);
+			*spoiled = 1;
 			json_object_put(v);
-			parse_error(s, "Parse error: unexpected end of message");
-			return;
+			snprintf(why, whysz, "Parse error: unexpected end of message");
+			return -1;
 		}
 	}
-	if (err != json_tokener_success)
-		renew_tokener(s);
 	if (err != json_tokener_success) {
+		*spoiled = 1;
 		json_object_put(v);
-		if (err == json_tokener_error_depth)
-			eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
-						  "Invalid Request: nesting too deep", NULL);
-		else
-			parse_error(s, "Parse error: invalid JSON");
-		return;
+		if (err == json_tokener_error_depth) {
+			/* Valid JSON past a limit is a refused request, not
+			 * unreadable input; the limit is the same on every
+			 * transport. */
+			*code = MCP_JSONRPC_INVALID_REQUEST;
+			snprintf(why, whysz,
+				 "Invalid Request: nesting deeper than the limit of %d levels",
+				 max_depth);
+		} else {
+			snprintf(why, whysz, "Parse error: invalid JSON");
+		}
+		return -1;
 	}
 	for (size_t i = used; i < len; i++) {
 		char c = line[i];
 		if (c != ' ' && c != '\t' && c != '\r') {
 			json_object_put(v);
-			parse_error(s, "Parse error: unexpected data after the JSON value");
-			return;
+			snprintf(why, whysz, "Parse error: unexpected data after the JSON value");
+			return -1;
 		}
 	}
+	*out = v; /* NULL for the JSON text "null" */
+	return 0;
+}
+
+int eng_json_parse_message(const char *line, size_t len, int max_depth, unsigned *pre,
+			   json_object **out, int *code, char *why, size_t whysz)
+{
+	*out = NULL;
+	*pre = eng_json_precheck(line, len);
+	if (*pre & ENG_JSON_NOT_JSON) {
+		*code = MCP_JSONRPC_PARSE_ERROR;
+		snprintf(why, whysz, "%s", precheck_problem(*pre));
+		return -1;
+	}
+	int cached, spoiled;
+	json_tokener *tok = worker_tokener(max_depth, &cached);
+	if (!tok) {
+		*code = MCP_JSONRPC_INTERNAL_ERROR;
+		snprintf(why, whysz, "out of memory");
+		return -1;
+	}
+	int rc = parse_message(tok, line, len, max_depth, out, code, why, whysz, &spoiled);
+	if (spoiled && cached)
+		pthread_setspecific(tok_key, NULL);
+	if (spoiled || !cached)
+		json_tokener_free(tok);
+	return rc;
+}
+
+static void dispatch_value(eng_session *s, json_object *v, const char *line, size_t len,
+			   unsigned pre);
+
+static void dispatch_line(eng_session *s, const char *line, size_t len)
+{
+	unsigned pre;
+	int code, rc;
+	char why[128];
+	json_object *v;
+	if (s->tok) {
+		/* A reader thread's own tokener. */
+		pre = eng_json_precheck(line, len);
+		if (pre & ENG_JSON_NOT_JSON) {
+			parse_error(s, precheck_problem(pre));
+			return;
+		}
+		if (pre == 0 && dispatch_raw(s, line, len))
+			return;
+		int spoiled;
+		rc = parse_message(s->tok, line, len, s->limits.max_depth, &v, &code, why,
+				   sizeof why, &spoiled);
+		if (spoiled)
+			renew_tokener(s);
+	} else {
+		rc = eng_json_parse_message(line, len, s->limits.max_depth, &pre, &v, &code, why,
+					    sizeof why);
+	}
+	if (rc != 0) {
+		if (code == MCP_JSONRPC_PARSE_ERROR)
+			parse_error(s, why);
+		else
+			eng_session_respond_error(s, NULL, code, why, NULL);
+		return;
+	}
+	dispatch_value(s, v, line, len, pre);
+}
+
+/* A parsed message (taken), from `line` (for the fast path's bookkeeping),
+ * whose precheck flags are `pre`. */
+static void dispatch_value(eng_session *s, json_object *v, const char *line, size_t len,
+			   unsigned pre)
+{
 	s->cur_bad_id = (pre & ENG_JSON_BAD_ID) != 0;
 	if (json_object_is_type(v, json_type_object)) {
 		s->cur_line = line;
@@ -1316,11 +1535,10 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 		/* 2025-03-26 batches: each element is routed on its own and the
 		 * answers are written together as one array. */
 		eng_batch *b = batch_new(s);
-		if (b && s->tp->ops->send_routed) {
-			char key[ENG_BATCH_ROUTE_LEN];
-			eng_batch_route(line, len, key);
-			b->route = strdup(key); /* NULL: unrouted, still answered */
-		}
+		/* On a routing transport the array goes where the feed that
+		 * carried the batch said (NULL: unrouted, still answered). */
+		if (b && s->feed_route)
+			b->route = strdup(s->feed_route);
 		if (!b) {
 			json_object_put(v);
 			eng_session_respond_error(s, NULL, MCP_JSONRPC_INTERNAL_ERROR,
@@ -1437,12 +1655,13 @@ static void drop_stragglers(eng_session *s)
 	pthread_mutex_unlock(&s->mu);
 }
 
-static void session_shutdown(eng_session *s, int reason)
+/* Steps 1-3 of the shutdown, run once whatever triggers it; returns 1
+ * when this call ran them. */
+static int close_begin(eng_session *s, int reason)
 {
 	if (atomic_exchange(&s->shutdown_once, 1))
-		return;
-	int64_t start = eng_now_ns();
-	int64_t deadline = start + s->limits.grace_ms * ENG_NS_PER_MS;
+		return 0;
+	atomic_store(&s->close_deadline, eng_now_ns() + s->limits.grace_ms * ENG_NS_PER_MS);
 
 	/* 1. Closed: no new in-flight or pending entry from here on.  The
 	 *    reason is set first: a handler that finds the session closed
@@ -1458,25 +1677,103 @@ static void session_shutdown(eng_session *s, int reason)
 	/* 3. Fail the pending server-to-client requests from a swapped-out
 	 *    snapshot of their table. */
 	atomic_fetch_add(&s->stats->pending_failed, eng_pending_fail_all(&s->pending));
-	/* 4. Wait for this session's handlers, bounded by the grace period. */
-	struct timespec ts;
-	eng_abstime(deadline, &ts);
-	pthread_mutex_lock(&s->mu);
-	while (atomic_load(&s->inflight_n) > 0)
-		if (pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts) == ETIMEDOUT)
-			break;
-	int stragglers = atomic_load(&s->inflight_n) > 0;
-	pthread_mutex_unlock(&s->mu);
-	if (stragglers)
+	return 1;
+}
+
+/* Steps 4-5, once step 4's wait for the handlers is over (they are done,
+ * or the grace deadline passed): what still runs is abandoned, what was
+ * answered is flushed (bounded), and the output closes.  Runs once. */
+static void close_finish(eng_session *s)
+{
+	if (atomic_exchange(&s->close_done, 1))
+		return;
+	if (atomic_load(&s->inflight_n) > 0)
 		drop_stragglers(s);
-	/* 5. Flush what was answered, bounded, then close the output.  The
-	 *    flush gets at least a short window even when handlers used the
-	 *    whole grace period. */
+	/* The flush gets at least a short window even when handlers used the
+	 * whole grace period. */
+	int64_t deadline = atomic_load(&s->close_deadline);
 	int64_t flush_deadline = eng_now_ns() + 250 * ENG_NS_PER_MS;
 	if (flush_deadline < deadline)
 		flush_deadline = deadline;
 	eng_writer_close(&s->writer, flush_deadline);
 	atomic_fetch_add(&s->stats->pending_left, eng_pending_count(&s->pending));
+}
+
+/* The reader's shutdown: all five steps on its thread. */
+static void session_shutdown(eng_session *s, int reason)
+{
+	if (!close_begin(s, reason))
+		return;
+	/* 4. Wait for this session's handlers, bounded by the grace period. */
+	struct timespec ts;
+	eng_abstime(atomic_load(&s->close_deadline), &ts);
+	pthread_mutex_lock(&s->mu);
+	while (atomic_load(&s->inflight_n) > 0)
+		if (pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&s->mu);
+	close_finish(s);
+}
+
+static void push_close_finish(eng_session *s)
+{
+	close_finish(s);
+}
+
+void eng_session_close(eng_session *s, int reason)
+{
+	if (!close_begin(s, reason))
+		return;
+	/* Nothing in flight: step 4 has nothing to wait for.  Otherwise the
+	 * last request to end finishes (req_done), or the poll at the
+	 * deadline. */
+	if (atomic_load(&s->inflight_n) == 0)
+		close_finish(s);
+}
+
+int eng_session_close_poll(eng_session *s, int64_t now_ns)
+{
+	if (atomic_load(&s->close_done))
+		return 1;
+	/* `closed` is stored after the deadline: a shutdown still in its
+	 * first step is not yet ours to finish. */
+	if (!atomic_load(&s->closed))
+		return 0;
+	if (atomic_load(&s->inflight_n) > 0 && now_ns < atomic_load(&s->close_deadline))
+		return 0;
+	close_finish(s);
+	return 1;
+}
+
+int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *value,
+		     const char *route, int *admitted)
+{
+	if (admitted)
+		*admitted = 0;
+	pthread_mutex_lock(&s->feed_mu);
+	if (atomic_load(&s->closed)) {
+		pthread_mutex_unlock(&s->feed_mu);
+		json_object_put(value);
+		return MCP_ECLOSED;
+	}
+	s->feed_route = route;
+	s->feed_admitted = 0;
+	if (value)
+		dispatch_value(s, value, line, len, eng_json_precheck(line, len));
+	else
+		dispatch_line(s, line, len);
+	int n = s->feed_admitted;
+	s->feed_route = NULL;
+	pthread_mutex_unlock(&s->feed_mu);
+	if (admitted)
+		*admitted = n;
+	return MCP_OK;
+}
+
+void eng_session_set_transport_features(eng_session *s, unsigned flags)
+{
+	if (s->tp->ops->set_features)
+		s->tp->ops->set_features(s->tp, flags);
 }
 
 int eng_session_run(eng_session *s)

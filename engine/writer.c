@@ -7,6 +7,12 @@
  * write error latches the writer failed, reports once, and everything after
  * is discarded, so nothing is written after close (and SIGPIPE is never the
  * way we learn the peer left).
+ *
+ * A push writer (HTTP) has neither thread nor queue: its transport never
+ * blocks, so each line is delivered by the thread that pushes it, under the
+ * writer's lock, which keeps the lines of one session in push order.  The
+ * rules are the same: nothing after close or failure, nothing for a request
+ * after its peer cancel.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,7 +22,8 @@
 
 struct eng_out {
 	eng_out *next;
-	char *line;        /* len bytes + 1 spare byte, which becomes '\n' */
+	char *line;        /* len bytes + 1 spare byte, which becomes '\n';
+			      NULL: the end of `route` (eng_writer_end_route) */
 	size_t len;
 	eng_req *req;      /* tie to an inbound request, or NULL */
 	char *route;       /* the request's key when the transport routes */
@@ -127,6 +134,12 @@ static void *writer_main(void *arg)
 			eng_out *o = batch[i];
 			if (failed || out_suppressed(o))
 				continue;
+			if (!o->line) {
+				/* An end-of-route mark: only routing transports
+				 * get them. */
+				routed[k++] = (tp_out){ NULL, 0, o->route, 1 };
+				continue;
+			}
 			o->line[o->len] = '\n';
 			iov[k].iov_base = o->line;
 			iov[k].iov_len = o->len + 1;
@@ -141,7 +154,7 @@ static void *writer_main(void *arg)
 			rc = w->tp->ops->send(w->tp, iov, k, deadline_of(w));
 		uint64_t dropped = 0;
 		for (int i = 0; i < n; i++) {
-			if (batch[i]->is_response && (failed || rc != 0))
+			if (batch[i]->is_response && batch[i]->line && (failed || rc != 0))
 				dropped++;
 			out_free(batch[i]);
 		}
@@ -249,11 +262,79 @@ static eng_out *entry_or_drop(eng_writer *w, char *line, size_t len, eng_req *re
 		*rc = o ? MCP_OK : MCP_ENOMEM;
 	}
 	if (!o) {
-		free(line);
-		if (is_response)
+		if (is_response && line)
 			atomic_fetch_add(&w->stats->responses_dropped, 1);
+		free(line);
 	}
 	return o;
+}
+
+static int push_locked(eng_writer *w, char *line, size_t len, eng_req *req,
+		       const char *route, int is_response, int *wake, uint64_t *call_seq);
+
+/* A push writer's delivery: `line` (taken; NULL for an end-of-route mark)
+ * goes to the transport now, on this thread, under the lock. */
+static int deliver_now(eng_writer *w, char *line, size_t len, eng_req *req, const char *route,
+		       int is_response)
+{
+	int rc = MCP_OK, failed_now = 0;
+	pthread_mutex_lock(&w->mu);
+	if (w->closing || w->failed) {
+		rc = MCP_ECLOSED;
+		if (is_response && line)
+			atomic_fetch_add(&w->stats->responses_dropped, 1);
+	} else if (!out_suppressed_req(req, is_response)) {
+		if (line)
+			line[len] = '\n';
+		tp_out o = { line, line ? len + 1 : 0, route ? route : req ? req->id_key : NULL,
+			     is_response };
+		if (w->tp->ops->send_routed(w->tp, &o, 1, deadline_of(w)) == 0) {
+			if (is_response && line)
+				atomic_fetch_add(&w->stats->responses_written, 1);
+		} else {
+			rc = MCP_ECLOSED;
+			failed_now = 1;
+			w->failed = 1;
+			if (is_response && line)
+				atomic_fetch_add(&w->stats->responses_dropped, 1);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	free(line);
+	if (failed_now && w->on_error)
+		w->on_error(w->on_error_arg);
+	return rc;
+}
+
+void eng_writer_start_push(eng_writer *w, tp_conn *tp, struct eng_stats *stats,
+			   void (*on_error)(void *), void *arg)
+{
+	memset(w, 0, sizeof *w);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	eng_cond_init(&w->space_cv);
+	w->stats = stats;
+	w->tp = tp;
+	w->on_error = on_error;
+	w->on_error_arg = arg;
+	w->push = 1;
+	atomic_store(deadline_of(w), INT64_MAX);
+}
+
+void eng_writer_end_route(eng_writer *w, eng_req *req)
+{
+	if (!w->tp->ops->send_routed)
+		return;
+	if (w->push) {
+		deliver_now(w, NULL, 0, req, NULL, 1);
+		return;
+	}
+	int wake = 0;
+	pthread_mutex_lock(&w->mu);
+	push_locked(w, NULL, 0, req, NULL, 1, &wake, NULL);
+	pthread_mutex_unlock(&w->mu);
+	if (wake)
+		pthread_cond_signal(&w->cv);
 }
 
 /* Appends under w->mu.  Consumes `line` in every case.  *wake tells
@@ -342,6 +423,8 @@ int eng_writer_push(eng_writer *w, char *line, size_t len, eng_req *req, int is_
 int eng_writer_push_routed(eng_writer *w, char *line, size_t len, eng_req *req,
 			   const char *route, int is_response)
 {
+	if (w->push)
+		return deliver_now(w, line, len, req, route, is_response);
 	pthread_mutex_lock(&w->mu);
 	take_inbox_locked(w);
 	/* Nobody writing and nothing queued: on a quiet server, write here
@@ -368,6 +451,8 @@ int eng_writer_push_quiet(eng_writer *w, char *line, size_t len, eng_req *req,
 	 * load.  A line that races a close is dropped by whoever drains the
 	 * inbox last (eng_writer_destroy at the latest), as the check in
 	 * entry_or_drop would have done. */
+	if (w->push)
+		return deliver_now(w, line, len, req, NULL, is_response);
 	int rc;
 	eng_out *o = entry_or_drop(w, line, len, req, NULL, is_response, &rc);
 	if (!o)
@@ -385,8 +470,9 @@ void eng_writer_kick(eng_writer *w)
 	 * due): it drains the queue, this line included, before it sleeps
 	 * again.  Both sides use sequentially consistent atomics: the writer
 	 * stores `sleeping` and then looks at the inbox, we pushed and now
-	 * look at `sleeping`, so at least one of us sees the other. */
-	if (!atomic_load(&w->sleeping) && !eng_pool_alone())
+	 * look at `sleeping`, so at least one of us sees the other.  A push
+	 * writer has delivered already. */
+	if (w->push || (!atomic_load(&w->sleeping) && !eng_pool_alone()))
 		return;
 	pthread_mutex_lock(&w->mu);
 	take_inbox_locked(w);
@@ -414,6 +500,14 @@ void eng_writer_kick(eng_writer *w)
 int eng_writer_push_wait(eng_writer *w, char *line, size_t len, eng_req *req,
 			 eng_token *tok, uint64_t *call_seq)
 {
+	if (w->push) {
+		/* Delivered now (never withdrawn: eng_writer_unqueue finds
+		 * nothing); a slow reader is the transport's to bound. */
+		if (call_seq)
+			*call_seq = 0;
+		return deliver_now(w, line, len, call_seq ? NULL : req, call_seq ? req->id_key : NULL,
+				   0);
+	}
 	pthread_mutex_lock(&w->mu);
 	int blocked = 0;
 	while (w->queued_bytes > w->high_water && !w->closing && !w->failed) {
@@ -471,6 +565,15 @@ int eng_writer_unqueue(eng_writer *w, uint64_t seq)
 
 void eng_writer_close(eng_writer *w, int64_t deadline_ns)
 {
+	if (w->push) {
+		pthread_mutex_lock(&w->mu);
+		int first = !w->closing;
+		w->closing = 1;
+		pthread_mutex_unlock(&w->mu);
+		if (first)
+			w->tp->ops->close_output(w->tp);
+		return;
+	}
 	if (!w->started)
 		return;
 	pthread_mutex_lock(&w->mu);
@@ -490,7 +593,7 @@ void eng_writer_destroy(eng_writer *w)
 	eng_out *o = w->head;
 	while (o) {
 		eng_out *n = o->next;
-		if (o->is_response)
+		if (o->is_response && o->line)
 			atomic_fetch_add(&w->stats->responses_dropped, 1);
 		out_free(o);
 		o = n;

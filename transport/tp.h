@@ -4,7 +4,10 @@
  *
  * It frames and checks bytes (newlines, size limit, UTF-8) but never looks
  * at JSON-RPC.  Implementations: fd (stdio, pipes, sockets) and mem (an
- * in-process pair for tests and embedding).
+ * in-process pair for tests and embedding), both read by a reader thread
+ * (recv); and Streamable HTTP (http.c, tp_http.h), which has no thread per
+ * connection: it pushes each message into its session (eng_session_feed)
+ * and takes output through send_routed, which never blocks.
  */
 #ifndef MCP_TRANSPORT_TP_H
 #define MCP_TRANSPORT_TP_H
@@ -29,13 +32,24 @@ enum {
 /* One outbound line for a transport that routes messages to different
  * streams (streamable HTTP).  `route` is an opaque key naming the inbound
  * request the line belongs to (NULL: not tied to one); `is_response` marks
- * the last line of that request. */
+ * the last line of that request.  A line with `data` NULL (and
+ * is_response set) carries nothing: the request of `route` ended without
+ * an answer (a peer cancel, a close), so its stream ends here. */
 typedef struct tp_out {
-	const char *data;   /* a whole line, '\n' included */
+	const char *data;   /* a whole line, '\n' included; or NULL */
 	size_t len;
 	const char *route;
 	int is_response;
 } tp_out;
+
+/* What the protocol layer tells a transport about the connection it
+ * negotiated (tp_ops.set_features). */
+enum {
+	/* The client resumes streams the server ends (2025-11-25 and later):
+	 * new SSE streams start with a priming event, and a handler may end
+	 * its request's stream early. */
+	TP_FEATURE_RESUMABLE = 1,
+};
 
 struct tp_ops {
 	/* Blocks for the next message.  *line stays valid until the next call. */
@@ -67,6 +81,9 @@ struct tp_ops {
 	 * of `route` (an HTTP POST answered as one JSON body cannot carry
 	 * one).  1 when absent. */
 	int (*can_request)(tp_conn *c, const char *route);
+	/* Optional: TP_FEATURE_* flags of the connection, from the protocol
+	 * layer once it knows them (the initialize answer). */
+	void (*set_features)(tp_conn *c, unsigned flags);
 	void (*free)(tp_conn *c);
 };
 

@@ -116,11 +116,14 @@ typedef enum mcp_cancel_reason {
 	MCP_CANCEL_PEER,            /* the client sent notifications/cancelled */
 	MCP_CANCEL_TRANSPORT_CLOSED,/* the connection closed (EOF, write error) */
 	MCP_CANCEL_SHUTDOWN,        /* mcp_server_shutdown() or a signal */
-	MCP_CANCEL_TIMEOUT          /* a deadline for the request passed */
+	MCP_CANCEL_TIMEOUT,         /* a deadline for the request passed */
+	MCP_CANCEL_SESSION_DELETED, /* HTTP: the client ended its session (DELETE) */
+	MCP_CANCEL_SESSION_EXPIRED  /* HTTP: the session was idle too long */
 } mcp_cancel_reason;
 
-/* Returns "none", "peer_cancelled", "transport_closed", "shutdown" or
- * "timeout".  Static storage; any thread. */
+/* Returns "none", "peer_cancelled", "transport_closed", "shutdown",
+ * "timeout", "session_deleted" or "session_expired".  Static storage; any
+ * thread. */
 MCP_EXTERN const char *mcp_cancel_reason_name(mcp_cancel_reason reason);
 
 /* ---------------------------------------------------------------------- */
@@ -240,7 +243,11 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
  * *bound_port when bound_port is not NULL).  Each client session (created
  * by initialize, named by the Mcp-Session-Id header, ended by DELETE or
  * after 30 minutes idle) is served like a stdio connection on the shared
- * worker pool.  A request is answered on an SSE stream when the client
+ * worker pool, with the same promises (cancellation, server-to-client
+ * requests failed at its end, nothing written after it), but with no
+ * thread of its own: libmicrohttpd's two threads read every connection,
+ * and the calling thread watches waiting ones, so an idle session costs
+ * memory only (a few KiB).  A request is answered on an SSE stream when the client
  * accepts text/event-stream (its progress, logs and server-to-client
  * requests travel there first), else as one JSON body; messages not tied to
  * a request go to the session's GET stream.  Every SSE event has an id;
@@ -269,7 +276,17 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
 MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bound_port);
 
 /* Streamable HTTP settings; call before mcp_server_run_http().  Each
- * returns MCP_OK, MCP_EINVAL or MCP_ESTATE (server running). */
+ * returns MCP_OK, MCP_EINVAL or MCP_ESTATE (server running).  Every limit
+ * is refused with a status and a JSON-RPC body, never by blocking or
+ * dropping others: 413 for a body over mcp_server_set_max_message(), 400
+ * for JSON nested past mcp_server_set_max_depth() (the same limit on
+ * every transport), 503 with Retry-After for connections, sessions and
+ * streams, 429 with Retry-After for one session's queue.  A request whose
+ * length is ambiguous (two Content-Length headers, or Content-Length with
+ * Transfer-Encoding) gets 400 and its connection is closed; a POST whose
+ * Accept names neither application/json nor text/event-stream gets 406;
+ * an MCP-Protocol-Version the server does not speak gets 400 on every
+ * method. */
 /* The endpoint path (copied; must start with '/'; default "/mcp"). */
 MCP_EXTERN int mcp_server_set_http_path(mcp_server *srv, const char *path);
 /* Non-zero: answer every request as one JSON body even when the client
@@ -310,11 +327,40 @@ typedef int (*mcp_http_auth_fn)(const char *authorization, const char *session_i
 				void *user);
 MCP_EXTERN int mcp_server_set_http_auth(mcp_server *srv, mcp_http_auth_fn fn, void *user);
 /* Sessions open at once (1..1000000; default 1000); initialize beyond it
- * gets HTTP 503.  In stateless mode, requests served at once. */
+ * gets HTTP 503 with Retry-After.  Requests served without a session
+ * (2026-07-28, stateless mode) are limited to as many at once, apart. */
 MCP_EXTERN int mcp_server_set_max_sessions(mcp_server *srv, int n);
-/* Idle time after which a session with no open stream ends, in ms
- * (1000..2^31; default 30 minutes). */
+/* Idle time after which a session with no open stream and no request in
+ * flight ends, in ms (1000..2^31; default 30 minutes).  Its handlers (none
+ * run, by definition, but subscriptions may be held) see
+ * MCP_CANCEL_SESSION_EXPIRED; later requests for it get 404. */
 MCP_EXTERN int mcp_server_set_session_idle_ms(mcp_server *srv, int64_t ms);
+/* HTTP connections open at once (1..1000000; default 4096).  A request
+ * on a connection past the limit gets 503 with Retry-After and the
+ * connection is closed; past the limit and 64 more, connections are
+ * refused at accept.  Each connection is a file descriptor: the process's
+ * RLIMIT_NOFILE must leave room for them. */
+MCP_EXTERN int mcp_server_set_max_connections(mcp_server *srv, int n);
+/* Standalone SSE streams (GET) open at once, over all sessions
+ * (1..1000000; default 10000).  A GET beyond it gets 503 with
+ * Retry-After.  An idle stream holds no thread and no worker. */
+MCP_EXTERN int mcp_server_set_max_streams(mcp_server *srv, int n);
+/* The most SSE bytes a stream keeps for a client that reads slowly or is
+ * away (4096..1 GiB; default 1 MiB).  A connected client that owes more
+ * than this is disconnected (it resumes with Last-Event-ID); for one that
+ * stays away, the oldest events beyond it are dropped. */
+MCP_EXTERN int mcp_server_set_stream_backlog(mcp_server *srv, size_t bytes);
+/* Fairness between HTTP sessions on the shared worker pool: at most `n`
+ * requests of one session are queued for or running on a worker at once
+ * (0..1024; default 0, which means workers - 1, at least 1, so that one
+ * session's burst always leaves a worker to the others); its other
+ * requests wait in the session, in order.  Requests served without a
+ * session are each their own. */
+MCP_EXTERN int mcp_server_set_session_workers(mcp_server *srv, int n);
+/* How many requests of one HTTP session may wait for its worker cap
+ * (0..10000000; default 1000).  One beyond it is answered at once with
+ * MCP_JSONRPC_SERVER_BUSY, HTTP 429 with Retry-After. */
+MCP_EXTERN int mcp_server_set_session_queue(mcp_server *srv, int n);
 
 /* Starts the orderly shutdown of a running server: cancels every request
  * with MCP_CANCEL_SHUTDOWN, fails pending server-to-client requests, waits

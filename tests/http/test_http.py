@@ -307,8 +307,8 @@ def main():
               str(result.get("a"))[:200])
         # The server wrote it before the stream ended; our stderr reader
         # may not have read it yet.
-        check("its handler saw transport_closed",
-              wait_line(err_lines, "cleanup 9 transport_closed", 5),
+        check("its handler saw session_deleted (DELETE's own reason)",
+              wait_line(err_lines, "cleanup 9 session_deleted", 5),
               err_lines[-5:])
         st, _, _ = post(port, {"jsonrpc": "2.0", "id": 10, "method": "ping"}, sid)
         check("a deleted session is 404", st == 404, st)
@@ -515,8 +515,8 @@ def scenarios():
         sock.close()
         check("the request's stream ends without an answer",
               b'"id":21' not in rest and b'"result"' not in rest, rest[:200])
-        check("the handler blocked on roots saw transport_closed",
-              wait_err("cleanup 21 transport_closed"), err_lines[-5:])
+        check("the handler blocked on roots saw session_deleted",
+              wait_err("cleanup 21 session_deleted"), err_lines[-5:])
 
         # Sessions opened and abandoned.
         abandoned = []

@@ -3,19 +3,18 @@
  * mhd.h for why).  The library is never closed: its daemon threads may
  * outlive a server, and a process that served HTTP once keeps it.
  */
-#define MCP_MHD_IMPL 1
+#define TP_MHD_IMPL 1
 #include "config.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 
-#include "api/mhd.h"
-#include <mcp/mcp.h>
+#include "transport/mhd.h"
 
-struct mcp_mhd_api mcp_mhd;
+struct tp_mhd_api tp_mhd;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int load_rc = MCP_ENOTSUP;
+static int load_rc = -1;
 
 static void *sym(void *h, const char *name, int *missing)
 {
@@ -35,7 +34,7 @@ static void load(void)
 	if (!h)
 		return;
 	int missing = 0;
-	struct mcp_mhd_api a;
+	struct tp_mhd_api a;
 #define LOAD(field, name) *(void **)&a.field = sym(h, name, &missing)
 	LOAD(start_daemon, "MHD_start_daemon");
 	LOAD(stop_daemon, "MHD_stop_daemon");
@@ -48,16 +47,18 @@ static void load(void)
 	LOAD(destroy_response, "MHD_destroy_response");
 	LOAD(suspend_connection, "MHD_suspend_connection");
 	LOAD(resume_connection, "MHD_resume_connection");
+	LOAD(get_connection_values, "MHD_get_connection_values");
+	LOAD(get_connection_info, "MHD_get_connection_info");
 #undef LOAD
 	if (missing) {
 		dlclose(h);
 		return;
 	}
-	mcp_mhd = a;
-	load_rc = MCP_OK;
+	tp_mhd = a;
+	load_rc = 0;
 }
 
-int mcp_mhd_load(void)
+int tp_mhd_load(void)
 {
 	pthread_once(&once, load);
 	return load_rc;

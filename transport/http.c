@@ -1,0 +1,1637 @@
+/*
+ * http.c - the Streamable HTTP transport on libmicrohttpd: requests and
+ * their bodies, the session table, each session's streams with their SSE
+ * event logs and replay, and a watch on the connections that wait for
+ * output (see tp_http.h for the interface and the threads).
+ *
+ * A session is a tp_conn driven without a thread: the layer above feeds
+ * its engine from the HTTP thread that read a request, and the engine
+ * hands every outbound line to hs_send_routed, which appends it to the
+ * stream of the line's route and wakes the connection waiting there.
+ *
+ * Streams.  Each POSTed request gets one: an SSE response on which its
+ * progress, logs and server-to-client requests travel before its answer,
+ * or a JSON body holding just the answer.  Lines not tied to a request go
+ * to the session's standalone GET stream.  Every SSE event of a stream
+ * carries the id "S-N" (S the stream's number in its session, N its
+ * sequence), and the stream's log outlives the HTTP connection carrying it:
+ * a GET with Last-Event-ID "S-N" re-attaches the stream and replays what
+ * followed event N.  The log keeps REPLAY_KEEP bytes of delivered events
+ * and at most `stream_backlog` bytes in all; finished streams are kept for
+ * replay up to RETAIN_DONE per session.
+ *
+ * Waiting connections.  A connection whose stream has nothing to send is
+ * suspended, never polled; so that a client that goes away meanwhile is
+ * seen at once (and not at the next write), its socket is watched for a
+ * hang-up by the tp_http_run thread (epoll, EPOLLRDHUP).  A reader that
+ * stops reading while events pile up is cut off once it owes
+ * `stream_backlog` bytes (its stream stays, for a resumption).
+ *
+ * Lifetimes.  libmicrohttpd ends a connection in this order: the request's
+ * completion callback, the response's free callback, then close(2) of the
+ * socket.  Every use of a connection's socket here happens under the
+ * session's lock while the stream still names that connection, and both
+ * callbacks clear that first, so a socket number is never used after it
+ * could have been reused.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport/mhd.h"
+#include "transport/tp_http.h"
+
+#define REPLAY_KEEP (256u << 10)   /* delivered SSE bytes kept per stream */
+#define RETAIN_DONE 16             /* finished SSE streams kept per session */
+#define RETRY_MS 1000              /* the reconnection delay advertised */
+#define SSE_BLOCK 4096             /* bytes per SSE read callback */
+#define TICK_MS 20
+#define CONN_HEADROOM 64           /* connections past the limit told 503 */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One SSE event as written on the wire, in a stream's log. */
+typedef struct sse_ev {
+	struct sse_ev *next;
+	uint64_t seq;
+	size_t len;
+	char text[];
+} sse_ev;
+
+/* An outbound stream: one POST's answer (SSE or JSON) or the session's
+ * standalone GET stream.  Shared by the session and the connection
+ * attached to it (at most one at a time); freed when both let go.  Every
+ * field is under the session's lock. */
+typedef struct stream {
+	struct stream *next;        /* ts->streams */
+	int refs;
+	char *route;                /* request id key; NULL for the GET stream */
+	unsigned num;               /* S of the event ids "S-N" */
+	int sse;
+	int no_ids;                 /* 2026-07-28: events carry no ids */
+	/* JSON: the answer. */
+	char *answer;
+	size_t answer_len;
+	unsigned nlines;            /* lines delivered to the stream */
+	/* SSE: the event log, oldest first; `cur` is the next event to send
+	 * (NULL: all sent), `cur_off` the bytes of it already sent. */
+	sse_ev *head, *tail, *cur;
+	size_t cur_off, kept, owed;  /* kept: in the log; owed: not yet sent */
+	uint64_t next_seq;
+	/* A handler ended this connection: the events logged until then
+	 * (seq <= hang_upto) go out, then `hang_text` ("retry: N"), then the
+	 * end of the response; the stream itself lives on. */
+	int hangup;
+	int64_t hang_upto;
+	char hang_text[40];
+	size_t hang_len, hang_off;
+	int finished;               /* nothing more will be added */
+	int closed;                 /* finished by the session's close */
+	/* The attached connection (NULL: none) and its state. */
+	struct MHD_Connection *conn;
+	unsigned gen;               /* attachments so far */
+	int fd;                     /* its socket, while attached */
+	int suspended;              /* it waits for output (and is watched) */
+	int watch;                  /* its watch slot, or -1 */
+	int peer_gone;              /* the watch saw the client hang up */
+	int cut;                    /* cut off for owing too much */
+	int is_get;                 /* attached by a GET (counts as a stream) */
+	tp_http_sess *ts;
+} stream;
+
+struct tp_http_sess {
+	tp_conn tp;                 /* the engine's view; first member */
+	tp_http *h;
+	_Atomic int refs;
+	char id[33];
+	/* Under h->mu: */
+	tp_http_sess *hnext;        /* hash chain */
+	tp_http_sess *lru_prev, *lru_next;
+	int64_t last_active_ns;
+	int published, ended, ephemeral, gone;
+	void *app;
+	/* Under mu: */
+	pthread_mutex_t mu;
+	stream *streams;            /* POST streams, newest first */
+	stream *standalone;
+	unsigned stream_no;         /* numbers handed out */
+	unsigned features;          /* TP_FEATURE_* */
+	int out_closed;
+	int busy;                   /* attached connections and open streams */
+};
+
+/* A socket watched for a hang-up: slot `i` of h->watches, valid while its
+ * generation matches the one in the epoll event. */
+typedef struct watch_slot {
+	uint32_t gen;
+	int used;
+	int fd;
+	stream *st;                 /* attached (so alive) while registered */
+	tp_http_sess *ts;           /* counted */
+	int next_free;
+} watch_slot;
+
+struct tp_http {
+	tp_http_config cfg;
+	_Atomic int refs;           /* the owner's, and one per session */
+	struct MHD_Daemon *daemon;
+	pthread_mutex_t mu;         /* the table, the LRU list, the counts */
+	tp_http_sess **buckets;
+	size_t nbuckets, npublished, nephemeral;
+	tp_http_sess *lru_head, *lru_tail;  /* published, least recent first */
+	tp_http_sess *gone_list;    /* published sessions whose output closed */
+	_Atomic unsigned connections;
+	_Atomic unsigned get_streams;
+	_Atomic int refusing;
+	int epfd;                   /* the watch */
+	pthread_mutex_t watch_mu;   /* the slots; after a session's lock */
+	watch_slot *watches;
+	int nwatch, free_watch;
+};
+
+struct tp_http_req {
+	tp_http *h;
+	struct MHD_Connection *conn;
+	const char *method, *url;
+	char *body;
+	size_t len, cap;
+	int too_big;
+	int refused;                /* answered at the first call (framing) */
+	int over_limit;             /* a connection past max_connections */
+	void *app;
+	stream *st;                 /* the POST's stream, once opened */
+	tp_http_sess *ts;           /* counted, with st */
+	int waiting;                /* suspended for a JSON answer */
+	char *session_header;
+	int answered;
+};
+
+/* ---- sessions and their table -------------------------------------------- */
+
+static void stream_unref_locked(stream *st);
+
+static void sess_ref(tp_http_sess *ts)
+{
+	atomic_fetch_add_explicit(&ts->refs, 1, memory_order_relaxed);
+}
+
+static void http_unref(tp_http *h);
+
+static void sess_unref(tp_http_sess *ts)
+{
+	if (atomic_fetch_sub_explicit(&ts->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	tp_http *h = ts->h;
+	pthread_mutex_lock(&h->mu);
+	if (!ts->gone) {
+		/* Its output never closed (the engine session could not be
+		 * made): its place is free again. */
+		if (ts->ephemeral)
+			h->nephemeral--;
+		else
+			h->npublished--;
+	}
+	pthread_mutex_unlock(&h->mu);
+	/* Every connection let go of its stream first (each holds a session
+	 * reference), so the streams left hold only the session's. */
+	pthread_mutex_lock(&ts->mu);
+	while (ts->streams) {
+		stream *st = ts->streams;
+		ts->streams = st->next;
+		stream_unref_locked(st);
+	}
+	if (ts->standalone)
+		stream_unref_locked(ts->standalone);
+	ts->standalone = NULL;
+	pthread_mutex_unlock(&ts->mu);
+	pthread_mutex_destroy(&ts->mu);
+	free(ts);
+	http_unref(h);
+}
+
+static size_t bucket_of(const tp_http *h, const char *id)
+{
+	/* The ids are random hex: their first 16 digits are hash enough. */
+	uint64_t v = 0;
+	for (int i = 0; i < 16 && id[i]; i++)
+		v = v << 4 | (uint64_t)(id[i] <= '9' ? id[i] - '0' : (id[i] | 32) - 'a' + 10);
+	return (size_t)(v & (h->nbuckets - 1));
+}
+
+/* Under h->mu. */
+static void table_grow(tp_http *h)
+{
+	size_t n = h->nbuckets * 2;
+	tp_http_sess **b = calloc(n, sizeof *b);
+	if (!b)
+		return; /* chains just get longer */
+	tp_http_sess **old = h->buckets;
+	size_t oldn = h->nbuckets;
+	h->buckets = b;
+	h->nbuckets = n;
+	for (size_t i = 0; i < oldn; i++)
+		for (tp_http_sess *ts = old[i], *next; ts; ts = next) {
+			next = ts->hnext;
+			size_t k = bucket_of(h, ts->id);
+			ts->hnext = b[k];
+			b[k] = ts;
+		}
+	free(old);
+}
+
+/* Under h->mu. */
+static void lru_unlink(tp_http *h, tp_http_sess *ts)
+{
+	if (ts->lru_prev)
+		ts->lru_prev->lru_next = ts->lru_next;
+	else
+		h->lru_head = ts->lru_next;
+	if (ts->lru_next)
+		ts->lru_next->lru_prev = ts->lru_prev;
+	else
+		h->lru_tail = ts->lru_prev;
+	ts->lru_prev = ts->lru_next = NULL;
+}
+
+/* Under h->mu: the session was used now; it goes to the LRU's end. */
+static void lru_touch(tp_http *h, tp_http_sess *ts)
+{
+	ts->last_active_ns = now_ns();
+	if (!ts->published || ts->gone || h->lru_tail == ts)
+		return;
+	lru_unlink(h, ts);
+	ts->lru_prev = h->lru_tail;
+	if (h->lru_tail)
+		h->lru_tail->lru_next = ts;
+	else
+		h->lru_head = ts;
+	h->lru_tail = ts;
+}
+
+/* Under h->mu: out of the table and the LRU list. */
+static void table_remove(tp_http *h, tp_http_sess *ts)
+{
+	for (tp_http_sess **pp = &h->buckets[bucket_of(h, ts->id)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == ts) {
+			*pp = ts->hnext;
+			break;
+		}
+	lru_unlink(h, ts);
+	h->npublished--;
+}
+
+static void random_hex(char out[33])
+{
+	unsigned char b[16];
+	size_t got = 0;
+	while (got < sizeof b) {
+		ssize_t n = getrandom(b + got, sizeof b - got, 0);
+		if (n > 0)
+			got += (size_t)n;
+		else if (errno != EINTR)
+			break;
+	}
+	for (size_t i = 0; i < sizeof b; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+static const struct tp_ops hs_ops;
+
+tp_http_sess *tp_http_session_new(tp_http *h, int ephemeral, int *err)
+{
+	*err = -EBUSY;
+	pthread_mutex_lock(&h->mu);
+	size_t *count = ephemeral ? &h->nephemeral : &h->npublished;
+	int full = atomic_load(&h->refusing) || *count >= h->cfg.max_sessions;
+	if (!full)
+		(*count)++; /* the place is taken now; published or not */
+	pthread_mutex_unlock(&h->mu);
+	if (full)
+		return NULL;
+	tp_http_sess *ts = calloc(1, sizeof *ts);
+	if (!ts) {
+		pthread_mutex_lock(&h->mu);
+		(*count)--;
+		pthread_mutex_unlock(&h->mu);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	ts->tp.ops = &hs_ops;
+	ts->tp.max_message = h->cfg.max_message;
+	ts->h = h;
+	atomic_fetch_add(&h->refs, 1);
+	atomic_init(&ts->refs, 1);
+	ts->ephemeral = ephemeral;
+	pthread_mutex_init(&ts->mu, NULL);
+	if (!ephemeral)
+		random_hex(ts->id);
+	return ts;
+}
+
+tp_conn *tp_http_conn(tp_http_sess *ts)
+{
+	return &ts->tp;
+}
+
+const char *tp_http_session_id(const tp_http_sess *ts)
+{
+	return ts->id;
+}
+
+void tp_http_session_publish(tp_http_sess *ts, void *app)
+{
+	tp_http *h = ts->h;
+	sess_ref(ts); /* the table's */
+	pthread_mutex_lock(&h->mu);
+	ts->app = app;
+	ts->published = 1;
+	if (h->npublished >= h->nbuckets)
+		table_grow(h);
+	size_t k = bucket_of(h, ts->id);
+	ts->hnext = h->buckets[k];
+	h->buckets[k] = ts;
+	lru_touch(h, ts);
+	pthread_mutex_unlock(&h->mu);
+}
+
+void *tp_http_session_find(tp_http *h, const char *id)
+{
+	if (strlen(id) != 32)
+		return NULL;
+	void *app = NULL;
+	pthread_mutex_lock(&h->mu);
+	for (tp_http_sess *ts = h->buckets[bucket_of(h, id)]; ts; ts = ts->hnext)
+		if (strcmp(ts->id, id) == 0) {
+			if (!ts->ended && !ts->gone) {
+				app = ts->app;
+				h->cfg.hooks.app_ref(h->cfg.arg, app);
+				lru_touch(h, ts);
+			}
+			break;
+		}
+	pthread_mutex_unlock(&h->mu);
+	return app;
+}
+
+void tp_http_session_end(tp_http_sess *ts)
+{
+	pthread_mutex_lock(&ts->h->mu);
+	ts->ended = 1;
+	pthread_mutex_unlock(&ts->h->mu);
+}
+
+/* The session's output closed (the engine's shutdown finished): a
+ * published one leaves the table on the run thread (session_gone). */
+static void sess_gone(tp_http_sess *ts)
+{
+	tp_http *h = ts->h;
+	pthread_mutex_lock(&h->mu);
+	if (ts->published) {
+		if (!ts->gone) {
+			ts->gone = 1;
+			table_remove(h, ts);
+			/* The table's reference moves to the gone list. */
+			ts->lru_next = h->gone_list;
+			h->gone_list = ts;
+		}
+	} else if (!ts->gone) {
+		ts->gone = 1;
+		h->nephemeral--;
+	}
+	pthread_mutex_unlock(&h->mu);
+}
+
+size_t tp_http_sessions(tp_http *h)
+{
+	pthread_mutex_lock(&h->mu);
+	size_t n = h->npublished + h->nephemeral;
+	for (tp_http_sess *ts = h->gone_list; ts; ts = ts->lru_next)
+		n++;
+	pthread_mutex_unlock(&h->mu);
+	return n;
+}
+
+/* ---- the watch on waiting connections ---------------------------------- */
+
+/* Under ts->mu: watches the socket of st's suspended connection. */
+static void watch_add(stream *st)
+{
+	tp_http_sess *ts = st->ts;
+	tp_http *h = ts->h;
+	if (st->watch >= 0 || st->fd < 0 || h->epfd < 0)
+		return;
+	pthread_mutex_lock(&h->watch_mu);
+	int i = h->free_watch;
+	if (i < 0) {
+		int n = h->nwatch ? h->nwatch * 2 : 64;
+		watch_slot *w = realloc(h->watches, (size_t)n * sizeof *w);
+		if (!w) {
+			pthread_mutex_unlock(&h->watch_mu);
+			return; /* unwatched: noticed at the next write */
+		}
+		for (int k = h->nwatch; k < n; k++)
+			w[k] = (watch_slot){ .gen = 0, .next_free = k + 1 < n ? k + 1 : -1 };
+		h->watches = w;
+		h->free_watch = h->nwatch;
+		h->nwatch = n;
+		i = h->free_watch;
+	}
+	watch_slot *w = &h->watches[i];
+	struct epoll_event ev = { .events = EPOLLRDHUP,
+				  .data.u64 = (uint64_t)(w->gen + 1) << 32 | (uint32_t)i };
+	if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, st->fd, &ev) != 0) {
+		pthread_mutex_unlock(&h->watch_mu);
+		return;
+	}
+	h->free_watch = w->next_free;
+	w->gen++;
+	w->used = 1;
+	w->fd = st->fd;
+	w->st = st;
+	w->ts = ts;
+	sess_ref(ts);
+	st->watch = i;
+	pthread_mutex_unlock(&h->watch_mu);
+}
+
+/* Under ts->mu: the connection is no longer suspended (or gone). */
+static void watch_del(stream *st)
+{
+	if (st->watch < 0)
+		return;
+	tp_http *h = st->ts->h;
+	pthread_mutex_lock(&h->watch_mu);
+	watch_slot *w = &h->watches[st->watch];
+	epoll_ctl(h->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	w->used = 0;
+	w->st = NULL;
+	w->ts = NULL;
+	w->next_free = h->free_watch;
+	h->free_watch = st->watch;
+	st->watch = -1;
+	pthread_mutex_unlock(&h->watch_mu);
+	/* The slot's session reference; never the last one, since whoever
+	 * holds the stream's attachment holds another. */
+	sess_unref(st->ts);
+}
+
+/* Wakes the connection waiting on `st`.  Under ts->mu. */
+static void stream_kick(stream *st)
+{
+	if (st->suspended && st->conn) {
+		st->suspended = 0;
+		watch_del(st);
+		MHD_resume_connection(st->conn);
+	}
+}
+
+/* On the run thread: a watched socket hung up. */
+static void watch_fired(tp_http *h, uint64_t data)
+{
+	int i = (int)(uint32_t)data;
+	uint32_t gen = (uint32_t)(data >> 32);
+	pthread_mutex_lock(&h->watch_mu);
+	if (i >= h->nwatch || !h->watches[i].used || h->watches[i].gen != gen) {
+		pthread_mutex_unlock(&h->watch_mu);
+		return;
+	}
+	tp_http_sess *ts = h->watches[i].ts;
+	sess_ref(ts);
+	pthread_mutex_unlock(&h->watch_mu);
+	pthread_mutex_lock(&ts->mu);
+	/* Still the same registration?  (It is dropped under ts->mu.) */
+	pthread_mutex_lock(&h->watch_mu);
+	stream *st = h->watches[i].used && h->watches[i].gen == gen ? h->watches[i].st : NULL;
+	pthread_mutex_unlock(&h->watch_mu);
+	if (st && st->conn && st->suspended) {
+		st->peer_gone = 1;
+		stream_kick(st);
+	}
+	pthread_mutex_unlock(&ts->mu);
+	sess_unref(ts);
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+/* Under ts->mu.  Two references: the session's and the first
+ * connection's. */
+static stream *stream_new(tp_http_sess *ts, const char *route, int sse)
+{
+	stream *st = calloc(1, sizeof *st);
+	if (!st)
+		return NULL;
+	if (route && !(st->route = strdup(route))) {
+		free(st);
+		return NULL;
+	}
+	st->sse = sse;
+	st->ts = ts;
+	st->num = ++ts->stream_no;
+	st->next_seq = 1;
+	st->refs = 2;
+	st->fd = -1;
+	st->watch = -1;
+	return st;
+}
+
+/* Under ts->mu. */
+static void stream_unref_locked(stream *st)
+{
+	if (--st->refs > 0)
+		return;
+	while (st->head) {
+		sse_ev *e = st->head;
+		st->head = e->next;
+		free(e);
+	}
+	free(st->route);
+	free(st->answer);
+	free(st);
+}
+
+/* Drops the oldest events: delivered ones beyond REPLAY_KEEP, then any
+ * beyond the backlog (a client that stays away that long loses the oldest
+ * messages rather than the server its memory).  Under ts->mu. */
+static void log_trim(stream *st)
+{
+	size_t backlog = st->ts->h->cfg.stream_backlog;
+	for (;;) {
+		sse_ev *e = st->head;
+		if (!e || e == st->tail)
+			return;
+		if (e == st->cur) {
+			if (st->kept <= backlog || (st->conn && st->cur_off))
+				return;
+			st->owed -= e->len - st->cur_off;
+			st->cur = e->next;
+			st->cur_off = 0;
+		} else if (st->kept <= REPLAY_KEEP) {
+			return;
+		}
+		st->head = e->next;
+		st->kept -= e->len;
+		free(e);
+	}
+}
+
+/* Appends one event to the log: a message (`data`, without its newline),
+ * or with data NULL the priming event (an id, the retry delay, empty
+ * data).  Under ts->mu. */
+static int sse_log(stream *st, const char *data, size_t n)
+{
+	if (n && data[n - 1] == '\n')
+		n--;
+	size_t cap = n + 96;
+	sse_ev *e = malloc(sizeof *e + cap);
+	if (!e)
+		return -1;
+	e->next = NULL;
+	e->seq = data ? st->next_seq++ : 0;
+	int k = !data	     ? snprintf(e->text, cap, "id: %u-0\nretry: %d\ndata: ", st->num, RETRY_MS)
+		: st->no_ids ? snprintf(e->text, cap, "event: message\ndata: ")
+			     : snprintf(e->text, cap, "id: %u-%llu\nevent: message\ndata: ", st->num,
+					(unsigned long long)e->seq);
+	/* A JSON text never has a raw newline, so one data line suffices. */
+	if (data)
+		memcpy(e->text + k, data, n);
+	memcpy(e->text + k + (data ? n : 0), "\n\n", 2);
+	e->len = (size_t)k + (data ? n : 0) + 2;
+	if (st->tail)
+		st->tail->next = e;
+	else
+		st->head = e;
+	st->tail = e;
+	if (!st->cur) {
+		st->cur = e;
+		st->cur_off = 0;
+	}
+	st->kept += e->len;
+	st->owed += e->len;
+	log_trim(st);
+	return 0;
+}
+
+/* A reader attached to `st` that owes more than the backlog is cut off:
+ * its socket is shut down, libmicrohttpd ends the response, and the
+ * stream stays for a resumption.  Under ts->mu. */
+static void cut_slow_reader(stream *st)
+{
+	if (st->conn && !st->suspended && !st->cut && st->fd >= 0 &&
+	    st->owed > st->ts->h->cfg.stream_backlog) {
+		st->cut = 1;
+		shutdown(st->fd, SHUT_RDWR);
+	}
+}
+
+/* Unlinks a stream from its session.  Under ts->mu. */
+static void stream_detach(tp_http_sess *ts, stream *st)
+{
+	for (stream **pp = &ts->streams; *pp; pp = &(*pp)->next)
+		if (*pp == st) {
+			*pp = st->next;
+			stream_unref_locked(st);
+			return;
+		}
+	if (ts->standalone == st) {
+		ts->standalone = NULL;
+		stream_unref_locked(st);
+	}
+}
+
+/* Keeps at most RETAIN_DONE finished, unattached SSE streams for replay,
+ * dropping the oldest (the list is newest first).  Under ts->mu. */
+static void retain_trim(tp_http_sess *ts)
+{
+	int n = 0;
+	for (stream **pp = &ts->streams; *pp;) {
+		stream *st = *pp;
+		if (st->sse && st->finished && !st->conn && ++n > RETAIN_DONE) {
+			*pp = st->next;
+			stream_unref_locked(st);
+			continue;
+		}
+		pp = &st->next;
+	}
+}
+
+/* The open (unfinished) stream of a request, or NULL.  Under ts->mu. */
+static stream *stream_of_route(tp_http_sess *ts, const char *route)
+{
+	for (stream *s = ts->streams; s; s = s->next)
+		if (!s->finished && s->route && strcmp(s->route, route) == 0)
+			return s;
+	return NULL;
+}
+
+/* Whether anything keeps the session from idling: a connection attached
+ * or a request in flight.  Under ts->mu. */
+static int sess_busy(const tp_http_sess *ts)
+{
+	if (ts->standalone && ts->standalone->conn)
+		return 1;
+	for (const stream *st = ts->streams; st; st = st->next)
+		if (st->conn || !st->finished)
+			return 1;
+	return 0;
+}
+
+/* ---- the session's transport (the engine's side) ------------------------- */
+
+static int hs_recv(tp_conn *c, const char **line, size_t *len)
+{
+	(void)c;
+	(void)line;
+	(void)len;
+	return TP_EOF; /* never read: the session is fed */
+}
+
+static int hs_send(tp_conn *c, const struct iovec *iov, int n, const _Atomic int64_t *dl)
+{
+	(void)c;
+	(void)iov;
+	(void)n;
+	(void)dl;
+	return 0; /* unused: the writer always calls send_routed */
+}
+
+/* Under ts->mu: one line (or end mark) for `st`. */
+static void stream_put(tp_http_sess *ts, stream *st, const tp_out *o, int is_standalone)
+{
+	if (!o->data) {
+		/* The request ended without an answer. */
+		if (is_standalone)
+			return;
+		st->finished = 1;
+		if (!st->sse)
+			stream_detach(ts, st);
+		else
+			retain_trim(ts);
+		stream_kick(st);
+		return;
+	}
+	st->nlines++;
+	if (!st->sse) {
+		/* A JSON answer carries only the answer. */
+		if (!o->is_response)
+			return;
+		st->answer = malloc(o->len);
+		if (st->answer) {
+			memcpy(st->answer, o->data, o->len);
+			st->answer_len = o->len;
+			while (st->answer_len && st->answer[st->answer_len - 1] == '\n')
+				st->answer_len--;
+		}
+		st->finished = 1;
+		stream_kick(st);
+		stream_detach(ts, st);
+		return;
+	}
+	if (o->is_response && !is_standalone && !st->conn && !st->answer) {
+		/* Answered before its response began: kept whole too, so the
+		 * POST can be answered as plain JSON (see post_respond). */
+		st->answer = malloc(o->len);
+		if (st->answer) {
+			memcpy(st->answer, o->data, o->len);
+			st->answer_len = o->len - 1;
+		}
+	}
+	sse_log(st, o->data, o->len);
+	if (o->is_response && !is_standalone) {
+		st->finished = 1;
+		retain_trim(ts);
+	}
+	stream_kick(st);
+	cut_slow_reader(st);
+}
+
+static int hs_send_routed(tp_conn *c, const tp_out *out, int n,
+			  const _Atomic int64_t *deadline_ns)
+{
+	tp_http_sess *ts = (tp_http_sess *)c;
+	(void)deadline_ns;
+	pthread_mutex_lock(&ts->mu);
+	for (int i = 0; i < n; i++) {
+		stream *st = out[i].route ? stream_of_route(ts, out[i].route) : NULL;
+		/* Not tied to a request with a stream: the standalone stream
+		 * if the client opened one (attached now or not: it logs for
+		 * the next GET), else it has nowhere to go. */
+		int standalone = 0;
+		if (!st && !out[i].is_response) {
+			st = ts->standalone;
+			standalone = 1;
+		}
+		if (st && !st->finished)
+			stream_put(ts, st, &out[i], standalone);
+	}
+	pthread_mutex_unlock(&ts->mu);
+	return 0;
+}
+
+static void hs_wake(tp_conn *c)
+{
+	(void)c; /* no reader to wake */
+}
+
+static void hs_close_output(tp_conn *c)
+{
+	/* Every stream ends: SSE streams close (what they logged stays for
+	 * replay until the session is gone), and a POST still waiting for a
+	 * JSON answer gets none (its request was cut off by the close). */
+	tp_http_sess *ts = (tp_http_sess *)c;
+	pthread_mutex_lock(&ts->mu);
+	ts->out_closed = 1;
+	for (stream *st = ts->streams, *next; st; st = next) {
+		next = st->next;
+		if (!st->finished) {
+			st->finished = 1;
+			st->closed = 1;
+		}
+		stream_kick(st);
+		if (!st->sse)
+			stream_detach(ts, st);
+	}
+	if (ts->standalone) {
+		ts->standalone->finished = 1;
+		stream_kick(ts->standalone);
+	}
+	pthread_mutex_unlock(&ts->mu);
+	sess_gone(ts);
+}
+
+/* A JSON answer carries only the answer: a handler's request to the client
+ * would have nowhere to go. */
+static int hs_can_request(tp_conn *c, const char *route)
+{
+	tp_http_sess *ts = (tp_http_sess *)c;
+	pthread_mutex_lock(&ts->mu);
+	stream *st = stream_of_route(ts, route);
+	int ok = !st || st->sse;
+	pthread_mutex_unlock(&ts->mu);
+	return ok;
+}
+
+/* mcp_ctx_close_stream: ends the HTTP response carrying a request's SSE
+ * stream, after a "retry" field; the stream keeps logging for the GET
+ * that resumes it. */
+static int hs_close_route(tp_conn *c, const char *route, int retry_ms)
+{
+	tp_http_sess *ts = (tp_http_sess *)c;
+	int rc = 0;
+	pthread_mutex_lock(&ts->mu);
+	stream *st = stream_of_route(ts, route);
+	if (!st)
+		rc = -ENOENT;
+	else if (!st->sse || !(ts->features & TP_FEATURE_RESUMABLE))
+		rc = -ENOTSUP;
+	else if (!st->hangup && (st->conn || st->gen == 0)) {
+		/* Also before the POST's response has begun (a handler can
+		 * be that quick): the response then starts as ended. */
+		st->hangup = 1;
+		st->hang_upto = st->tail ? (int64_t)st->tail->seq : -1;
+		st->hang_len = (size_t)snprintf(st->hang_text, sizeof st->hang_text,
+						"retry: %d\n\n", retry_ms);
+		st->hang_off = 0;
+		stream_kick(st);
+	}
+	pthread_mutex_unlock(&ts->mu);
+	return rc;
+}
+
+static void hs_set_features(tp_conn *c, unsigned flags)
+{
+	tp_http_sess *ts = (tp_http_sess *)c;
+	pthread_mutex_lock(&ts->mu);
+	ts->features = flags;
+	pthread_mutex_unlock(&ts->mu);
+}
+
+static void hs_free(tp_conn *c)
+{
+	sess_unref((tp_http_sess *)c);
+}
+
+static const struct tp_ops hs_ops = {
+	.recv = hs_recv,
+	.send = hs_send,
+	.send_routed = hs_send_routed,
+	.wake = hs_wake,
+	.close_output = hs_close_output,
+	.close_route = hs_close_route,
+	.can_request = hs_can_request,
+	.set_features = hs_set_features,
+	.free = hs_free,
+};
+
+/* ---- HTTP responses ---------------------------------------------------------- */
+
+static void add_headers(struct MHD_Response *r, const char *const *headers)
+{
+	for (; headers && headers[0] && headers[1]; headers += 2)
+		MHD_add_response_header(r, headers[0], headers[1]);
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
+			     const char *content_type, const char *body, size_t len,
+			     const char *const *headers, int close)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		len, (void *)(body ? body : ""), MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	if (content_type)
+		MHD_add_response_header(r, "Content-Type", content_type);
+	add_headers(r, headers);
+	if (close)
+		MHD_add_response_header(r, "Connection", "close");
+	enum MHD_Result rc = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+void tp_http_reply(tp_http_req *rq, unsigned status, const char *content_type, const char *body,
+		   size_t len, const char *const *headers)
+{
+	if (rq->answered)
+		return;
+	rq->answered = queue(rq->conn, status, content_type, body, len, headers, 0) == MHD_YES
+			       ? 1
+			       : -1;
+}
+
+static void reply_answer(tp_http_req *rq, tp_http_answer *a)
+{
+	char retry[16];
+	const char *hdrs[5] = { NULL };
+	int k = 0;
+	if (a->retry_after_s > 0) {
+		snprintf(retry, sizeof retry, "%d", a->retry_after_s);
+		hdrs[k++] = "Retry-After";
+		hdrs[k++] = retry;
+	}
+	if (rq->session_header) {
+		hdrs[k++] = "Mcp-Session-Id";
+		hdrs[k++] = rq->session_header;
+	}
+	tp_http_reply(rq, a->status, a->body ? a->content_type : NULL, a->body, a->body ? a->len : 0,
+		      hdrs);
+	free(a->body);
+}
+
+/* The post_answer hook's answer for a stream that ended before its
+ * response began: with its JSON answer (taken), or none. */
+static void answer_ended(tp_http_req *rq, char *line, size_t len, int closed)
+{
+	tp_http *h = rq->h;
+	tp_http_answer a = { .status = 202 };
+	h->cfg.hooks.post_answer(h->cfg.arg, rq->app, line, len, closed, &a);
+	free(line);
+	reply_answer(rq, &a);
+}
+
+/* ---- SSE ----------------------------------------------------------------- */
+
+/* One SSE response reading a stream: the attachment `gen` of `st`. */
+typedef struct sse_att {
+	stream *st;
+	unsigned gen;
+} sse_att;
+
+/* The attachment `gen` of `st` ended: the stream is free for the next
+ * GET at once, before libmicrohttpd gets round to freeing the response.
+ * Under ts->mu. */
+static void att_end_locked(stream *st, unsigned gen)
+{
+	if (st->gen != gen || !st->conn)
+		return;
+	watch_del(st);
+	if (st->is_get)
+		atomic_fetch_sub(&st->ts->h->get_streams, 1);
+	st->conn = NULL;
+	st->fd = -1;
+	st->suspended = 0;
+	st->is_get = 0;
+	st->peer_gone = 0;
+	st->cut = 0;
+	st->hangup = 0;
+	st->hang_len = st->hang_off = 0;
+	/* A half-sent event is sent whole next time. */
+	if (st->cur_off) {
+		st->owed += st->cur_off;
+		st->cur_off = 0;
+	}
+	pthread_mutex_lock(&st->ts->h->mu);
+	lru_touch(st->ts->h, st->ts);
+	pthread_mutex_unlock(&st->ts->h->mu);
+}
+
+static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	sse_att *att = cls;
+	stream *st = att->st;
+	tp_http_sess *ts = st->ts;
+	(void)pos;
+	pthread_mutex_lock(&ts->mu);
+	if (st->gen != att->gen) {
+		pthread_mutex_unlock(&ts->mu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	if (st->peer_gone) {
+		pthread_mutex_unlock(&ts->mu);
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	/* After a hang-up, only what was logged before it. */
+	if (st->cur && (!st->hangup || (int64_t)st->cur->seq <= st->hang_upto)) {
+		sse_ev *e = st->cur;
+		size_t n = e->len - st->cur_off;
+		if (n > max)
+			n = max;
+		memcpy(buf, e->text + st->cur_off, n);
+		st->cur_off += n;
+		st->owed -= n;
+		if (st->cur_off == e->len) {
+			st->cur = e->next;
+			st->cur_off = 0;
+			log_trim(st);
+		}
+		pthread_mutex_unlock(&ts->mu);
+		return (ssize_t)n;
+	}
+	if (st->hangup && st->hang_off < st->hang_len) {
+		size_t n = st->hang_len - st->hang_off;
+		if (n > max)
+			n = max;
+		memcpy(buf, st->hang_text + st->hang_off, n);
+		st->hang_off += n;
+		pthread_mutex_unlock(&ts->mu);
+		return (ssize_t)n;
+	}
+	if (st->hangup || st->finished) {
+		att_end_locked(st, att->gen);
+		pthread_mutex_unlock(&ts->mu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	/* Nothing to send: park the connection until output or a hang-up. */
+	st->suspended = 1;
+	MHD_suspend_connection(st->conn);
+	watch_add(st);
+	pthread_mutex_unlock(&ts->mu);
+	return 0;
+}
+
+static void sse_free(void *cls)
+{
+	sse_att *att = cls;
+	stream *st = att->st;
+	tp_http_sess *ts = st->ts;
+	/* The response ended: the stream ran out, a handler hung up, or the
+	 * client went away.  None of these cancels anything (2025-11-25); the
+	 * stream stays in the session, logging, for a GET with Last-Event-ID
+	 * (a 2026-07-28 request's ends with its POST: request_done). */
+	pthread_mutex_lock(&ts->mu);
+	att_end_locked(st, att->gen);
+	stream_unref_locked(st);
+	retain_trim(ts);
+	pthread_mutex_unlock(&ts->mu);
+	free(att);
+	sess_unref(ts);
+}
+
+/* Attaches `conn` to `st`.  Under ts->mu. */
+static void attach_locked(stream *st, struct MHD_Connection *conn)
+{
+	st->conn = conn;
+	st->gen++;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	st->fd = ci ? ci->connect_fd : -1;
+	st->peer_gone = 0;
+	st->cut = 0;
+}
+
+/* Queues the SSE response reading `st`, attached under ts->mu by the
+ * caller with a stream and a session reference for the response, which
+ * sse_free gives back. */
+static enum MHD_Result start_sse(struct MHD_Connection *conn, stream *st, const char *sid)
+{
+	tp_http_sess *ts = st->ts;
+	sse_att *att = malloc(sizeof *att);
+	struct MHD_Response *r = NULL;
+	if (att) {
+		pthread_mutex_lock(&ts->mu);
+		*att = (sse_att){ st, st->gen };
+		pthread_mutex_unlock(&ts->mu);
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, sse_reader, att,
+						      sse_free);
+	}
+	if (!r) {
+		pthread_mutex_lock(&ts->mu);
+		att_end_locked(st, st->gen);
+		stream_unref_locked(st);
+		pthread_mutex_unlock(&ts->mu);
+		free(att);
+		sess_unref(ts);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	if (sid)
+		MHD_add_response_header(r, "Mcp-Session-Id", sid);
+	enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* ---- POST ---------------------------------------------------------------- */
+
+int tp_http_post_open(tp_http_req *rq, tp_http_sess *ts, const char *route, unsigned flags)
+{
+	int sse = (flags & TP_HTTP_SSE) != 0;
+	pthread_mutex_lock(&ts->mu);
+	if (ts->out_closed) {
+		pthread_mutex_unlock(&ts->mu);
+		return -EPIPE;
+	}
+	if (stream_of_route(ts, route)) {
+		/* P5 over HTTP: the first request keeps its stream. */
+		pthread_mutex_unlock(&ts->mu);
+		return -EEXIST;
+	}
+	stream *st = stream_new(ts, route, sse);
+	if (st)
+		st->no_ids = (flags & TP_HTTP_NO_IDS) != 0;
+	if (!st || (sse && !st->no_ids && (ts->features & TP_FEATURE_RESUMABLE) &&
+		    sse_log(st, NULL, 0) != 0)) {
+		if (st) {
+			st->refs = 1;
+			stream_unref_locked(st);
+		}
+		pthread_mutex_unlock(&ts->mu);
+		return -ENOMEM;
+	}
+	st->next = ts->streams;
+	ts->streams = st;
+	pthread_mutex_unlock(&ts->mu);
+	sess_ref(ts);
+	rq->st = st; /* the request's stream reference */
+	rq->ts = ts;
+	return 0;
+}
+
+/* A resumed JSON POST, or one answered at once: the answer (or its
+ * absence) goes out as a plain response. */
+static void post_answer_now(tp_http_req *rq)
+{
+	stream *st = rq->st;
+	tp_http_sess *ts = rq->ts;
+	pthread_mutex_lock(&ts->mu);
+	char *line = st->answer;
+	size_t len = st->answer_len;
+	int closed = st->closed;
+	st->answer = NULL;
+	st->conn = NULL;
+	st->fd = -1;
+	stream_detach(ts, st);
+	stream_unref_locked(st);
+	rq->st = NULL;
+	pthread_mutex_unlock(&ts->mu);
+	answer_ended(rq, line, len, closed);
+}
+
+void tp_http_post_respond(tp_http_req *rq, int admitted, const char *session_header)
+{
+	stream *st = rq->st;
+	tp_http_sess *ts = rq->ts;
+	free(rq->session_header);
+	rq->session_header = session_header ? strdup(session_header) : NULL;
+	pthread_mutex_lock(&ts->mu);
+	/* Answered by the feed itself (a refusal, an answer given at once):
+	 * one plain JSON response, whatever the client accepts, so that its
+	 * status can say what the answer says.  Nothing admitted and nothing
+	 * answered: nothing will come, likewise with no line.  A request that
+	 * went to a worker is answered as the client asked, however quick. */
+	int plain = !st->sse ? st->finished : !admitted && (st->finished || st->nlines == 0);
+	if (plain) {
+		if (!st->finished) {
+			st->finished = 1; /* nothing will come */
+			stream_detach(ts, st);
+		}
+		pthread_mutex_unlock(&ts->mu);
+		post_answer_now(rq);
+		return;
+	}
+	attach_locked(st, rq->conn);
+	if (st->sse) {
+		st->refs++; /* the response's */
+		pthread_mutex_unlock(&ts->mu);
+		sess_ref(ts);
+		rq->answered = start_sse(rq->conn, st, rq->session_header) == MHD_YES ? 1 : -1;
+		return;
+	}
+	/* JSON: the connection waits, suspended and watched, until the
+	 * answer is in; then libmicrohttpd calls us again (on_request). */
+	st->suspended = 1;
+	rq->waiting = 1;
+	MHD_suspend_connection(rq->conn);
+	watch_add(st);
+	pthread_mutex_unlock(&ts->mu);
+	rq->answered = 1;
+}
+
+/* ---- GET ------------------------------------------------------------------ */
+
+/* Parses a Last-Event-ID of ours, "S-N". */
+static int parse_event_id(const char *v, unsigned *num, uint64_t *seq)
+{
+	char *end;
+	errno = 0;
+	unsigned long s = strtoul(v, &end, 10);
+	if (end == v || *end != '-' || errno || s == 0 || s > UINT32_MAX)
+		return -1;
+	const char *p = end + 1;
+	unsigned long long n = strtoull(p, &end, 10);
+	if (end == p || *end || errno)
+		return -1;
+	*num = (unsigned)s;
+	*seq = n;
+	return 0;
+}
+
+int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last)
+{
+	tp_http *h = rq->h;
+	unsigned num = 0;
+	uint64_t seq = 0;
+	if (last && parse_event_id(last, &num, &seq) != 0)
+		return -EINVAL;
+	if (atomic_fetch_add(&h->get_streams, 1) >= h->cfg.max_streams) {
+		atomic_fetch_sub(&h->get_streams, 1);
+		return -EAGAIN;
+	}
+	int rc = 0;
+	pthread_mutex_lock(&ts->mu);
+	stream *st = NULL;
+	if (last) {
+		if (ts->standalone && ts->standalone->num == num)
+			st = ts->standalone;
+		for (stream *s = ts->streams; s && !st; s = s->next)
+			if (s->sse && s->num == num)
+				st = s;
+		if (!st)
+			rc = -ENOENT;
+	} else {
+		st = ts->standalone;
+		if (!st && ts->out_closed)
+			rc = -EPIPE;
+	}
+	if (!rc && st && st->conn)
+		rc = -EBUSY;
+	if (!rc && st) {
+		/* Re-attach; with Last-Event-ID, replay from the event after
+		 * it (or the oldest kept, if it is gone). */
+		if (last) {
+			st->cur = st->head;
+			st->owed = 0;
+			while (st->cur && st->cur->seq <= seq)
+				st->cur = st->cur->next;
+			for (sse_ev *e = st->cur; e; e = e->next)
+				st->owed += e->len;
+			st->cur_off = 0;
+		}
+		st->refs++;
+	} else if (!rc) {
+		st = stream_new(ts, NULL, 1);
+		if (!st || ((ts->features & TP_FEATURE_RESUMABLE) && sse_log(st, NULL, 0) != 0)) {
+			if (st) {
+				st->refs = 1;
+				stream_unref_locked(st);
+			}
+			rc = -ENOMEM;
+		} else {
+			ts->standalone = st;
+		}
+	}
+	if (rc) {
+		pthread_mutex_unlock(&ts->mu);
+		atomic_fetch_sub(&h->get_streams, 1);
+		return rc;
+	}
+	attach_locked(st, rq->conn);
+	st->is_get = 1;
+	pthread_mutex_unlock(&ts->mu);
+	pthread_mutex_lock(&h->mu);
+	lru_touch(h, ts);
+	pthread_mutex_unlock(&h->mu);
+	sess_ref(ts);
+	rq->answered = start_sse(rq->conn, st, NULL) == MHD_YES ? 1 : -1;
+	return 0;
+}
+
+/* ---- the daemon's callbacks ------------------------------------------------ */
+
+const char *tp_http_req_method(const tp_http_req *rq)
+{
+	return rq->method;
+}
+
+const char *tp_http_req_path(const tp_http_req *rq)
+{
+	return rq->url;
+}
+
+const char *tp_http_req_header(tp_http_req *rq, const char *name)
+{
+	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
+}
+
+const char *tp_http_req_body(const tp_http_req *rq, size_t *len)
+{
+	*len = rq->len;
+	return rq->body ? rq->body : "";
+}
+
+void tp_http_req_set_app(tp_http_req *rq, void *app)
+{
+	rq->app = app;
+}
+
+/* Counts the headers that decide how long a body is. */
+typedef struct framing {
+	int content_length, transfer_encoding;
+} framing;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	framing *f = cls;
+	(void)kind;
+	(void)value;
+	if (strcasecmp(key, "Content-Length") == 0)
+		f->content_length++;
+	else if (strcasecmp(key, "Transfer-Encoding") == 0)
+		f->transfer_encoding++;
+	return MHD_YES;
+}
+
+static const char ambiguous_body[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Bad Request: "
+	"ambiguous message length (several Content-Length headers, or Content-Length with "
+	"Transfer-Encoding)\"}}";
+static const char busy_body[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32050,\"message\":\"Server busy: "
+	"too many connections\"}}";
+static const char stopping_body[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32050,\"message\":\"Server busy: "
+	"shutting down\"}}";
+static const char too_big_body[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: "
+	"message exceeds the size limit\"}}";
+static const char *const retry_1[] = { "Retry-After", "1", NULL };
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	tp_http *h = cls;
+	(void)version;
+	tp_http_req *rq = *con_cls;
+	if (!rq) {
+		rq = calloc(1, sizeof *rq);
+		if (!rq)
+			return MHD_NO;
+		rq->h = h;
+		rq->conn = conn;
+		rq->method = method;
+		rq->url = url;
+		*con_cls = rq;
+		/* RFC 9112 section 6.3: a message whose length is ambiguous
+		 * is refused and the connection closed, or a proxy in front
+		 * and this server could split it differently (smuggling). */
+		framing f = { 0, 0 };
+		MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
+		if (f.content_length > 1 || (f.content_length && f.transfer_encoding)) {
+			rq->refused = 1;
+			return queue(conn, MHD_HTTP_BAD_REQUEST, "application/json", ambiguous_body,
+				     sizeof ambiguous_body - 1, NULL, 1);
+		}
+		if (atomic_load(&h->connections) > h->cfg.max_connections) {
+			rq->refused = 1;
+			return queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "application/json", busy_body,
+				     sizeof busy_body - 1, retry_1, 1);
+		}
+		return MHD_YES;
+	}
+	if (rq->refused)
+		return MHD_YES; /* the rest of a refused request's body */
+	/* A response may only be queued once the body is in: bodies are
+	 * gathered first, every check runs on the final call. */
+	if (*upload_size) {
+		if (rq->len + *upload_size > h->cfg.max_message) {
+			rq->too_big = 1;
+		} else if (!rq->too_big) {
+			if (rq->len + *upload_size + 1 > rq->cap) {
+				size_t cap = (rq->len + *upload_size + 1) * 2;
+				char *b = realloc(rq->body, cap);
+				if (!b)
+					return MHD_NO;
+				rq->body = b;
+				rq->cap = cap;
+			}
+			memcpy(rq->body + rq->len, upload, *upload_size);
+			rq->len += *upload_size;
+			rq->body[rq->len] = 0;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (rq->waiting) {
+		/* Resumed: the JSON answer is in, the stream ended without
+		 * one, or the client hung up. */
+		rq->waiting = 0;
+		pthread_mutex_lock(&rq->ts->mu);
+		int gone = rq->st->peer_gone;
+		pthread_mutex_unlock(&rq->ts->mu);
+		if (gone)
+			return MHD_NO; /* closes the connection; on_completed cleans up */
+		rq->answered = 0;
+		post_answer_now(rq);
+		return rq->answered > 0 ? MHD_YES : MHD_NO;
+	}
+	if (rq->answered)
+		return rq->answered > 0 ? MHD_YES : MHD_NO;
+	if (atomic_load(&h->refusing)) {
+		tp_http_reply(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "application/json", stopping_body,
+			      sizeof stopping_body - 1, retry_1);
+	} else if (rq->too_big) {
+		tp_http_reply(rq, MHD_HTTP_CONTENT_TOO_LARGE, "application/json", too_big_body,
+			      sizeof too_big_body - 1, NULL);
+	} else {
+		h->cfg.hooks.request(h->cfg.arg, rq);
+		if (!rq->answered)
+			tp_http_reply(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, 0, NULL);
+	}
+	return rq->answered > 0 ? MHD_YES : MHD_NO;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	tp_http *h = cls;
+	(void)conn;
+	tp_http_req *rq = *con_cls;
+	if (!rq)
+		return;
+	int client_left = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK;
+	if (rq->st) {
+		/* A JSON client left before its answer: its stream goes (the
+		 * answer, if any comes, has nowhere to go).  An SSE stream's
+		 * attachment is its response's, which ends next (sse_free). */
+		tp_http_sess *ts = rq->ts;
+		pthread_mutex_lock(&ts->mu);
+		stream *st = rq->st;
+		if (!st->sse) {
+			if (st->conn == conn) {
+				watch_del(st);
+				st->conn = NULL;
+				st->fd = -1;
+				st->suspended = 0;
+			}
+			stream_detach(ts, st);
+		}
+		stream_unref_locked(st);
+		pthread_mutex_unlock(&ts->mu);
+	}
+	if (rq->app && h->cfg.hooks.request_done)
+		h->cfg.hooks.request_done(h->cfg.arg, rq->app, client_left);
+	if (rq->ts)
+		sess_unref(rq->ts);
+	free(rq->session_header);
+	free(rq->body);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	tp_http *h = cls;
+	(void)conn;
+	(void)socket_context;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		atomic_fetch_add(&h->connections, 1);
+	else
+		atomic_fetch_sub(&h->connections, 1);
+}
+
+/* ---- the daemon ---------------------------------------------------------------- */
+
+int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
+{
+	if (tp_mhd_load() != 0)
+		return -ENOTSUP;
+	tp_http *h = calloc(1, sizeof *h);
+	if (!h)
+		return -ENOMEM;
+	h->cfg = *cfg;
+	atomic_init(&h->refs, 1);
+	h->nbuckets = 64;
+	h->buckets = calloc(h->nbuckets, sizeof *h->buckets);
+	h->epfd = epoll_create1(EPOLL_CLOEXEC);
+	h->free_watch = -1;
+	if (!h->buckets || h->epfd < 0) {
+		int rc = h->epfd < 0 ? -errno : -ENOMEM;
+		if (h->epfd >= 0)
+			close(h->epfd);
+		free(h->buckets);
+		free(h);
+		return rc;
+	}
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_mutex_init(&h->watch_mu, NULL);
+	int v6 = cfg->addr->sa_family == AF_INET6;
+	/* No MHD_USE_ERROR_LOG: a library does not write to the application's
+	 * stderr; a client that hangs up mid-stream is not an error here.
+	 * The daemon admits a few connections past the limit so that they
+	 * hear 503 rather than a reset. */
+	h->daemon = MHD_start_daemon(
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (v6 ? MHD_USE_IPv6 : 0),
+		0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, cfg->addr,
+		MHD_OPTION_THREAD_POOL_SIZE, cfg->http_threads, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+		MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections + CONN_HEADROOM,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+	if (!h->daemon) {
+		int e = errno ? errno : EADDRINUSE;
+		close(h->epfd);
+		pthread_mutex_destroy(&h->mu);
+		pthread_mutex_destroy(&h->watch_mu);
+		free(h->buckets);
+		free(h);
+		return -e;
+	}
+	if (bound_port) {
+		const union MHD_DaemonInfo *info =
+			MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+		*bound_port = info ? info->port : 0;
+	}
+	*out = h;
+	return 0;
+}
+
+/* On the run thread: idle sessions expire, oldest activity first, and
+ * sessions whose output closed leave. */
+static void housekeeping(tp_http *h, int64_t now, int expire)
+{
+	int64_t idle = h->cfg.session_idle_ms * 1000000;
+	for (; expire;) {
+		void *app = NULL;
+		pthread_mutex_lock(&h->mu);
+		tp_http_sess *ts = h->lru_head;
+		if (ts && now - ts->last_active_ns > idle && !ts->ended) {
+			pthread_mutex_lock(&ts->mu);
+			int busy = sess_busy(ts);
+			pthread_mutex_unlock(&ts->mu);
+			if (busy) {
+				lru_touch(h, ts); /* looked at again in a while */
+			} else {
+				/* Expired.  The table's reference keeps the app
+				 * alive: only this thread drops it (below). */
+				ts->ended = 1;
+				app = ts->app;
+			}
+		} else {
+			ts = NULL;
+		}
+		pthread_mutex_unlock(&h->mu);
+		if (!ts)
+			break;
+		if (app)
+			h->cfg.hooks.session_expired(h->cfg.arg, app);
+	}
+	pthread_mutex_lock(&h->mu);
+	tp_http_sess *gone = h->gone_list;
+	h->gone_list = NULL;
+	pthread_mutex_unlock(&h->mu);
+	while (gone) {
+		tp_http_sess *next = gone->lru_next;
+		gone->lru_next = NULL;
+		h->cfg.hooks.session_gone(h->cfg.arg, gone->app);
+		sess_unref(gone); /* the table's */
+		gone = next;
+	}
+}
+
+void tp_http_run(tp_http *h, int wake_fd, int64_t until_ns)
+{
+	if (wake_fd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = UINT64_MAX };
+		epoll_ctl(h->epfd, EPOLL_CTL_ADD, wake_fd, &ev);
+	}
+	int64_t next_tick = now_ns();
+	for (;;) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(h->epfd, evs, 64, TICK_MS);
+		int woken = 0;
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.u64 == UINT64_MAX)
+				woken = 1;
+			else
+				watch_fired(h, evs[i].data.u64);
+		}
+		int64_t now = now_ns();
+		if (now >= next_tick) {
+			next_tick = now + TICK_MS * 1000000;
+			housekeeping(h, now, 1);
+			if (h->cfg.hooks.tick)
+				h->cfg.hooks.tick(h->cfg.arg, now);
+		}
+		if (woken)
+			break;
+		if (wake_fd < 0 && (now >= until_ns || tp_http_sessions(h) == 0))
+			break;
+	}
+	if (wake_fd >= 0)
+		epoll_ctl(h->epfd, EPOLL_CTL_DEL, wake_fd, NULL);
+}
+
+void tp_http_refuse(tp_http *h)
+{
+	atomic_store(&h->refusing, 1);
+}
+
+static void http_unref(tp_http *h)
+{
+	if (atomic_fetch_sub(&h->refs, 1) != 1)
+		return;
+	close(h->epfd);
+	free(h->watches);
+	free(h->buckets);
+	pthread_mutex_destroy(&h->mu);
+	pthread_mutex_destroy(&h->watch_mu);
+	free(h);
+}
+
+void tp_http_stop(tp_http *h)
+{
+	/* Every response ends with the daemon (their connections close, and
+	 * with them every watch). */
+	MHD_stop_daemon(h->daemon);
+	h->daemon = NULL;
+	housekeeping(h, 0, 0); /* gone sessions, without expiring any */
+	/* Sessions an abandoned handler still holds keep the rest. */
+	http_unref(h);
+}
