@@ -31,7 +31,7 @@ MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
 
 MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
 {
-	return ctx->view.caps;
+	return mcp_ctx_caps(ctx);
 }
 
 MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int64_t ms)
@@ -172,7 +172,7 @@ MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level, const char *l
 static int client_has(const mcp_ctx *ctx, const char *a, const char *b)
 {
 	json_object *v = NULL;
-	if (!json_object_object_get_ex(ctx->view.caps, a, &v))
+	if (!json_object_object_get_ex(mcp_ctx_caps(ctx), a, &v))
 		return 0;
 	return !b || json_object_object_get_ex(v, b, NULL);
 }

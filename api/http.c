@@ -245,7 +245,9 @@ static void hook_post_answer(void *arg, void *app, const char *line, size_t len,
 			out->status = 503;
 			out->retry_after_s = 1;
 			message = "Server shutting down: the request was not answered";
-		} else if (closed || (c && c->closed_at_feed)) {
+		} else if (closed || (c && (c->closed_at_feed || atomic_load(&c->es->closed)))) {
+			/* Cut off by the session's end (DELETE, expiry) rather
+			 * than cancelled by the client. */
 			out->status = 404;
 			code = SESSION_NOT_FOUND;
 			message = "Session not found";

@@ -187,14 +187,25 @@ typedef struct mcp_sess {
 	pthread_cond_t task_cv;      /* a task reached a final state */
 	_Atomic int state;
 	int rev;                     /* negotiated revision index */
-	json_object *client_caps;    /* set once by initialize, then read-only */
-	json_object *client_info;
+	/* The client's capabilities: the compact JSON text initialize sent,
+	 * set once, and the object parsed from it at first use (an idle HTTP
+	 * session keeps only the text: a json-c object costs about 800
+	 * bytes).  Read-only once set.  See mcp_sess_caps. */
+	char *client_caps_text;
+	_Atomic(json_object *) client_caps;
 	_Atomic int log_level;       /* notifications below it are not sent */
 	int stateless_only;          /* HTTP without a session: 2026-07-28 only */
 } mcp_sess;
 
 extern const eng_proto mcp_protocol;
 mcp_sess *mcp_sess_new(mcp_server *srv);
+/* The capabilities the client declared at initialize (borrowed, read-only,
+ * alive as long as the session), parsed at the first call; NULL without
+ * memory.  Any thread. */
+json_object *mcp_sess_caps(mcp_sess *ms);
+/* The capabilities a handler's request was made with: its own _meta's
+ * (2026-07-28) or its session's.  Borrowed. */
+json_object *mcp_ctx_caps(const mcp_ctx *ctx);
 
 struct mcp_result {
 	json_object *content;        /* array */

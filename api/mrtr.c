@@ -231,7 +231,7 @@ MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *
 		return MCP_EINVAL;
 	if (!ctx->mrtr_method || ctx->task)
 		return MCP_ESTATE;
-	if (!json_object_object_get_ex(ctx->view.caps, cap, NULL)) {
+	if (!json_object_object_get_ex(mcp_ctx_caps(ctx), cap, NULL)) {
 		if (ctx->view.modern)
 			ctx->missing_cap = cap;
 		return MCP_ENOTSUP;

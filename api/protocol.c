@@ -149,16 +149,14 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 	 * newest and the client decides whether to go on. */
 	int rev = mcp_revision_index(asked);
 	ms->rev = rev >= 0 && rev < MCP_REV_LEGACY_COUNT ? rev : MCP_REV_LEGACY_COUNT - 1;
-	ms->client_caps = caps ? json_object_get(caps) : json_object_new_object();
-	json_object *info = mcp_get(params, "clientInfo");
-	ms->client_info = info ? json_object_get(info) : NULL;
+	ms->client_caps_text = caps ? eng_json_dup(caps, NULL) : strdup("{}");
 
 	mcp_server *srv = ms->srv;
 	/* The transport learns what it needs of the revision before the
 	 * answer can reach the client (streams opened after it). */
 	eng_session_set_transport_features(s, ms->rev >= MCP_REV_2025_11_25 ? TP_FEATURE_RESUMABLE
 									   : 0);
-	int bad = !ms->client_caps;
+	int bad = !ms->client_caps_text;
 	json_object *res = json_object_new_object();
 	eng_obj_set(res, "protocolVersion", json_object_new_string(mcp_revision_names[ms->rev]),
 		    &bad);
@@ -705,8 +703,7 @@ void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 	if (r->proto) {
 		ctx->view = *(const mcp_view *)r->proto;
 	} else {
-		ctx->view.rev = ctx->sess->rev;
-		ctx->view.caps = ctx->sess->client_caps;
+		ctx->view.rev = ctx->sess->rev; /* the caps: mcp_ctx_caps */
 	}
 	json_object *pt = mcp_get(mcp_get(params, "_meta"), "progressToken");
 	if (pt && (json_object_is_type(pt, json_type_string) ||
@@ -1534,8 +1531,8 @@ static void on_free(eng_session *s)
 	free(ms->elicitations);
 	mcp_tasks_free(ms);
 	pthread_cond_destroy(&ms->task_cv);
-	json_object_put(ms->client_caps);
-	json_object_put(ms->client_info);
+	json_object_put(atomic_load(&ms->client_caps));
+	free(ms->client_caps_text);
 	for (size_t i = 0; i < ms->nsubs; i++)
 		free(ms->subs[i]);
 	free(ms->subs);
@@ -1551,6 +1548,31 @@ const eng_proto mcp_protocol = {
 	.cancel_notification = cancel_notification,
 	.on_free = on_free,
 };
+
+json_object *mcp_sess_caps(mcp_sess *ms)
+{
+	json_object *c = atomic_load_explicit(&ms->client_caps, memory_order_acquire);
+	if (c || !ms->client_caps_text)
+		return c;
+	pthread_mutex_lock(&ms->mu);
+	c = atomic_load_explicit(&ms->client_caps, memory_order_relaxed);
+	if (!c) {
+		/* As deep as the message that carried it could be. */
+		json_tokener *tok = json_tokener_new_ex(ms->srv->max_depth);
+		if (tok) {
+			c = json_tokener_parse_ex(tok, ms->client_caps_text, -1);
+			json_tokener_free(tok);
+		}
+		atomic_store_explicit(&ms->client_caps, c, memory_order_release);
+	}
+	pthread_mutex_unlock(&ms->mu);
+	return c;
+}
+
+json_object *mcp_ctx_caps(const mcp_ctx *ctx)
+{
+	return ctx->view.modern || ctx->view.caps ? ctx->view.caps : mcp_sess_caps(ctx->sess);
+}
 
 mcp_sess *mcp_sess_new(mcp_server *srv)
 {

@@ -255,8 +255,8 @@ eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_re
 	if (ms && preset_rev >= 0) {
 		/* Stateless HTTP: no initialize will come; the request is
 		 * served as from a client with no capabilities. */
-		ms->client_caps = json_object_new_object();
-		if (!ms->client_caps) {
+		ms->client_caps_text = strdup("{}");
+		if (!ms->client_caps_text) {
 			free(ms);
 			ms = NULL;
 		} else if (preset_rev >= MCP_REV_LEGACY_COUNT) {
@@ -289,7 +289,7 @@ eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_re
 	}
 	eng_session *s = eng_session_new(tp, &srv->pool, &srv->stats, &lim, &mcp_protocol, ms);
 	if (!s) {
-		json_object_put(ms->client_caps);
+		free(ms->client_caps_text);
 		pthread_mutex_destroy(&ms->mu);
 		pthread_cond_destroy(&ms->task_cv);
 		free(ms);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <strings.h>
 #include <time.h>
 
@@ -268,6 +269,9 @@ static void usage(FILE *f)
 		"usage: mcp-everything [--stdio | --http HOST:PORT] [--workers N] [--grace-ms N]\n"
 		"                      [--trace] [--stats] [--max-message BYTES]\n"
 		"                      [--json] [--max-sessions N] [--stateless]\n"
+		"                      [--session-idle-ms N] [--max-connections N] [--max-streams N]\n"
+		"                      [--stream-backlog BYTES] [--session-workers N]\n"
+		"                      [--session-queue N]\n"
 		"                      [--allow-host NAME]... [--allow-origin ORIGIN]...\n"
 		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
 		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n");
@@ -318,6 +322,9 @@ int main(int argc, char **argv)
 	const char *http = NULL;
 	int json_only = 0, stateless = 0;
 	long max_sessions = 1000;
+	/* HTTP limits: -1 keeps the library's default. */
+	long idle_ms = -1, max_conns = -1, max_streams = -1, backlog = -1, sess_workers = -1,
+	     sess_queue = -1;
 	const char *bearer = NULL;
 	unsigned char state_key[32], state_key_old[32];
 	int have_key = 0, have_key_old = 0;
@@ -362,6 +369,24 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--max-sessions") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1, 1000000, &max_sessions))
 				goto bad;
+		} else if (strcmp(a, "--session-idle-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1000, 1L << 31, &idle_ms))
+				goto bad;
+		} else if (strcmp(a, "--max-connections") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, 1000000, &max_conns))
+				goto bad;
+		} else if (strcmp(a, "--max-streams") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, 1000000, &max_streams))
+				goto bad;
+		} else if (strcmp(a, "--stream-backlog") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 4096, 1L << 30, &backlog))
+				goto bad;
+		} else if (strcmp(a, "--session-workers") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 0, 1024, &sess_workers))
+				goto bad;
+		} else if (strcmp(a, "--session-queue") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 0, 10000000, &sess_queue))
+				goto bad;
 		} else if (strcmp(a, "--trace") == 0) {
 			want_trace = 1;
 		} else if (strcmp(a, "--stats") == 0) {
@@ -395,6 +420,18 @@ int main(int argc, char **argv)
 	mcp_server_set_http_json(srv, json_only);
 	mcp_server_set_max_sessions(srv, (int)max_sessions);
 	mcp_server_set_http_stateless(srv, stateless);
+	if (idle_ms >= 0)
+		mcp_server_set_session_idle_ms(srv, idle_ms);
+	if (max_conns >= 0)
+		mcp_server_set_max_connections(srv, (int)max_conns);
+	if (max_streams >= 0)
+		mcp_server_set_max_streams(srv, (int)max_streams);
+	if (backlog >= 0)
+		mcp_server_set_stream_backlog(srv, (size_t)backlog);
+	if (sess_workers >= 0)
+		mcp_server_set_session_workers(srv, (int)sess_workers);
+	if (sess_queue >= 0)
+		mcp_server_set_session_queue(srv, (int)sess_queue);
 	if (have_key)
 		mcp_server_set_state_key(srv, state_key, have_key_old ? state_key_old : NULL);
 	if (state_ttl)
@@ -442,6 +479,13 @@ int main(int argc, char **argv)
 
 	int rc;
 	if (http) {
+		/* Every connection is a descriptor: take what the hard limit
+		 * allows (a server holding thousands of SSE streams needs it). */
+		struct rlimit nofile;
+		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+			nofile.rlim_cur = nofile.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &nofile);
+		}
 		int port = 0;
 		rc = mcp_server_run_http(srv, http, &port);
 	} else {

@@ -118,10 +118,14 @@ struct tp_http_sess {
 	tp_http *h;
 	_Atomic int refs;
 	char id[33];
+	/* Last use, stored without a lock; the LRU list is put back in order
+	 * lazily, by the expiry scan (housekeeping). */
+	_Atomic int64_t last_active_ns;
 	/* Under h->mu: */
 	tp_http_sess *hnext;        /* hash chain */
 	tp_http_sess *lru_prev, *lru_next;
-	int64_t last_active_ns;
+	int in_lru;
+	int64_t lru_pos_ns;         /* when it was put at the LRU's end */
 	int published, ended, ephemeral, gone;
 	void *app;
 	/* Under mu: */
@@ -256,6 +260,9 @@ static void table_grow(tp_http *h)
 /* Under h->mu. */
 static void lru_unlink(tp_http *h, tp_http_sess *ts)
 {
+	if (!ts->in_lru)
+		return;
+	ts->in_lru = 0;
 	if (ts->lru_prev)
 		ts->lru_prev->lru_next = ts->lru_next;
 	else
@@ -267,13 +274,20 @@ static void lru_unlink(tp_http *h, tp_http_sess *ts)
 	ts->lru_prev = ts->lru_next = NULL;
 }
 
-/* Under h->mu: the session was used now; it goes to the LRU's end. */
-static void lru_touch(tp_http *h, tp_http_sess *ts)
+/* The session was used now.  Any thread, any lock. */
+static void sess_touch(tp_http_sess *ts)
 {
-	ts->last_active_ns = now_ns();
-	if (!ts->published || ts->gone || h->lru_tail == ts)
+	atomic_store_explicit(&ts->last_active_ns, now_ns(), memory_order_relaxed);
+}
+
+/* Under h->mu: moves the session to the LRU's end, at time `now`. */
+static void lru_to_tail(tp_http *h, tp_http_sess *ts, int64_t now)
+{
+	ts->lru_pos_ns = now;
+	if (!ts->published || ts->gone || ts->ended || (ts->in_lru && h->lru_tail == ts))
 		return;
 	lru_unlink(h, ts);
+	ts->in_lru = 1;
 	ts->lru_prev = h->lru_tail;
 	if (h->lru_tail)
 		h->lru_tail->lru_next = ts;
@@ -364,7 +378,8 @@ void tp_http_session_publish(tp_http_sess *ts, void *app)
 	size_t k = bucket_of(h, ts->id);
 	ts->hnext = h->buckets[k];
 	h->buckets[k] = ts;
-	lru_touch(h, ts);
+	sess_touch(ts);
+	lru_to_tail(h, ts, now_ns());
 	pthread_mutex_unlock(&h->mu);
 }
 
@@ -379,7 +394,7 @@ void *tp_http_session_find(tp_http *h, const char *id)
 			if (!ts->ended && !ts->gone) {
 				app = ts->app;
 				h->cfg.hooks.app_ref(h->cfg.arg, app);
-				lru_touch(h, ts);
+				sess_touch(ts);
 			}
 			break;
 		}
@@ -391,6 +406,7 @@ void tp_http_session_end(tp_http_sess *ts)
 {
 	pthread_mutex_lock(&ts->h->mu);
 	ts->ended = 1;
+	lru_unlink(ts->h, ts); /* no longer one to expire */
 	pthread_mutex_unlock(&ts->h->mu);
 }
 
@@ -973,9 +989,7 @@ static void att_end_locked(stream *st, unsigned gen)
 		st->owed += st->cur_off;
 		st->cur_off = 0;
 	}
-	pthread_mutex_lock(&st->ts->h->mu);
-	lru_touch(st->ts->h, st->ts);
-	pthread_mutex_unlock(&st->ts->h->mu);
+	sess_touch(st->ts);
 }
 
 static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -1273,9 +1287,7 @@ int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last)
 	attach_locked(st, rq->conn);
 	st->is_get = 1;
 	pthread_mutex_unlock(&ts->mu);
-	pthread_mutex_lock(&h->mu);
-	lru_touch(h, ts);
-	pthread_mutex_unlock(&h->mu);
+	sess_touch(ts);
 	sess_ref(ts);
 	rq->answered = start_sse(rq->conn, st, NULL) == MHD_YES ? 1 : -1;
 	return 0;
@@ -1414,8 +1426,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (rq->answered)
 		return rq->answered > 0 ? MHD_YES : MHD_NO;
 	if (atomic_load(&h->refusing)) {
-		tp_http_reply(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "application/json", stopping_body,
-			      sizeof stopping_body - 1, retry_1);
+		rq->answered = queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "application/json",
+				     stopping_body, sizeof stopping_body - 1, retry_1, 1) == MHD_YES
+				       ? 1
+				       : -1;
 	} else if (rq->too_big) {
 		tp_http_reply(rq, MHD_HTTP_CONTENT_TOO_LARGE, "application/json", too_big_body,
 			      sizeof too_big_body - 1, NULL);
@@ -1503,6 +1517,9 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_mutex_init(&h->watch_mu, NULL);
 	int v6 = cfg->addr->sa_family == AF_INET6;
+	/* The caller's handle is set before the daemon's threads exist: a
+	 * request may reach the hooks (which use it) at once. */
+	*out = h;
 	/* No MHD_USE_ERROR_LOG: a library does not write to the application's
 	 * stderr; a client that hangs up mid-stream is not an error here.
 	 * The daemon admits a few connections past the limit so that they
@@ -1516,6 +1533,7 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
 	if (!h->daemon) {
 		int e = errno ? errno : EADDRINUSE;
+		*out = NULL;
 		close(h->epfd);
 		pthread_mutex_destroy(&h->mu);
 		pthread_mutex_destroy(&h->watch_mu);
@@ -1528,7 +1546,6 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
 			MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
 		*bound_port = info ? info->port : 0;
 	}
-	*out = h;
 	return 0;
 }
 
@@ -1536,29 +1553,37 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
  * sessions whose output closed leave. */
 static void housekeeping(tp_http *h, int64_t now, int expire)
 {
+	/* The LRU list is in the order sessions were put at its end; a use
+	 * only stores the time (sess_touch), so a head used since it was put
+	 * there goes back to the end now.  Each session moves at most once
+	 * per idle period, and a pass ends where it meets one it moved. */
 	int64_t idle = h->cfg.session_idle_ms * 1000000;
-	for (; expire;) {
+	while (expire) {
 		void *app = NULL;
 		pthread_mutex_lock(&h->mu);
 		tp_http_sess *ts = h->lru_head;
-		if (ts && now - ts->last_active_ns > idle && !ts->ended) {
+		if (!ts || ts->lru_pos_ns >= now) {
+			pthread_mutex_unlock(&h->mu);
+			break;
+		}
+		if (now - atomic_load_explicit(&ts->last_active_ns, memory_order_relaxed) <= idle) {
+			lru_to_tail(h, ts, now);
+		} else {
 			pthread_mutex_lock(&ts->mu);
 			int busy = sess_busy(ts);
 			pthread_mutex_unlock(&ts->mu);
 			if (busy) {
-				lru_touch(h, ts); /* looked at again in a while */
+				sess_touch(ts); /* looked at again in a while */
+				lru_to_tail(h, ts, now);
 			} else {
 				/* Expired.  The table's reference keeps the app
 				 * alive: only this thread drops it (below). */
 				ts->ended = 1;
+				lru_unlink(h, ts);
 				app = ts->app;
 			}
-		} else {
-			ts = NULL;
 		}
 		pthread_mutex_unlock(&h->mu);
-		if (!ts)
-			break;
 		if (app)
 			h->cfg.hooks.session_expired(h->cfg.arg, app);
 	}
@@ -1611,6 +1636,12 @@ void tp_http_run(tp_http *h, int wake_fd, int64_t until_ns)
 void tp_http_refuse(tp_http *h)
 {
 	atomic_store(&h->refusing, 1);
+	/* New connections are refused by the kernel from now on (a clean
+	 * ECONNREFUSED), and those open are told 503 and closed, until the
+	 * daemon stops with nothing left in them. */
+	MHD_socket fd = MHD_quiesce_daemon(h->daemon);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
 }
 
 static void http_unref(tp_http *h)

@@ -58,7 +58,8 @@ TIME = float(os.environ.get("ADV_TIME_SCALE") or _DEFAULT_TIME.get(_KIND, 1.0))
 SAN_PATTERNS = ("ERROR: AddressSanitizer", "WARNING: ThreadSanitizer", "ERROR: LeakSanitizer",
                 "runtime error:", "UndefinedBehaviorSanitizer", "ThreadSanitizer: ",
                 "AddressSanitizer: ")
-REASONS = {"completed", "peer_cancelled", "transport_closed", "shutdown", "timeout"}
+REASONS = {"completed", "peer_cancelled", "transport_closed", "shutdown", "timeout",
+           "session_deleted", "session_expired"}
 
 
 def n_iter(count, minimum=1):

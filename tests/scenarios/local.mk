@@ -7,10 +7,13 @@
 ADV_PY_TESTS = tests/scenarios/test_adv_close.py tests/scenarios/test_adv_cancel.py \
 	tests/scenarios/test_adv_input.py tests/scenarios/test_adv_load.py
 TESTS += $(ADV_PY_TESTS)
+# Streamable HTTP at scale: sessions and streams without threads,
+# fairness, limits, the HTTP defects by class (issue "Remote MCP at scale").
 if HAVE_MHD
-TESTS += tests/scenarios/test_adv_soak_http.py
+TESTS += tests/scenarios/test_adv_soak_http.py tests/scenarios/test_adv_http_scale.py
 endif
 EXTRA_DIST += $(ADV_PY_TESTS) tests/scenarios/test_adv_soak_http.py \
+	tests/scenarios/test_adv_http_scale.py \
 	tests/scenarios/advlib.py tests/scenarios/run-valgrind.sh tests/scenarios/README.md
 
 # 1,000 whole servers created, run in memory and freed in one process:
