@@ -23,6 +23,19 @@ EXTRA_DIST += bench/run.sh bench/ts-server.mjs bench/package.json \
 BENCH_BINS = examples/mcp-everything$(EXEEXT) bench/loadgen$(EXEEXT) \
 	bench/baseline$(EXEEXT)
 
+# The HTTP floor: libmicrohttpd with libmcp's options and json-c's work of
+# an echo, no MCP (linked to libmicrohttpd; libmcp itself opens it at run
+# time).
+if HAVE_MHD
+EXTRA_PROGRAMS += bench/http-floor
+bench_http_floor_SOURCES = bench/http-floor.c
+bench_http_floor_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS)
+bench_http_floor_LDADD = $(MHD_LIBS) $(JSONC_LIBS)
+CLEANFILES += bench/http-floor$(EXEEXT)
+BENCH_BINS += bench/http-floor$(EXEEXT)
+endif
+EXTRA_DIST += bench/http-floor.c
+
 BENCH_ENV = CC='$(CC)' CFLAGS='$(CFLAGS)' SANITIZER='$(SANITIZER_KIND)'
 if HAVE_MHD
 BENCH_ENV += BENCH_HTTP=1

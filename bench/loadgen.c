@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -301,6 +302,8 @@ struct opts {
 	const char *target;     /* http HOST:PORT, or has-tool's NAME */
 	long window, requests, warmup, queue, timeout_ms, settle_ms, duration_ms;
 	int expect_requests;
+	int stateless;          /* http: no initialize, no session */
+	long sessions;          /* http-idle, http-streams: how many */
 	pid_t pid;              /* http: the server, for CPU and memory */
 	char **argv;            /* the server command */
 };
@@ -1434,9 +1437,12 @@ static void hconn_start(struct hconn *c)
 	buf_clear(&c->out);
 	buf_addf(&c->out,
 		 "POST %s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
-		 "Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\n"
-		 "MCP-Protocol-Version: %s\r\nContent-Length: %zu\r\n\r\n",
-		 O.path, http_host, http_port, http_session, O.protocol, blen);
+		 "Accept: application/json, text/event-stream\r\n",
+		 O.path, http_host, http_port);
+	if (http_session[0])
+		buf_addf(&c->out, "Mcp-Session-Id: %s\r\n", http_session);
+	buf_addf(&c->out, "MCP-Protocol-Version: %s\r\nContent-Length: %zu\r\n\r\n", O.protocol,
+		 blen);
 	buf_add(&c->out, head, (size_t)hn);
 	buf_add(&c->out, req_suffix.p, req_suffix.len);
 	c->id = id;
@@ -1507,7 +1513,8 @@ static void hconn_read(struct hconn *c, uint64_t now)
 	}
 }
 
-static int run_http(void)
+/* HOST:PORT of O.target into http_host and http_port. */
+static void http_target(void)
 {
 	const char *colon = strrchr(O.target, ':');
 	if (!colon || colon == O.target || (size_t)(colon - O.target) >= sizeof http_host)
@@ -1521,16 +1528,25 @@ static int run_http(void)
 			http_host[l - 2] = 0;
 	}
 	snprintf(http_port, sizeof http_port, "%s", colon + 1);
+}
 
-	/* Initialize on a connection of its own, keep the session id; the
-	 * server may still be starting. */
-	int fd = -1;
+/* A connection to the server, which may still be starting. */
+static int http_connect_waiting(void)
+{
+	int fd;
 	while ((fd = http_try_connect()) < 0) {
 		check_deadline("connecting");
 		if (O.pid > 0 && kill(O.pid, 0) != 0)
 			fatal("the server (pid %d) is gone", (int)O.pid);
 		usleep(20000);
 	}
+	return fd;
+}
+
+/* initialize and notifications/initialized on fd; the session id goes to
+ * sid[sidsz]. */
+static void http_initialize(int fd, char *sid, size_t sidsz)
+{
 	struct buf in = { 0 };
 	struct hresp r;
 	memset(&r, 0, sizeof r);
@@ -1540,10 +1556,11 @@ static int run_http(void)
 		 "\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{"
 		 "\"name\":\"libmcp-loadgen\",\"version\":\"1\"}}}",
 		 HANDSHAKE_ID, O.protocol);
+	http_session[0] = 0;
 	http_post_blocking(fd, init, &in, &r);
 	if (r.status != 200 || body_find_answer(&r, HANDSHAKE_ID) != 1)
 		fatal("HTTP initialize failed: %d %.*s", r.status, (int)r.body.len, r.body.p);
-	if (!r.session || r.session_len >= sizeof http_session)
+	if (!r.session || r.session_len >= sidsz || r.session_len >= sizeof http_session)
 		fatal("HTTP initialize: no Mcp-Session-Id");
 	memcpy(http_session, r.session, r.session_len);
 	http_session[r.session_len] = 0;
@@ -1551,9 +1568,21 @@ static int run_http(void)
 			   &in, &r);
 	if (r.status != 202 && r.status != 200)
 		fatal("notifications/initialized: HTTP %d", r.status);
-	close(fd);
+	if (sid != http_session)
+		snprintf(sid, sidsz, "%s", http_session);
 	free(in.p);
 	free(r.body.p);
+}
+
+static int run_http(void)
+{
+	http_target();
+	/* Initialize on a connection of its own, keep the session id (not in
+	 * stateless mode, where every request stands alone). */
+	int fd = http_connect_waiting();
+	if (!O.stateless)
+		http_initialize(fd, http_session, sizeof http_session);
+	close(fd);
 
 	struct hconn *c = calloc((size_t)O.window, sizeof *c);
 	struct pollfd *p = calloc((size_t)O.window, sizeof *p);
@@ -1612,6 +1641,300 @@ static int run_http(void)
 	return 0;
 }
 
+/* ---- HTTP at scale: idle sessions, GET streams, a broadcast ---------------- */
+
+/* Threads of a process (/proc/PID/status), or -1. */
+static long proc_threads(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long v = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* One connection opening sessions one after another. */
+struct sconn {
+	int fd;
+	int state;              /* 0 idle, 1 initialize sent, 2 initialized sent */
+	struct buf out, in;
+	struct hresp r;
+	char sid[80];
+};
+
+static void sconn_send(struct sconn *c, const char *body, const char *sid)
+{
+	buf_clear(&c->out);
+	buf_addf(&c->out,
+		 "POST %s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
+		 "Accept: application/json, text/event-stream\r\n",
+		 O.path, http_host, http_port);
+	if (sid)
+		buf_addf(&c->out, "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n", sid,
+			 O.protocol);
+	buf_addf(&c->out, "Content-Length: %zu\r\n\r\n", strlen(body));
+	buf_adds(&c->out, body);
+}
+
+/* Opens `n` sessions over `k` connections at once (initialize, then
+ * initialized); calls got(sid, arg) for each. */
+static void open_sessions(long n, long k, void (*got)(const char *sid, void *arg), void *arg)
+{
+	char init[320];
+	snprintf(init, sizeof init,
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		 "\"protocolVersion\":\"%s\",\"capabilities\":{\"roots\":{\"listChanged\":true},"
+		 "\"sampling\":{}},\"clientInfo\":{\"name\":\"libmcp-loadgen\",\"version\":\"1\"}}}",
+		 O.protocol);
+	static const char initialized[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+	struct sconn *c = calloc((size_t)k, sizeof *c);
+	struct pollfd *p = calloc((size_t)k, sizeof *p);
+	if (!c || !p)
+		fatal("out of memory");
+	long started = 0, done = 0;
+	for (long i = 0; i < k; i++) {
+		c[i].fd = http_connect_waiting();
+		set_nonblock(c[i].fd);
+	}
+	while (done < n) {
+		check_deadline("opening sessions");
+		for (long i = 0; i < k; i++) {
+			if (c[i].state == 0 && started < n) {
+				sconn_send(&c[i], init, NULL);
+				c[i].state = 1;
+				started++;
+			}
+			p[i].fd = c[i].state ? c[i].fd : -1;
+			p[i].events = (short)(buf_pending(&c[i].out) ? POLLOUT : POLLIN);
+			p[i].revents = 0;
+		}
+		if (poll(p, (nfds_t)k, 1000) < 0 && errno != EINTR)
+			fatal("poll: %s", strerror(errno));
+		for (long i = 0; i < k; i++) {
+			struct sconn *x = &c[i];
+			if (!p[i].revents)
+				continue;
+			if (buf_pending(&x->out)) {
+				ssize_t w = write(x->fd, x->out.p + x->out.off, buf_pending(&x->out));
+				if (w > 0)
+					x->out.off += (size_t)w;
+				else if (w < 0 && errno != EAGAIN && errno != EINTR)
+					fatal("HTTP write: %s", strerror(errno));
+				continue;
+			}
+			buf_reserve(&x->in, 65536);
+			ssize_t rn = read(x->fd, x->in.p + x->in.len, x->in.cap - x->in.len);
+			if (rn == 0 || (rn < 0 && errno != EAGAIN && errno != EINTR))
+				fatal("HTTP read: %s", rn < 0 ? strerror(errno) : "connection closed");
+			if (rn < 0)
+				continue;
+			x->in.len += (size_t)rn;
+			int pr = http_parse(x->in.p, x->in.len, &x->r);
+			if (pr < 0)
+				fatal("malformed HTTP response");
+			if (pr == 0)
+				continue;
+			if (x->state == 1) {
+				if (x->r.status != 200 || !x->r.session ||
+				    x->r.session_len >= sizeof x->sid)
+					fatal("initialize %ld: HTTP %d %.*s", started, x->r.status,
+					      (int)x->r.body.len, x->r.body.p ? x->r.body.p : "");
+				memcpy(x->sid, x->r.session, x->r.session_len);
+				x->sid[x->r.session_len] = 0;
+				buf_clear(&x->in);
+				sconn_send(x, initialized, x->sid);
+				x->state = 2;
+			} else {
+				if (x->r.status != 202)
+					fatal("initialized: HTTP %d", x->r.status);
+				buf_clear(&x->in);
+				x->state = 0;
+				done++;
+				if (got)
+					got(x->sid, arg);
+			}
+		}
+	}
+	for (long i = 0; i < k; i++) {
+		close(c[i].fd);
+		free(c[i].out.p);
+		free(c[i].in.p);
+		free(c[i].r.body.p);
+	}
+	free(c);
+	free(p);
+}
+
+/* http-idle: O.sessions sessions, opened and left idle; what they cost. */
+static int run_http_idle(void)
+{
+	http_target();
+	if (O.pid <= 0)
+		fatal("http-idle needs --pid");
+	close(http_connect_waiting());
+	usleep(200000);
+	long th0 = proc_threads(O.pid), rss0, hwm;
+	proc_mem_kb(O.pid, &rss0, &hwm);
+	uint64_t t0 = now_ns();
+	open_sessions(O.sessions, O.window, NULL, NULL);
+	double secs = (double)(now_ns() - t0) / 1e9;
+	usleep((useconds_t)O.settle_ms * 1000);
+	long th1 = proc_threads(O.pid), rss1;
+	proc_mem_kb(O.pid, &rss1, &hwm);
+	printf("RESULT kind=http-idle label=%s sessions=%ld threads_before=%ld threads_after=%ld "
+	       "rss_before_kb=%ld rss_after_kb=%ld bytes_per_session=%.0f open_per_s=%.0f\n",
+	       O.label, O.sessions, th0, th1, rss0, rss1,
+	       (double)(rss1 - rss0) * 1024.0 / (double)O.sessions, (double)O.sessions / secs);
+	printf("# %ld idle sessions: threads %ld -> %ld, RSS %ld -> %ld KiB (%.0f bytes each)\n",
+	       O.sessions, th0, th1, rss0, rss1, (double)(rss1 - rss0) * 1024.0 / (double)O.sessions);
+	return 0;
+}
+
+/* http-streams: O.sessions sessions each holding a GET stream; what they
+ * cost, then how long notifications/tools/list_changed takes to reach each
+ * stream after a tool is added (test_trigger_tool_change, from the moment
+ * its POST is written). */
+struct stream_set {
+	char (*sids)[80];
+	long n;
+};
+
+static void keep_sid(const char *sid, void *arg)
+{
+	struct stream_set *ss = arg;
+	snprintf(ss->sids[ss->n++], 80, "%s", sid);
+}
+
+static int run_http_streams(void)
+{
+	http_target();
+	if (O.pid <= 0)
+		fatal("http-streams needs --pid");
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	long n = O.sessions;
+	close(http_connect_waiting());
+	usleep(200000);
+	long th0 = proc_threads(O.pid), rss0, hwm;
+	proc_mem_kb(O.pid, &rss0, &hwm);
+	struct stream_set ss = { calloc((size_t)n, 80), 0 };
+	int *fds = calloc((size_t)n, sizeof *fds);
+	struct buf *in = calloc((size_t)n, sizeof *in);
+	uint64_t *arrived = calloc((size_t)n, sizeof *arrived);
+	if (!ss.sids || !fds || !in || !arrived)
+		fatal("out of memory");
+	open_sessions(n, O.window, keep_sid, &ss);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	for (long i = 0; i < n; i++) {
+		fds[i] = http_connect();
+		struct buf g = { 0 };
+		buf_addf(&g,
+			 "GET %s HTTP/1.1\r\nHost: %s:%s\r\nAccept: text/event-stream\r\n"
+			 "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n\r\n",
+			 O.path, http_host, http_port, ss.sids[i], O.protocol);
+		if (write(fds[i], g.p, g.len) != (ssize_t)g.len)
+			fatal("GET write: %s", strerror(errno));
+		free(g.p);
+		set_nonblock(fds[i]);
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)i };
+		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+	}
+	/* Every stream's response head (200) must be in before the change. */
+	long heads = 0;
+	struct epoll_event evs[256];
+	while (heads < n) {
+		check_deadline("opening GET streams");
+		int k = epoll_wait(ep, evs, 256, 1000);
+		for (int j = 0; j < k; j++) {
+			long i = (long)evs[j].data.u64;
+			buf_reserve(&in[i], 4096);
+			ssize_t rn = read(fds[i], in[i].p + in[i].len, in[i].cap - in[i].len);
+			if (rn <= 0)
+				continue;
+			int had = memmem(in[i].p, in[i].len, "\r\n\r\n", 4) != NULL;
+			in[i].len += (size_t)rn;
+			if (!had && memmem(in[i].p, in[i].len, "\r\n\r\n", 4)) {
+				if (in[i].len < 12 || strncmp(in[i].p + 9, "200", 3) != 0)
+					fatal("GET stream %ld: %.*s", i, (int)(in[i].len < 80 ? in[i].len : 80),
+					      in[i].p);
+				heads++;
+			}
+		}
+	}
+	usleep((useconds_t)O.settle_ms * 1000);
+	long th1 = proc_threads(O.pid), rss1;
+	proc_mem_kb(O.pid, &rss1, &hwm);
+	/* The change. */
+	int tfd = http_connect();
+	snprintf(http_session, sizeof http_session, "%s", ss.sids[0]);
+	struct buf tin = { 0 };
+	struct hresp tr;
+	memset(&tr, 0, sizeof tr);
+	uint64_t t0 = now_ns();
+	http_post_blocking(tfd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+			   "{\"name\":\"test_trigger_tool_change\",\"arguments\":{}}}", &tin, &tr);
+	if (tr.status != 200 || body_find_answer(&tr, 7) != 1)
+		fatal("test_trigger_tool_change: HTTP %d %.*s", tr.status, (int)tr.body.len, tr.body.p);
+	long got = 0;
+	static const char needle[] = "notifications/tools/list_changed";
+	for (long i = 0; i < n; i++)
+		if (memmem(in[i].p, in[i].len, needle, sizeof needle - 1)) {
+			arrived[i] = now_ns();
+			got++;
+		}
+	while (got < n) {
+		check_deadline("waiting for list_changed on every stream");
+		int k = epoll_wait(ep, evs, 256, 1000);
+		uint64_t now = now_ns();
+		for (int j = 0; j < k; j++) {
+			long i = (long)evs[j].data.u64;
+			buf_reserve(&in[i], 4096);
+			ssize_t rn = read(fds[i], in[i].p + in[i].len, in[i].cap - in[i].len);
+			if (rn <= 0)
+				continue;
+			in[i].len += (size_t)rn;
+			if (!arrived[i] && memmem(in[i].p, in[i].len, needle, sizeof needle - 1)) {
+				arrived[i] = now;
+				got++;
+			}
+		}
+	}
+	for (long i = 0; i < n; i++)
+		arrived[i] -= t0;
+	qsort(arrived, (size_t)n, sizeof *arrived, cmp_u64);
+	double p50 = pct_us(arrived, (size_t)n, 0.5) / 1000, p99 = pct_us(arrived, (size_t)n, 0.99) / 1000;
+	double mx = (double)arrived[n - 1] / 1e6;
+	printf("RESULT kind=http-streams label=%s streams=%ld threads_before=%ld threads_after=%ld "
+	       "rss_before_kb=%ld rss_after_kb=%ld bytes_per_stream=%.0f broadcast_p50_ms=%.2f "
+	       "broadcast_p99_ms=%.2f broadcast_max_ms=%.2f\n",
+	       O.label, n, th0, th1, rss0, rss1, (double)(rss1 - rss0) * 1024.0 / (double)n, p50,
+	       p99, mx);
+	printf("# %ld GET streams: threads %ld -> %ld; list_changed on every one: p50 %.2f ms, p99 "
+	       "%.2f ms, max %.2f ms\n", n, th0, th1, p50, p99, mx);
+	close(tfd);
+	for (long i = 0; i < n; i++) {
+		close(fds[i]);
+		free(in[i].p);
+	}
+	close(ep);
+	free(tin.p);
+	free(tr.body.p);
+	free(ss.sids);
+	free(fds);
+	free(in);
+	free(arrived);
+	return 0;
+}
+
 /* Prints a TCP port of 127.0.0.1 that was free a moment ago. */
 static int run_free_port(void)
 {
@@ -1632,6 +1955,10 @@ static void usage(FILE *f)
 {
 	fputs("usage: loadgen stdio  [OPTIONS] -- SERVER [ARGS...]   throughput and latency\n"
 	      "       loadgen http   [OPTIONS] HOST:PORT             the same over HTTP\n"
+	      "       loadgen http-idle -n SESSIONS --pid PID HOST:PORT   threads and memory of\n"
+	      "                                                      idle sessions\n"
+	      "       loadgen http-streams -n STREAMS --pid PID HOST:PORT   the same with a GET\n"
+	      "                                                      stream each, then a broadcast\n"
 	      "       loadgen close  [OPTIONS] -- SERVER [ARGS...]   EOF to exit, W handlers blocked\n"
 	      "       loadgen cancel [OPTIONS] -- SERVER [ARGS...]   cancel to handler (needs --trace)\n"
 	      "       loadgen memory [OPTIONS] -- SERVER [ARGS...]   RSS idle and with Q queued\n"
@@ -1650,6 +1977,7 @@ static void usage(FILE *f)
 	      "      --expect-requests close: wait until W server-to-client requests arrived\n"
 	      "      --settle-ms MS    close, cancel, ping: pause before EOF, each cancel or ping (50)\n"
 	      "      --pid PID         http: the server's pid, for its CPU time and memory\n"
+	      "      --stateless       http: no session; every POST stands alone\n"
 	      "      --path PATH       http: the endpoint (/mcp)\n"
 	      "      --protocol VER    protocolVersion to ask for (2025-06-18)\n"
 	      "      --label TEXT      names the run in the output (-)\n"
@@ -1715,10 +2043,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--expect-requests")) {
 			O.expect_requests = 1;
 			continue;
+		} else if (!strcmp(a, "--stateless")) {
+			O.stateless = 1;
+			continue;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
-		} else if (a[0] != '-' && !O.target && strcmp(O.cmd, "http") == 0) {
+		} else if (a[0] != '-' && !O.target && strncmp(O.cmd, "http", 4) == 0) {
 			O.target = a;
 			continue;
 		} else {
@@ -1735,11 +2066,16 @@ int main(int argc, char **argv)
 	deadline_ns = now_ns() + (uint64_t)O.timeout_ms * 1000000u;
 	build_request_template();
 
-	int is_http = strcmp(O.cmd, "http") == 0;
+	int is_http = strncmp(O.cmd, "http", 4) == 0;
 	if (is_http ? !O.target : !O.argv || !O.argv[0]) {
 		usage(stderr);
 		return 2;
 	}
+	O.sessions = O.requests;
+	if (!strcmp(O.cmd, "http-idle"))
+		return run_http_idle();
+	if (!strcmp(O.cmd, "http-streams"))
+		return run_http_streams();
 	if (is_http)
 		return run_http();
 	if (!strcmp(O.cmd, "stdio"))

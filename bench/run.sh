@@ -54,12 +54,18 @@ if [ "$quick" = 1 ]; then
 	close_runs=2
 	cancels=20
 	queue=1000
+	idle_n=500          # HTTP sessions left idle
+	ts_idle_n=0         # the same for the TS SDK (not in a smoke run)
+	streams_n=200       # HTTP GET streams
 else
 	repeat=${BENCH_REPEAT:-3}
 	tput="-n 100000000 --duration-ms ${BENCH_DURATION_MS:-1500} --warmup 2000"
 	close_runs=10
 	cancels=300
 	queue=10000
+	idle_n=100000
+	ts_idle_n=2000
+	streams_n=10000
 fi
 
 out="$build/bench-results"
@@ -191,6 +197,13 @@ start_http() {
 	"$@" --http "127.0.0.1:$port" >/dev/null 2>>"$out/servers.err" &
 	srv_pid=$!
 }
+# The HTTP floor takes HOST:PORT alone.
+FLOOR="$build/bench/http-floor"
+start_floor() {
+	port=$("$LG" free-port)
+	"$FLOOR" "127.0.0.1:$port" >/dev/null 2>>"$out/servers.err" &
+	srv_pid=$!
+}
 stop_http() {
 	if [ -n "$srv_pid" ]; then
 		kill "$srv_pid" 2>/dev/null || :
@@ -296,6 +309,47 @@ if [ "$http" = 1 ]; then
 		done
 	done
 fi
+
+# ---- 7. HTTP at scale: idle sessions, GET streams, stateless POSTs ---------------------
+# Sessions and streams are opened over 8 connections and left open; the
+# threads and the RSS of the server are read from /proc before and after.
+# A broadcast: test_trigger_tool_change adds a tool, and every GET stream
+# must receive notifications/tools/list_changed (time from writing that
+# POST to each arrival).  Stateless throughput: 64 keep-alive connections
+# of sequential tools/call echo without a session, answered as JSON.
+if [ "$http" = 1 ]; then
+	echo "HTTP at scale"
+	start_http "$OURS" --max-sessions $((idle_n + 100))
+	lg scale-idle http-idle -n "$idle_n" -w 8 --settle-ms 500 --pid "$srv_pid" --timeout-ms 600000 \
+		"127.0.0.1:$port"
+	stop_http
+	if [ "$have_ts" = 1 ] && [ "$ts_idle_n" -gt 0 ]; then
+		start_http "$node" "$TS" --json
+		lg scale-idle-ts http-idle -n "$ts_idle_n" -w 8 --settle-ms 500 --pid "$srv_pid" \
+			--timeout-ms 600000 "127.0.0.1:$port"
+		stop_http
+	fi
+	start_http "$OURS" --max-sessions $((streams_n + 100)) --max-streams $((streams_n + 100)) \
+		--max-connections $((streams_n + 200))
+	lg scale-streams http-streams -n "$streams_n" -w 8 --settle-ms 500 --pid "$srv_pid" \
+		--timeout-ms 600000 "127.0.0.1:$port"
+	stop_http
+	for r in $(seq 1 "$repeat"); do
+		start_http "$OURS" --stateless --json
+		lg sl-ours http --stateless -w 64 $tput --pid "$srv_pid" "127.0.0.1:$port"
+		stop_http
+		if [ -x "$FLOOR" ]; then
+			start_floor
+			lg sl-floor http --stateless -w 64 $tput --pid "$srv_pid" "127.0.0.1:$port"
+			stop_http
+		fi
+		if [ "$have_ts" = 1 ]; then
+			start_http "$node" "$TS" --stateless --json
+			lg sl-ts http --stateless -w 64 $tput --pid "$srv_pid" "127.0.0.1:$port"
+			stop_http
+		fi
+	done
+fi
 echo
 
 # ---- the table -------------------------------------------------------------------------------
@@ -370,6 +424,23 @@ row "HTTP SSE, 16 connections, req/s vs TS SDK" "$(get http-ours-sse rps)" \
 	"$(ts_or_dash http-ts-sse rps)" "TS SDK" div - - req/s
 row "HTTP SSE, 16 connections, p50 us" "$(get http-ours-sse p50_us)" \
 	"$(ts_or_dash http-ts-sse p50_us)" "TS SDK" div - - us
+# HTTP at scale (the targets of issue 16): threads may not grow with
+# sessions or streams (4 workers + 8), an idle session costs at most 4 KiB.
+row "HTTP $idle_n idle sessions: threads (vs none open)" "$(get scale-idle threads_after)" \
+	"$(get scale-idle threads_before)" "no session" divabs le 12 threads
+row "HTTP idle session, bytes each" "$(get scale-idle bytes_per_session)" \
+	"$(ts_or_dash scale-idle-ts bytes_per_session)" "TS SDK" divabs le 4096 B
+row "HTTP $streams_n GET streams: threads (vs none open)" "$(get scale-streams threads_after)" \
+	"$(get scale-streams threads_before)" "no stream" divabs le 12 threads
+row "HTTP GET stream, bytes each" "$(get scale-streams bytes_per_stream)" - - none - - B
+row "list_changed to $streams_n streams, p99 ms" "$(get scale-streams broadcast_p99_ms)" - - none lt 50 ms
+row "list_changed to $streams_n streams, max ms" "$(get scale-streams broadcast_max_ms)" - - none - - ms
+row "HTTP stateless echo, 64 connections, req/s vs floor" "$(get sl-ours rps)" \
+	"$(get sl-floor rps)" "MHD + json-c floor" div ge 0.8 req/s
+row "HTTP stateless echo, 64 connections, req/s vs TS SDK" "$(get sl-ours rps)" \
+	"$(ts_or_dash sl-ts rps)" "TS SDK stateless" div ge 10 req/s
+row "HTTP stateless echo, server CPU us/request vs floor" "$(get sl-ours server_cpu_us_per_req)" \
+	"$(get sl-floor server_cpu_us_per_req)" "MHD + json-c floor" div - - us
 echo
 echo "ratios run by run (repeat 1, 2, ...; the median is in the table):"
 per_run "stdio echo w=1 p50, libmcp / baseline" ours-w1 base-w1 p50_us
@@ -377,6 +448,8 @@ per_run "stdio echo w=64 req/s, libmcp / baseline" ours-w64 base-w64 rps
 [ "$have_ts" = 0 ] || per_run "stdio echo w=64 req/s, libmcp / TS SDK" ours-w64 ts-w64 rps
 per_run "CPU-bound req/s, 2 workers / 1" cpu-2 cpu-1 rps
 [ "$have_ts" = 0 ] || per_run "HTTP JSON req/s, libmcp / TS SDK" http-ours-json http-ts-json rps
+[ "$http" = 0 ] || per_run "HTTP stateless req/s, libmcp / floor" sl-ours sl-floor rps
+[ "$have_ts" = 0 ] || [ "$http" = 0 ] || per_run "HTTP stateless req/s, libmcp / TS SDK" sl-ours sl-ts rps
 if [ "$have_ts" = 1 ]; then
 	# The CPU that 7 x the SDK's rate leaves the server per request when
 	# every CPU is busy, after the load generator's share at our rate.
@@ -418,7 +491,7 @@ if ! awk '{
 fi
 need="ours-w1 ours-w16 ours-w64 base-w1 base-w16 base-w64 close-sleep close-roots cancel ping-base"
 need="$need cpu-1 cpu-2 mem-ours mem-base"
-[ "$http" = 0 ] || need="$need http-ours-json http-ours-sse"
+[ "$http" = 0 ] || need="$need http-ours-json http-ours-sse scale-idle scale-streams sl-ours sl-floor"
 for label in $need; do
 	if ! grep -q " label=$label " "$R"; then
 		echo "bench: FAIL: no result for $label" >&2

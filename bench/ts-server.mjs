@@ -8,6 +8,10 @@
 //                                                     a session per initialize;
 //                                                     --json answers POSTs with
 //                                                     application/json, else SSE
+//        node ts-server.mjs --http HOST:PORT --stateless [--json]
+//                                                     no sessions: a server and a
+//                                                     transport per POST, as the
+//                                                     SDK documents stateless mode
 //
 // Installed by bench/run.sh next to node_modules in the build tree, with the
 // versions pinned in bench/package.json.
@@ -49,7 +53,26 @@ function isInitialize(body) {
   return body && !Array.isArray(body) && body.method === 'initialize';
 }
 
-async function serveHttp(addr, json) {
+async function serveStateless(req, res, json) {
+  if (req.method !== 'POST') {
+    res.writeHead(405).end();
+    return;
+  }
+  const body = JSON.parse(await readBody(req));
+  const server = newServer();
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: json,
+  });
+  res.on('close', () => {
+    transport.close();
+    server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
+}
+
+async function serveHttp(addr, json, stateless) {
   const colon = addr.lastIndexOf(':');
   const host = addr.slice(0, colon).replace(/^\[|\]$/g, '');
   const port = Number(addr.slice(colon + 1));
@@ -59,6 +82,10 @@ async function serveHttp(addr, json) {
     try {
       if (!req.url.startsWith('/mcp')) {
         res.writeHead(404).end();
+        return;
+      }
+      if (stateless) {
+        await serveStateless(req, res, json);
         return;
       }
       const sid = req.headers['mcp-session-id'];
@@ -95,7 +122,7 @@ async function serveHttp(addr, json) {
 const args = process.argv.slice(2);
 const at = args.indexOf('--http');
 if (at >= 0 && args[at + 1]) {
-  await serveHttp(args[at + 1], args.includes('--json'));
+  await serveHttp(args[at + 1], args.includes('--json'), args.includes('--stateless'));
 } else {
   const server = newServer();
   const transport = new StdioServerTransport();
