@@ -462,7 +462,9 @@ char *auth_error_body(auth_verdict v, const char *description, char *const *scop
 	eng_obj_set(err, "data", data, &bad);
 	json_object *msg = json_object_new_object();
 	eng_obj_set(msg, "jsonrpc", json_object_new_string("2.0"), &bad);
-	eng_obj_set(msg, "id", NULL, &bad);
+	/* id null: the refusal comes before any request was read. */
+	if (!msg || json_object_object_add(msg, "id", NULL) != 0)
+		bad = 1;
 	eng_obj_set(msg, "error", err, &bad);
 	if (bad) {
 		json_object_put(msg);

@@ -560,7 +560,8 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 	mcp_server *srv = ctx->sess->srv;
 	struct auth_conf *c = conf_of(srv);
 	ctx->principal = mcp_authz_current(ctx->sess);
-	ctx->target = key;
+	if (!ctx->target)
+		ctx->target = key;
 	if (!c)
 		return 0;
 	if (c->before || c->after) {

@@ -979,13 +979,13 @@ static void run_resources_read(eng_req *r)
 	}
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
+	ctx.target = uri; /* the URI read, not the template it matched */
 	if (mcp_ctx_admit(&ctx, res->is_template ? MCP_ITEM_TEMPLATE : MCP_ITEM_RESOURCE,
 			  res->base.key)) {
 		json_object_put(vars);
 		mcp_entry_unref(&res->base);
 		return;
 	}
-	ctx.target = uri; /* the URI read, not the template it matched */
 	mcp_contents out = { .items = json_object_new_array() };
 	const char *why = NULL;
 	int resumed = mcp_mrtr_begin(&ctx, params, "resources/read", uri, NULL, &why);
