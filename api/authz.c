@@ -559,11 +559,14 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 {
 	mcp_server *srv = ctx->sess->srv;
 	struct auth_conf *c = conf_of(srv);
-	ctx->principal = mcp_authz_current(ctx->sess);
 	if (!ctx->target)
 		ctx->target = key;
+	/* Nothing configured: no principal can have been bound (the transport
+	 * binds only when authorization is on), and the session lock is not
+	 * taken on this path that every call goes through. */
 	if (!c)
 		return 0;
+	ctx->principal = mcp_authz_current(ctx->sess);
 	if (c->before || c->after) {
 		ctx->hooked = 1;
 		ctx->hook_start_ns = eng_now_ns();
@@ -592,8 +595,12 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 	if (!c->before)
 		return 0;
 	int rc = c->before(ctx, c->hook_user);
-	if (rc == MCP_OK)
+	if (rc == MCP_OK) {
+		free(ctx->refusal_message); /* a refusal the hook took back */
+		ctx->refusal_message = NULL;
+		ctx->refusal = 0;
 		return 0;
+	}
 	ctx->refused = 1;
 	if (ctx->refusal == 1 + MCP_REFUSE_RATE_LIMITED) {
 		json_object *d = json_object_new_object();
@@ -613,6 +620,9 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 
 void mcp_authz_after(mcp_ctx *ctx, const char *why, int code)
 {
+	/* mcp_ctx_refuse called outside a before-hook is ignored. */
+	free(ctx->refusal_message);
+	ctx->refusal_message = NULL;
 	if (!ctx->hooked)
 		return;
 	ctx->hooked = 0;
