@@ -164,6 +164,9 @@ struct mcp_server {
 	struct mcp_sess *sessions;
 	struct mcp_listen *listens;  /* open subscriptions/listen streams */
 	size_t nlistens;
+	/* Authorization (api/authz.c): made by the first auth setter, never
+	 * moved until mcp_server_free; NULL while nothing is configured. */
+	struct auth_conf *_Atomic auth;
 };
 
 /* At most this many subscriptions/listen streams are open at once. */
@@ -195,6 +198,7 @@ typedef struct mcp_sess {
 	_Atomic(json_object *) client_caps;
 	_Atomic int log_level;       /* notifications below it are not sent */
 	int stateless_only;          /* HTTP without a session: 2026-07-28 only */
+	struct auth_binding *auth;   /* principals bound to it (api/authz.c; under mu) */
 } mcp_sess;
 
 extern const eng_proto mcp_protocol;
@@ -235,6 +239,15 @@ struct mcp_ctx {
 	json_object *progress_token; /* borrowed from the request, or NULL */
 	double last_progress;
 	int sent_progress;
+	/* Authorization and hooks (api/authz.c). */
+	mcp_principal *principal;    /* borrowed from the session, or NULL */
+	const char *target;          /* tool or prompt name, or URI; borrowed */
+	int64_t hook_start_ns;
+	int hooked;                  /* the after-hook is due at mcp_ctx_end */
+	int refused;                 /* answered by mcp_ctx_admit */
+	int refusal;                 /* 1 + mcp_refusal from mcp_ctx_refuse, or 0 */
+	char *refusal_message;
+	int64_t retry_after_ms;
 };
 
 void mcp_result_init(mcp_result *r, int rev);
@@ -278,6 +291,12 @@ size_t mcp_registry_count(mcp_server *srv, mcp_registry *r);
 json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
 			       json_object *(*describe)(mcp_entry *e, int rev), int rev,
 			       size_t *total);
+/* The same, keeping only the items `keep` accepts: up to `limit` of them
+ * from item `offset` on; *next gets the index to continue from, or 0 at
+ * the end. */
+json_object *mcp_registry_page_if(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
+				  json_object *(*describe)(mcp_entry *e, int rev), int rev,
+				  int (*keep)(mcp_entry *e, void *arg), void *arg, size_t *next);
 void mcp_registry_clear(mcp_registry *r);
 
 char *mcp_strdup_opt(const char *s, int *failed);
@@ -407,5 +426,40 @@ struct mcp_completion {
 	int has_more;
 	size_t added;
 };
+
+/* Authorization (api/authz.c; the token machinery is in api/auth.h).
+ *
+ * admit runs right after mcp_ctx_begin for the requests that reach a
+ * worker: it gives the context its principal and target, checks the scopes
+ * of item `key` of `kind` (mcp_item_kind, or -1 for none), and runs the
+ * before-hook.  It returns 0 to run the handler, 1 when it answered the
+ * request itself (mcp_ctx_end done).  after runs the after-hook, once. */
+int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key);
+void mcp_authz_after(mcp_ctx *ctx, const char *why, int code);
+/* Lists: whether `p` (NULL: no principal) may see an item, with reg_lock
+ * held; whether filtering is needed at all. */
+int mcp_authz_visible(mcp_server *srv, int kind, const char *key, const mcp_principal *p);
+int mcp_authz_filters(mcp_server *srv, const mcp_principal *p);
+/* A session's principal: bind the one of a new request (counted; another
+ * party's gives MCP_ENOENT, to be answered as an unknown session), read
+ * the current one (borrowed for the session's life). */
+int mcp_authz_bind(mcp_sess *ms, mcp_principal *p);
+mcp_principal *mcp_authz_current(mcp_sess *ms);
+void mcp_authz_sess_free(mcp_sess *ms);
+void mcp_authz_free(mcp_server *srv);
+/* For the HTTP transport (see doc/auth.md, "Wiring"): whether
+ * authorization is on; the metadata document for a GET of `path` (1 and
+ * *json, caller frees; 0 when `path` is not a metadata path; -1 no memory);
+ * the check of one request: 0 to go on (*principal taken by the caller,
+ * NULL when authorization is off), else the HTTP status to answer with
+ * and the WWW-Authenticate value (NULL for 500) and JSON-RPC body to send
+ * (caller frees both); the WWW-Authenticate of an answer whose error is
+ * MCP_JSONRPC_FORBIDDEN (data borrowed; NULL when none applies). */
+int mcp_authz_enabled(mcp_server *srv);
+int mcp_authz_metadata(mcp_server *srv, const char *path, const char *endpoint, char **json);
+int mcp_authz_http(mcp_server *srv, const char *url, const char *authorization, int64_t now,
+		   mcp_principal **principal, char **www_authenticate, char **body);
+char *mcp_authz_forbidden_challenge(mcp_server *srv, json_object *data);
+int64_t mcp_authz_now(void);
 
 #endif /* MCP_API_INTERNAL_H */

@@ -259,6 +259,18 @@ int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset)
 }
 
 
+struct list_filter {
+	mcp_server *srv;
+	const mcp_principal *who;
+	int kind;
+};
+
+static int list_visible(mcp_entry *e, void *arg)
+{
+	struct list_filter *f = arg;
+	return mcp_authz_visible(f->srv, f->kind, e->key, f->who);
+}
+
 static void list_page_view(eng_session *s, json_object *id, json_object *params,
 			   const char *list, const char *key, mcp_registry *r,
 			   json_object *(*describe)(mcp_entry *e, int rev), const mcp_view *v,
@@ -274,8 +286,25 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 					  "Invalid params: unknown cursor", NULL);
 		return;
 	}
-	size_t total = 0, page = (size_t)ms->srv->page_size;
-	json_object *items = mcp_registry_page(ms->srv, r, offset, page, describe, rev, &total);
+	size_t total = 0, page = (size_t)ms->srv->page_size, next = 0;
+	mcp_server *srv = ms->srv;
+	mcp_principal *who = mcp_authz_current(ms);
+	json_object *items;
+	if (mcp_authz_filters(srv, who)) {
+		/* Only what the caller's scopes reach; a page may then hold
+		 * fewer items, and the cursor continues after the last item
+		 * looked at. */
+		struct list_filter f = { srv, who,
+					 r == &srv->tools	? MCP_ITEM_TOOL
+					 : r == &srv->resources ? MCP_ITEM_RESOURCE
+					 : r == &srv->templates ? MCP_ITEM_TEMPLATE
+								: MCP_ITEM_PROMPT };
+		items = mcp_registry_page_if(srv, r, offset, page, describe, rev, list_visible, &f,
+					     &next);
+	} else {
+		items = mcp_registry_page(srv, r, offset, page, describe, rev, &total);
+		next = offset + page < total ? offset + page : 0;
+	}
 	if (!items) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
@@ -283,10 +312,10 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	int bad = 0;
 	json_object *res = json_object_new_object();
 	eng_obj_set(res, key, items, &bad);
-	if (offset + page < total) {
-		char *next = mcp_make_cursor(list, offset + page);
-		eng_obj_set(res, "nextCursor", next ? json_object_new_string(next) : NULL, &bad);
-		free(next);
+	if (next) {
+		char *cursor = mcp_make_cursor(list, next);
+		eng_obj_set(res, "nextCursor", cursor ? json_object_new_string(cursor) : NULL, &bad);
+		free(cursor);
 	}
 	if (!res || bad) {
 		json_object_put(res);
@@ -738,6 +767,7 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 	}
 	if (rc == MCP_OK && result) {
 		json_object_put(data);
+		code = 0;
 		if (ctx->view.modern)
 			mcp_modern_decorate(ctx->sess->srv, get_str(r->msg, "method"), result);
 		eng_req_finish_result(r, result);
@@ -746,15 +776,15 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		/* Stopped because of its token or the close: nothing is written
 		 * (P1, P2, P6). */
 		json_object_put(data);
+		code = 0;
 		eng_req_finish_silent(r);
 	} else if (code) {
 		eng_req_finish_error(r, code, message, data);
 	} else {
 		json_object_put(data);
-		eng_req_finish_error(r,
-				     rc == MCP_EINVAL ? MCP_JSONRPC_INVALID_PARAMS
-						      : MCP_JSONRPC_INTERNAL_ERROR,
-				     rc == MCP_OK ? "out of memory" : mcp_strerror(rc), NULL);
+		code = rc == MCP_EINVAL ? MCP_JSONRPC_INVALID_PARAMS : MCP_JSONRPC_INTERNAL_ERROR;
+		eng_req_finish_error(r, code, rc == MCP_OK ? "out of memory" : mcp_strerror(rc),
+				     NULL);
 	}
 	json_object_put(result);
 	/* The reason read above may predate a peer cancel that won the
@@ -769,6 +799,7 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 	/* Traced once the request has its outcome and has left the in-flight
 	 * table: from "cleanup" on, its id may be reused (P5). */
 	trace(ctx->sess->srv, "cleanup", r, why);
+	mcp_authz_after(ctx, why, outcome == ENG_OUT_RESPONDED ? code : 0);
 }
 
 static void finish_invalid(eng_req *r, const char *message, json_object *data)
@@ -859,6 +890,11 @@ static void run_tools_call(eng_req *r)
 	}
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
 	if (task) {
 		if (!json_object_is_type(task, json_type_object) ||
 		    mcp_task_run_tool(r, &ctx, tool, args, task) != 0)
@@ -944,6 +980,13 @@ static void run_resources_read(eng_req *r)
 	}
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
+	ctx.target = uri; /* the URI read, not the template it matched */
+	if (mcp_ctx_admit(&ctx, res->is_template ? MCP_ITEM_TEMPLATE : MCP_ITEM_RESOURCE,
+			  res->base.key)) {
+		json_object_put(vars);
+		mcp_entry_unref(&res->base);
+		return;
+	}
 	mcp_contents out = { .items = json_object_new_array() };
 	const char *why = NULL;
 	int resumed = mcp_mrtr_begin(&ctx, params, "resources/read", uri, NULL, &why);
@@ -1040,6 +1083,11 @@ static void run_prompts_get(eng_req *r)
 		args = own_args = json_object_new_object();
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, MCP_ITEM_PROMPT, name)) {
+		json_object_put(own_args);
+		mcp_entry_unref(&p->base);
+		return;
+	}
 	mcp_prompt_result out = { .rev = req_rev(r) };
 	const char *why = NULL;
 	int rc;
@@ -1123,6 +1171,12 @@ static void run_complete(eng_req *r)
 		context = own_ctx = json_object_new_object();
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, strcmp(type, "ref/prompt") == 0 ? MCP_ITEM_PROMPT : MCP_ITEM_TEMPLATE,
+			  e->key)) {
+		json_object_put(own_ctx);
+		mcp_entry_unref(e);
+		return;
+	}
 	mcp_completion out = { .values = json_object_new_array(), .total = -1 };
 	int rc = out.values ? MCP_OK : MCP_ENOMEM;
 	if (rc == MCP_OK && fn)
@@ -1533,6 +1587,7 @@ static void on_free(eng_session *s)
 	pthread_cond_destroy(&ms->task_cv);
 	json_object_put(atomic_load(&ms->client_caps));
 	free(ms->client_caps_text);
+	mcp_authz_sess_free(ms);
 	for (size_t i = 0; i < ms->nsubs; i++)
 		free(ms->subs[i]);
 	free(ms->subs);

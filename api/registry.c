@@ -132,6 +132,37 @@ json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, 
 	return arr;
 }
 
+json_object *mcp_registry_page_if(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
+				  json_object *(*describe)(mcp_entry *e, int rev), int rev,
+				  int (*keep)(mcp_entry *e, void *arg), void *arg, size_t *next)
+{
+	json_object *arr = json_object_new_array();
+	*next = 0;
+	if (!arr)
+		return NULL;
+	size_t taken = 0;
+	pthread_rwlock_rdlock(&srv->reg_lock);
+	size_t i = offset;
+	for (; i < r->n && taken < limit; i++) {
+		if (!keep(r->items[i], arg))
+			continue;
+		json_object *o = describe(r->items[i], rev);
+		if (!o || eng_arr_add(arr, o)) {
+			json_object_put(arr);
+			arr = NULL;
+			break;
+		}
+		taken++;
+	}
+	/* A next page only when something visible is left. */
+	while (arr && i < r->n && !keep(r->items[i], arg))
+		i++;
+	if (arr && i < r->n)
+		*next = i;
+	pthread_rwlock_unlock(&srv->reg_lock);
+	return arr;
+}
+
 void mcp_registry_clear(mcp_registry *r)
 {
 	for (size_t i = 0; i < r->n; i++)

@@ -952,6 +952,223 @@ MCP_EXTERN int mcp_result_set_url_elicitation_required(mcp_result *out, const ch
 						       const char *url,
 						       const char *elicitation_id);
 
+/* ====================================================================== */
+/* Authorization (issue 17): an OAuth 2.1 protected resource, scopes per   */
+/* item, and hooks around every request.                                  */
+/*                                                                        */
+/* Over Streamable HTTP the server is an OAuth 2.1 resource server as the */
+/* MCP authorization specification (2025-06-18 onward) describes: a token */
+/* is taken from the Authorization header only, verified (by the built-in */
+/* JWT verifier or the application's), and its principal travels with    */
+/* the request to scope checks, hooks and handlers.  Status of this       */
+/* release: configuration, verification, scope checks, the principal in   */
+/* the handler and the hooks are in place and tested in-process; the HTTP */
+/* transport does not yet call them (no metadata document is served and   */
+/* no token is asked for): see doc/auth.md.  Over stdio and in-process    */
+/* connections there is no token (the MCP specification leaves local      */
+/* credentials to the environment): requests there carry no principal    */
+/* and are not restricted by scopes.                                      */
+/* ====================================================================== */
+
+/* JSON-RPC errors of refusals.  Over HTTP they come with the status in
+ * brackets. */
+/* No token, or a token that is invalid [401; 400 for a malformed request,
+ * data.error "invalid_request"]. */
+#define MCP_JSONRPC_UNAUTHORIZED (-32051)
+/* The token lacks a scope the request needs [403, data.error
+ * "insufficient_scope", data.scope the scopes to ask for], or a
+ * before-hook refused the request [403, data.error "forbidden"]. */
+#define MCP_JSONRPC_FORBIDDEN (-32052)
+/* (MCP_JSONRPC_SERVER_BUSY with data.retryAfterMs: a hook's rate limit
+ * [429 with Retry-After].) */
+
+/* The protected resource.  Call these from the thread that owns the
+ * server, before a run function; each returns MCP_OK, MCP_EINVAL,
+ * MCP_ENOMEM or MCP_ESTATE (running).  Strings are copied. */
+
+/* The canonical URI of this MCP server as clients name it (RFC 8707), e.g.
+ * "https://mcp.example.com/mcp": http or https, a host, no query or
+ * fragment.  It is the metadata's "resource", and every token's "aud" must
+ * name it (compared after lowercasing scheme and host, dropping a default
+ * port and a trailing '/').  Setting it turns authorization on for HTTP. */
+MCP_EXTERN int mcp_server_set_auth_resource(mcp_server *srv, const char *uri);
+/* Adds an authorization server (its issuer URL) to the metadata's
+ * authorization_servers.  At least one is needed for clients to find where
+ * to get a token. */
+MCP_EXTERN int mcp_server_add_auth_server(mcp_server *srv, const char *issuer_url);
+/* The metadata's scopes_supported: a space-separated list of scope tokens
+ * (RFC 6749 section 3.3; MCP_EINVAL otherwise).  NULL clears. */
+MCP_EXTERN int mcp_server_set_auth_scopes_supported(mcp_server *srv, const char *scopes);
+/* Scopes every token must hold to reach the server at all (checked before
+ * anything else; a token without them gets 403 insufficient_scope), and
+ * named in the scope parameter of the 401 challenge so that a client asks
+ * for them first.  Space-separated; NULL clears. */
+MCP_EXTERN int mcp_server_set_auth_required_scopes(mcp_server *srv, const char *scopes);
+/* The metadata's optional resource_name and resource_documentation (a
+ * URL); either may be NULL. */
+MCP_EXTERN int mcp_server_set_auth_resource_info(mcp_server *srv, const char *name,
+						 const char *documentation_url);
+
+/* The built-in JWT verifier, used when no verifier function is set.  It
+ * needs the resource (above) and a key set; it checks the signature (RS256,
+ * RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512 and EdDSA over
+ * Ed25519; "none" and HS* are always refused, and the algorithm must fit
+ * the key's type and curve), the key id, exp (required), nbf and iat with
+ * the clock skew, aud against the resource, iss when set, and typ (absent,
+ * "JWT" or "at+jwt"; only at+jwt in strict mode).  The principal gets sub,
+ * client_id (or azp), the scopes of "scope" (space-separated) and "scp"
+ * (an array), aud, iss and exp.  doc/auth.md has the whole policy. */
+/* The issuer every token's "iss" must equal exactly; NULL: not checked
+ * (then trust the key set alone).  Before running. */
+MCP_EXTERN int mcp_server_set_auth_issuer(mcp_server *srv, const char *issuer);
+/* The allowed difference between the server's clock and the issuer's, in
+ * ms (0..600000; default 60000).  Before running. */
+MCP_EXTERN int mcp_server_set_auth_clock_skew_ms(mcp_server *srv, int64_t ms);
+/* Non-zero: accept only tokens whose typ header is "at+jwt" (RFC 9068).
+ * Default 0, since many authorization servers still write "JWT".  Before
+ * running. */
+MCP_EXTERN int mcp_server_set_auth_strict_typ(mcp_server *srv, int strict);
+/* The key set, as JWKS text (RFC 7517; copied) or as the path of a JWKS
+ * file (read now; the path is remembered for mcp_server_reload_auth_keys).
+ * Keys the verifier cannot use (encryption keys, symmetric keys, RSA below
+ * 2048 bits, other curves) are skipped.  Any thread, also while running:
+ * the new set replaces the old at once, verifications in progress finish
+ * with the set they started with, and on any error the old set stays.
+ * MCP_OK, MCP_EINVAL (not a JWKS, or no usable key), MCP_ESYS (the file
+ * cannot be read), MCP_ENOMEM, MCP_ESTATE (the first key set of a running
+ * server: configure authorization before running). */
+MCP_EXTERN int mcp_server_set_auth_jwks_text(mcp_server *srv, const char *jwks);
+MCP_EXTERN int mcp_server_set_auth_jwks_file(mcp_server *srv, const char *path);
+/* Reads the JWKS file again (key rotation).  Any thread.  MCP_OK,
+ * MCP_ENOENT (no file was set), or an error of mcp_server_set_auth_jwks_
+ * file, when the old set stays. */
+MCP_EXTERN int mcp_server_reload_auth_keys(mcp_server *srv);
+
+/* An application verifier, for opaque tokens (introspection) or any other
+ * scheme.  It replaces the JWT verifier.
+ *
+ * The principal being built for a token; opaque, owned by the library. */
+typedef struct mcp_principal mcp_principal;
+/* What a verifier says of a token. */
+typedef enum mcp_auth_status {
+	MCP_AUTH_OK = 0,             /* valid: `out` describes its holder */
+	MCP_AUTH_INVALID_TOKEN,      /* unknown, expired, revoked, malformed: 401 */
+	MCP_AUTH_INSUFFICIENT_SCOPE  /* valid but not enough for this server: 403 */
+} mcp_auth_status;
+/* Called on a transport thread for each request that carries a token,
+ * with the token (borrowed for the call), the resource URI set above, the
+ * principal to fill with mcp_principal_set_* (owned by the library) and
+ * `user`.  Return an mcp_auth_status, or a negative MCP_E* code when the
+ * verifier itself failed (the request then gets 500).  Must be
+ * thread-safe; it should not block long (cache introspection answers).
+ * After MCP_AUTH_OK the library still refuses the token when the principal
+ * says it expired, or names audiences none of which is the resource. */
+typedef int (*mcp_auth_verify_fn)(const char *token, const char *resource, mcp_principal *out,
+				  void *user);
+/* NULL `fn` returns to the JWT verifier.  Before running. */
+MCP_EXTERN int mcp_server_set_auth_verifier(mcp_server *srv, mcp_auth_verify_fn fn, void *user);
+/* Filling a principal, from the verifier only (after it returns the
+ * principal is frozen and these return MCP_ESTATE).  Strings copied;
+ * MCP_OK, MCP_EINVAL, MCP_ENOMEM, MCP_ESTATE.  add_scope adds one scope
+ * token (no spaces); `expires_at` is Unix time in seconds (0: unknown). */
+MCP_EXTERN int mcp_principal_set_subject(mcp_principal *p, const char *subject);
+MCP_EXTERN int mcp_principal_set_client_id(mcp_principal *p, const char *client_id);
+MCP_EXTERN int mcp_principal_set_issuer(mcp_principal *p, const char *issuer);
+MCP_EXTERN int mcp_principal_add_scope(mcp_principal *p, const char *scope);
+MCP_EXTERN int mcp_principal_add_audience(mcp_principal *p, const char *audience);
+MCP_EXTERN int mcp_principal_set_expiry(mcp_principal *p, int64_t expires_at);
+
+/* The principal in the handler (and in hooks).  All return values are
+ * borrowed and valid until the handler returns.  Call from the handler's
+ * thread. */
+/* 1 when the request carried a verified token, 0 when it carried none
+ * (stdio, in-process, HTTP without authorization). */
+MCP_EXTERN int mcp_ctx_authenticated(const mcp_ctx *ctx);
+/* The token's subject ("sub") or client id, or NULL when the request has
+ * no principal or the token named none. */
+MCP_EXTERN const char *mcp_ctx_auth_subject(const mcp_ctx *ctx);
+MCP_EXTERN const char *mcp_ctx_auth_client_id(const mcp_ctx *ctx);
+/* The token's scopes (*n of them; *n may be NULL), or NULL with *n = 0. */
+MCP_EXTERN const char *const *mcp_ctx_auth_scopes(const mcp_ctx *ctx, size_t *n);
+/* 1 when the request's principal holds `scope`, else 0, also when there is
+ * no principal: a handler that gates on it denies requests without a
+ * token (check mcp_ctx_authenticated first to allow local clients). */
+MCP_EXTERN int mcp_ctx_auth_has_scope(const mcp_ctx *ctx, const char *scope);
+
+/* Scopes per tool, resource, template and prompt.  Declared apart from the
+ * registration structs (which cannot grow without breaking callers) and
+ * kept by key, so they may be set before the item is registered (then it
+ * is never reachable without them) and stay when it is removed and added
+ * again.  For a request with a principal: lists show only the items whose
+ * scopes it holds, and a call, read or get (and completion of a prompt or
+ * template) without them is refused with MCP_JSONRPC_FORBIDDEN (data:
+ * error "insufficient_scope", scope naming what to ask for; over HTTP
+ * 403 with the matching WWW-Authenticate).  Requests without a principal
+ * are not restricted. */
+typedef enum mcp_item_kind {
+	MCP_ITEM_TOOL = 0,
+	MCP_ITEM_RESOURCE,     /* key: the URI */
+	MCP_ITEM_TEMPLATE,     /* key: the URI template */
+	MCP_ITEM_PROMPT
+} mcp_item_kind;
+/* `scopes`: space-separated scope tokens, all required; NULL or "" removes
+ * the requirement.  Any thread, also while running.  MCP_OK, MCP_EINVAL,
+ * MCP_ENOMEM. */
+MCP_EXTERN int mcp_server_set_scopes(mcp_server *srv, mcp_item_kind kind, const char *key,
+				     const char *scopes);
+
+/* Hooks around every request that runs on a worker: tools/call,
+ * resources/read, prompts/get and completion/complete, in both protocol
+ * eras and on every transport.  (Methods answered on the connection's
+ * reader, such as ping and the lists, are not hooked.)
+ *
+ * `before` runs on the worker before the handler, after the scope check;
+ * it sees the method, the name, the principal and the request's _meta
+ * (trace context) through the mcp_ctx_* accessors.  It returns MCP_OK to
+ * let the request run, or refuses it: return mcp_ctx_refuse(...).  Any
+ * other non-zero return refuses it with MCP_JSONRPC_FORBIDDEN.
+ * `after` runs on the worker once the request has its answer (refused
+ * ones included): `outcome` is "completed", "error", "refused",
+ * "peer_cancelled", "transport_closed", "shutdown" or "timeout"; `code` the
+ * JSON-RPC error code answered (0 for a result or nothing written);
+ * `duration_us` the time since `before` was called.
+ * Hooks hold no lock of the library; they may block, and a blocking
+ * before-hook can use mcp_ctx_sleep and mcp_ctx_cancelled like a handler
+ * (it is cancelled like one).  Must be thread-safe.  Either may be NULL.
+ * Before running: MCP_OK, MCP_EINVAL, MCP_ESTATE. */
+typedef int (*mcp_before_fn)(mcp_ctx *ctx, void *user);
+typedef void (*mcp_after_fn)(mcp_ctx *ctx, const char *outcome, int code, int64_t duration_us,
+			     void *user);
+MCP_EXTERN int mcp_server_set_request_hooks(mcp_server *srv, mcp_before_fn before,
+					    mcp_after_fn after, void *user);
+
+/* What the request is, for hooks and handlers (borrowed, valid until the
+ * handler returns): the method ("tools/call"), the name of the tool or
+ * prompt, or the URI of the resource (completion: the prompt name or
+ * template URI it completes; NULL when none), and the request's params
+ * _meta object (NULL when it has none; traceparent and the like live
+ * there). */
+MCP_EXTERN const char *mcp_ctx_method(const mcp_ctx *ctx);
+MCP_EXTERN const char *mcp_ctx_target(const mcp_ctx *ctx);
+MCP_EXTERN json_object *mcp_ctx_meta(const mcp_ctx *ctx);
+
+/* Why a before-hook refuses. */
+typedef enum mcp_refusal {
+	MCP_REFUSE_FORBIDDEN = 0, /* MCP_JSONRPC_FORBIDDEN; HTTP 403 */
+	MCP_REFUSE_RATE_LIMITED   /* MCP_JSONRPC_SERVER_BUSY with
+				     data.retryAfterMs; HTTP 429, Retry-After */
+} mcp_refusal;
+/* Records the refusal of this request (`message` copied; NULL gives a
+ * default; `retry_after_ms` >= 0, for MCP_REFUSE_RATE_LIMITED) and returns
+ * MCP_EBUSY, never MCP_OK, so `return mcp_ctx_refuse(...)` from a
+ * before-hook always refuses.  Call from a before-hook only. */
+MCP_EXTERN int mcp_ctx_refuse(mcp_ctx *ctx, mcp_refusal kind, const char *message,
+			      int64_t retry_after_ms);
+
+/* ====================================================================== */
+/* End of the authorization section.                                      */
+/* ====================================================================== */
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,8 +17,8 @@ FUZZ_TARGETS = framing dispatch
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
 FUZZ_COMPILE = $(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I$(srcdir) -I$(srcdir)/api \
-	$(WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(JSONC_CFLAGS) $(SODIUM_CFLAGS) -pthread
-FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) -pthread
+	$(WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(JSONC_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS) -pthread
+FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) -pthread
 FUZZ_LIB = tests/fuzz/libmcp-fuzz.a
 FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch
 FUZZ_HELPERS = tests/fuzz/wire-check.c tests/fuzz/wire-check.h

@@ -1,0 +1,25 @@
+# ---- authorization: JWT vectors from an independent implementation ---------
+# Included from the top-level Makefile.am.  `make check-auth`: jose (npm)
+# makes RSA, EC and Ed25519 keys, a JWKS and valid and forged tokens
+# (tests/auth/make-tokens.mjs); tests/unit/test_auth checks every verdict and
+# prints the table of HTTP statuses and WWW-Authenticate values.  Node 22 and
+# jose are installed by npm ci into $(top_builddir)/.auth-node on first use;
+# without npm or the registry it reports SKIP and succeeds.  The rest of
+# test_auth runs in plain make check.
+EXTRA_DIST += doc/auth.md tests/auth/make-tokens.mjs tests/auth/run.sh tests/auth/package.json \
+	tests/auth/package-lock.json tests/auth/e2e/README.md tests/auth/e2e/client.mjs \
+	tests/auth/e2e/package.json tests/auth/e2e/package-lock.json
+
+.PHONY += check-auth
+if HAVE_CHECK
+check-auth: tests/unit/test_auth$(EXEEXT)
+	@rc=0; \
+	$(SHELL) $(srcdir)/tests/auth/run.sh $(abs_top_builddir) $(abs_top_srcdir) || rc=$$?; \
+	if test $$rc -eq 77; then echo "SKIP: check-auth"; exit 0; fi; \
+	exit $$rc
+else
+check-auth:
+	@echo "SKIP: check-auth (the Check library is not installed)"
+endif
+
+AUTH_CLEAN = .auth-node tests/auth/vectors.json

@@ -1,0 +1,88 @@
+#!/bin/sh
+# run.sh BUILD_DIR SRC_DIR: make check-auth.  Installs Node and the jose
+# package pinned in tests/auth/package.json (and its lock) into
+# BUILD_DIR/.auth-node with npm ci when they are missing or the pins
+# changed, has make-tokens.mjs write fresh keys, a JWKS and tokens, and runs
+# tests/unit/test_auth on them (MCP_AUTH_VECTORS), which checks each verdict
+# and prints the table of statuses and challenges.
+#
+# Exits 0 when every case passed, 77 (skip) when npm is missing or the
+# registry cannot be reached, 1 or 2 on failures.
+set -eu
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 BUILD_DIR SRC_DIR" >&2
+	exit 2
+fi
+build=$1
+src=$2
+here="$src/tests/auth"
+prefix="$build/.auth-node"
+node="$prefix/node_modules/.bin/node"
+jose_json="$prefix/node_modules/jose/package.json"
+test_bin="$build/tests/unit/test_auth"
+
+pin() {
+	sed -n "s|^[ 	]*\"$1\"[ 	]*:[ 	]*\"\([^\"]*\)\".*|\1|p" "$here/package.json" | head -n 1
+}
+jose_pin=$(pin jose)
+node_pin=$(pin node)
+if [ -z "$jose_pin" ] || [ -z "$node_pin" ]; then
+	echo "check-auth: no pinned jose and node versions in $here/package.json" >&2
+	exit 2
+fi
+if [ ! -x "$test_bin" ]; then
+	echo "check-auth: $test_bin is not built (make check builds it; Check is needed)" >&2
+	exit 2
+fi
+
+installed() {
+	[ -x "$node" ] || return 1
+	[ "$("$node" --version 2>/dev/null || :)" = "v$node_pin" ] || return 1
+	[ -f "$jose_json" ] || return 1
+	have=$(sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' "$jose_json" | head -n 1)
+	[ "$have" = "$jose_pin" ] || return 1
+	cmp -s "$here/package.json" "$prefix/package.json" || return 1
+	cmp -s "$here/package-lock.json" "$prefix/package-lock.json.pinned" || return 1
+}
+
+limited() {
+	if command -v timeout >/dev/null 2>&1; then
+		timeout "$@"
+	else
+		shift
+		"$@"
+	fi
+}
+
+if ! installed; then
+	if ! command -v npm >/dev/null 2>&1; then
+		echo "check-auth: SKIP: npm is not installed (needed to install Node $node_pin and jose $jose_pin)"
+		exit 77
+	fi
+	if ! limited 120 npm view "jose@$jose_pin" version >/dev/null 2>&1; then
+		echo "check-auth: SKIP: the npm registry is not reachable (npm view jose@$jose_pin failed)"
+		exit 77
+	fi
+	echo "check-auth: installing Node $node_pin and jose $jose_pin into $prefix"
+	rm -rf "$prefix"
+	mkdir -p "$prefix"
+	cp "$here/package.json" "$here/package-lock.json" "$prefix/"
+	if ! (cd "$prefix" && limited 900 npm ci --no-audit --no-fund --loglevel=error); then
+		echo "check-auth: FAIL: npm ci into $prefix failed" >&2
+		exit 1
+	fi
+	cp "$here/package-lock.json" "$prefix/package-lock.json.pinned"
+	if ! installed; then
+		echo "check-auth: FAIL: $prefix does not hold Node $node_pin and jose $jose_pin after npm ci" >&2
+		exit 1
+	fi
+fi
+
+# The script resolves jose from its own location.
+cp "$here/make-tokens.mjs" "$prefix/"
+vectors="$build/tests/auth/vectors.json"
+mkdir -p "$build/tests/auth"
+"$node" "$prefix/make-tokens.mjs" >"$vectors"
+echo "check-auth: $(grep -c '"name"' "$vectors") cases made by jose $jose_pin; verifying"
+MCP_AUTH_VECTORS="$vectors" "$test_bin"
