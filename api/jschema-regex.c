@@ -672,7 +672,7 @@ struct jschema_regex *jschema_regex_new(const char *src, size_t len, uint32_t ma
 				 &off, NULL);
 	free(pat);
 	if (!re->code) {
-		if (code == PCRE2_ERROR_NOMEMORY) {
+		if (code == PCRE2_ERROR_NOMEMORY || code == PCRE2_ERROR_HEAP_FAILED) {
 			*oom = 1;
 		} else if (why && whylen) {
 			PCRE2_UCHAR msg[160];

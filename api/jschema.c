@@ -1081,11 +1081,15 @@ static struct jschema_regex *regex_of(cstate *c, json_object *v, const char *loc
 	if (!re) {
 		if (nomem)
 			oom(c);
-		else
-			cfail(c, JSCHEMA_ESCHEMA, loc, kw, "invalid regular expression %s: %s",
-			      json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-								JSON_C_TO_STRING_NOSLASHESCAPE),
-			      why);
+		else {
+			const char *t = json_object_to_json_string_ext(
+				v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+			if (!t)
+				oom(c);
+			else
+				cfail(c, JSCHEMA_ESCHEMA, loc, kw, "invalid regular expression %s: %s",
+				      t, why);
+		}
 		return NULL;
 	}
 	return keep_regex(c, re) ? NULL : re;
