@@ -136,6 +136,8 @@ struct mcp_server {
 	unsigned char state_key[32];     /* seals requestState (api/mrtr.c) */
 	unsigned char state_key_old[32];
 	int have_state_key_old;
+	/* MAC keys of list cursors, derived from the state keys */
+	unsigned char cursor_key[32], cursor_key_old[32];
 	int input_rounds;                /* legacy bridge: rounds per request */
 	int64_t state_ttl_ms;            /* how long a sealed state is valid */
 	int max_sessions;
@@ -351,9 +353,13 @@ void mcp_tasks_get(eng_session *s, json_object *id, json_object *params);
 void mcp_tasks_list(eng_session *s, json_object *id, json_object *params);
 void mcp_tasks_cancel(eng_session *s, json_object *id, json_object *params);
 void mcp_tasks_result(eng_req *r);
-/* Shared by the paged lists (protocol.c). */
-char *mcp_make_cursor(const char *list, size_t offset);
-int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset);
+/* Shared by the paged lists (cursor.c): a cursor names its list and an
+ * offset under a MAC; parse gives -1 for any cursor the server did not
+ * issue for `list`.  derive makes the cursor keys from the state keys. */
+char *mcp_make_cursor(const mcp_server *srv, const char *list, size_t offset);
+int mcp_parse_cursor(const mcp_server *srv, const char *cursor, const char *list,
+		     size_t *offset);
+void mcp_cursor_keys_derive(mcp_server *srv);
 json_object *mcp_notification(const char *method, json_object *params);
 
 /* A handler's own JSON-RPC error for its answer (code 0: none). */

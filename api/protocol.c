@@ -193,69 +193,7 @@ static void m_set_level(eng_session *s, json_object *id, json_object *params)
 	eng_session_respond_result(s, id, json_object_new_object());
 }
 
-/* ---- paged lists ---------------------------------------------------------
- *
- * A cursor is "libmcp:<list>:<offset>" in base64: opaque to the client, and
- * checked on the way back so a cursor from elsewhere is -32602. */
-
-char *mcp_make_cursor(const char *list, size_t offset)
-{
-	char raw[96];
-	int n = snprintf(raw, sizeof raw, "libmcp:%s:%zu", list, offset);
-	return mcp_base64(raw, (size_t)n);
-}
-
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/* Returns 0 and the offset, or -1 for a cursor we did not issue. */
-int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset)
-{
-	size_t n = strlen(cursor);
-	if (n == 0 || n % 4 || n > 128)
-		return -1;
-	char raw[97];
-	size_t o = 0;
-	for (size_t i = 0; i < n; i += 4) {
-		int v[4];
-		for (int k = 0; k < 4; k++)
-			v[k] = cursor[i + k] == '=' ? 0 : b64val(cursor[i + k]);
-		if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0)
-			return -1;
-		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
-			     (uint32_t)v[3];
-		raw[o++] = (char)(w >> 16);
-		if (cursor[i + 2] != '=')
-			raw[o++] = (char)(w >> 8);
-		if (cursor[i + 3] != '=')
-			raw[o++] = (char)w;
-	}
-	raw[o] = 0;
-	char prefix[48];
-	int pn = snprintf(prefix, sizeof prefix, "libmcp:%s:", list);
-	if (strncmp(raw, prefix, (size_t)pn) != 0)
-		return -1;
-	const char *num = raw + pn;
-	if (!*num || strlen(num) > 12)
-		return -1;
-	size_t v = 0;
-	for (const char *q = num; *q; q++) {
-		if (*q < '0' || *q > '9')
-			return -1;
-		v = v * 10 + (size_t)(*q - '0');
-	}
-	*offset = v;
-	return 0;
-}
-
+/* ---- paged lists (their cursors: cursor.c) ---------------------------- */
 
 static void list_page_view(eng_session *s, json_object *id, json_object *params,
 			   const char *list, const char *key, mcp_registry *r,
@@ -267,7 +205,7 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	size_t offset = 0;
 	json_object *jc = mcp_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   mcp_parse_cursor(json_object_get_string(jc), list, &offset) != 0)) {
+		   mcp_parse_cursor(ms->srv, json_object_get_string(jc), list, &offset) != 0)) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
 					  "Invalid params: unknown cursor", NULL);
 		return;
@@ -282,7 +220,7 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	json_object *res = json_object_new_object();
 	eng_obj_set(res, key, items, &bad);
 	if (offset + page < total) {
-		char *next = mcp_make_cursor(list, offset + page);
+		char *next = mcp_make_cursor(ms->srv, list, offset + page);
 		eng_obj_set(res, "nextCursor", next ? json_object_new_string(next) : NULL, &bad);
 		free(next);
 	}

@@ -311,7 +311,7 @@ void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
 	json_object *jc = NULL;
 	if (json_object_object_get_ex(params, "cursor", &jc) &&
 	    (!json_object_is_type(jc, json_type_string) ||
-	     mcp_parse_cursor(json_object_get_string(jc), "tasks", &offset) != 0)) {
+	     mcp_parse_cursor(ms->srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
 					  "Invalid params: unknown cursor", NULL);
 		return;
@@ -334,7 +334,7 @@ void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "tasks", arr);
 	if (more) {
-		char *c = mcp_make_cursor("tasks", offset + page);
+		char *c = mcp_make_cursor(ms->srv, "tasks", offset + page);
 		if (c)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);

@@ -557,8 +557,12 @@ MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more);
 MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int64_t max_ms);
 
 /* Items per page of tools/list, resources/list, resources/templates/list,
- * tasks/list and prompts/list (1..100000; default 100).  Cursors are opaque and checked: a
- * cursor the server did not issue is -32602.  Call before running. */
+ * tasks/list and prompts/list (1..100000; default 100).  Cursors are
+ * opaque and checked: each is bound to the list it pages and carries a
+ * MAC under a key derived from the state key (mcp_server_set_state_key),
+ * so a cursor the server did not issue, or one of another list, is
+ * -32602, and processes that share the key accept each other's.  Call
+ * before running. */
 MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int n);
 
 /* ---------------------------------------------------------------------- */
