@@ -40,7 +40,7 @@ MAN3_PAGES = man/libmcp.3 man/mcp_strerror.3 man/mcp_server_new.3 \
 	man/mcp_result_add_text.3 man/mcp_server_add_resource.3 \
 	man/mcp_server_add_prompt.3 man/mcp_completion_add.3 \
 	man/mcp_ctx_cancelled.3 man/mcp_ctx_progress.3 man/mcp_ctx_list_roots.3 \
-	man/mcp_form_new.3 man/mcp_ctx_require_input.3
+	man/mcp_form_new.3 man/mcp_ctx_require_input.3 man/mcp_args_string.3
 MAN1_PAGES = man/mcp-everything.1 man/mcp-files.1
 dist_man_MANS = $(MAN1_PAGES) $(MAN3_PAGES)
 EXTRA_DIST += man/mlinks.sh

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/jschema.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -673,19 +674,21 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		code = MCP_JSONRPC_MISSING_CAPABILITY;
 		message = "Missing required client capability";
 	}
-	if (rc == MCP_OK && result) {
-		json_object_put(data);
-		if (ctx->view.modern)
-			mcp_modern_decorate(ctx->sess->srv, get_str(r->msg, "method"), result);
-		eng_req_finish_result(r, result);
-		result = NULL;
-	} else if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
+	if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
 		/* Stopped because of its token or the close: nothing is written
 		 * (P1, P2, P6). */
 		json_object_put(data);
 		eng_req_finish_silent(r);
 	} else if (code) {
+		/* An error the handler set is the answer, whatever it returned:
+		 * `return mcp_result_set_error(...)` must not send success. */
 		eng_req_finish_error(r, code, message, data);
+	} else if (rc == MCP_OK && result) {
+		json_object_put(data);
+		if (ctx->view.modern)
+			mcp_modern_decorate(ctx->sess->srv, get_str(r->msg, "method"), result);
+		eng_req_finish_result(r, result);
+		result = NULL;
 	} else {
 		json_object_put(data);
 		eng_req_finish_error(r,
@@ -780,6 +783,21 @@ static void run_tools_call(eng_req *r)
 	json_object *own_args = NULL;
 	if (!args)
 		args = own_args = json_object_new_object();
+	/* The arguments come from a model: checked before any handler (or
+	 * task) sees them, and a mismatch is a tool error (SEP-1303). */
+	int oom = !args;
+	json_object *refusal = args ? mcp_tool_check_args(tool, args, rev, &oom) : NULL;
+	if (refusal || oom) {
+		if (refusal && req_modern(r))
+			mcp_modern_decorate(ms->srv, "tools/call", refusal);
+		if (refusal)
+			eng_req_finish_result(r, refusal);
+		else
+			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
 
 	/* Task augmentation (2025-11-25), per the tool's taskSupport. */
 	/* (2026-07-28 moved tasks to an extension, not served yet.) */
@@ -824,8 +842,8 @@ static void run_tools_call(eng_req *r)
 	json_object *result = NULL;
 	if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx)))
 		rc = MCP_OK;
-	else if (rc == MCP_OK)
-		result = mcp_result_to_json(&res);
+	else
+		rc = mcp_tool_outcome(&ctx, tool, &res, rc, &result);
 	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
 	mcp_result_clear(&res);
@@ -961,20 +979,27 @@ static void run_prompts_get(eng_req *r)
 		finish_invalid(r, msg, name_data("name", name));
 		return;
 	}
-	for (size_t i = 0; i < p->nargs; i++) {
-		json_object *v = mcp_get(args, p->args[i].name);
-		if (p->args[i].required && !json_object_is_type(v, json_type_string)) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "Invalid params: missing required argument %.100s",
-				 p->args[i].name);
-			finish_invalid(r, msg, name_data("argument", p->args[i].name));
-			mcp_entry_unref(&p->base);
-			return;
-		}
-	}
 	json_object *own_args = NULL;
 	if (!args)
 		args = own_args = json_object_new_object();
+	/* Prompt arguments are strings, the required ones present; prompts/get
+	 * has no tool error, so a mismatch is -32602 naming path and rule. */
+	jschema_error err;
+	int check = args ? jschema_validate(p->arg_check, args, &err) : JSCHEMA_ENOMEM;
+	if (check != JSCHEMA_OK) {
+		if (check == JSCHEMA_ENOMEM) {
+			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		} else {
+			char msg[JSCHEMA_MSG_MAX + 32];
+			snprintf(msg, sizeof msg, "Invalid params: %s", err.message);
+			json_object *data = name_data("path", err.instance);
+			eng_obj_add(data, "rule", json_object_new_string(err.keyword));
+			finish_invalid(r, msg, data);
+		}
+		json_object_put(own_args);
+		mcp_entry_unref(&p->base);
+		return;
+	}
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
 	mcp_prompt_result out = { .rev = req_rev(r) };

@@ -219,8 +219,8 @@ int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_objec
 	ctx->task = t;
 	mcp_result res;
 	mcp_result_init(&res, ms->rev);
-	int rc = tool->fn(ctx, args, &res, tool->user);
-	json_object *result = rc == MCP_OK ? mcp_result_to_json(&res) : NULL;
+	json_object *result = NULL;
+	int rc = mcp_tool_outcome(ctx, tool, &res, tool->fn(ctx, args, &res, tool->user), &result);
 	if (result) {
 		/* Messages about a task carry its id (related-task _meta). */
 		json_object *meta = json_object_new_object();

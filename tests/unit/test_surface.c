@@ -136,11 +136,10 @@ static int url_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user
 	int rc = mcp_ctx_elicit_url(ctx, "Sign in", "https://example.com/login", "el-1", 10000,
 				    &res);
 	json_object_put(res);
+	/* The setter's result is returned as it is: it means "send it". */
 	if (rc == MCP_ENOTSUP)
-		return mcp_result_set_url_elicitation_required(
-			       out, "Sign in first", "https://example.com/login", "el-1") == MCP_OK
-			       ? MCP_ESTATE
-			       : MCP_ENOMEM;
+		return mcp_result_set_url_elicitation_required(out, "Sign in first",
+							       "https://example.com/login", "el-1");
 	return mcp_result_add_text(out, mcp_strerror(rc));
 }
 
