@@ -2646,8 +2646,8 @@ out:
 
 int jschema_validate(const jschema *s, json_object *instance, jschema_error *err)
 {
-	if (err)
-		memset(err, 0, sizeof *err);
+	/* `err` is written only on failure: clearing its kilobyte on every
+	 * call would be a measurable share of checking a small argument. */
 	vstate v = { .s = s, .err = err };
 	int ok = eval(&v, s->root, instance, NULL, NULL, NULL);
 	if (v.status) {

@@ -123,8 +123,8 @@ int jschema_compile(json_object *schema, const jschema_opts *opts, jschema **out
 		    jschema_error *err);
 
 /* Validates `instance` (borrowed, only read; never shared with another
- * thread during the call, as json-c requires).  Returns JSCHEMA_OK,
- * JSCHEMA_INVALID with the first failure in `err` (may be NULL),
+ * thread during the call, as json-c requires).  Returns JSCHEMA_OK (`err`
+ * untouched), JSCHEMA_INVALID with the first failure in `err` (may be NULL),
  * JSCHEMA_ELIMIT when a bound stopped the evaluation (`err` says which),
  * or JSCHEMA_ENOMEM.  Any number of threads may validate against one
  * compiled schema at once. */
