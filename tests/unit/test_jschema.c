@@ -83,7 +83,9 @@ START_TEST(add_arguments_name_path_and_rule)
 	ck_assert_int_eq(check(c, "{\"a\":1,\"b\":2}", &e), JSCHEMA_OK);
 	ck_assert_int_eq(check(c, "{\"a\":1.5,\"b\":-2e3}", &e), JSCHEMA_OK);
 	expect_error(c, "{\"b\":3}", "(root): missing required property \"a\" (required)");
+	check(c, "{\"b\":3}", &e);
 	ck_assert_str_eq(e.instance, "");
+	ck_assert_str_eq(e.schema, "/required");
 	expect_error(c, "{\"a\":\"two\",\"b\":3}", "/a: expected number, got string (type)");
 	expect_error(c, "{\"a\":\"2\",\"b\":3}", "/a: expected number, got string (type)");
 	expect_error(c, "{\"a\":1,\"b\":2,\"c\":\"extra\"}",
