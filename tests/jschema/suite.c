@@ -4,7 +4,7 @@
  *
  *   suite [SUITE_DIR]      (default: $JSON_SCHEMA_SUITE_DIR)
  *
- * Runs every case of SUITE_DIR/tests/draft2020-12/*.json.  The documents of
+ * Runs every case of SUITE_DIR/tests/draft2020-12/ (every .json file).  The documents of
  * SUITE_DIR/remotes/draft2020-12 are handed to the compiler as the
  * documents http://localhost:1234/draft2020-12/... (never fetched: the
  * validator does not fetch), so refRemote.json runs too.  A case is
