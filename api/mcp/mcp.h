@@ -200,8 +200,9 @@ MCP_EXTERN int mcp_server_set_idle_poll_us(mcp_server *srv, int us);
  * "invalid_output" reports a server fault: the tool's structuredContent
  * broke its output_schema (reason: the one-line error, e.g.
  * "/sum: expected number, got string (type)"; the client gets -32603).
- * `id_json` is the request id as compact JSON.  All strings are borrowed
- * for the call only.  The hook must be thread-safe and must not block. */
+ * Events may be added: a hook ignores those it does not know.  `id_json`
+ * is the request id as compact JSON.  All strings are borrowed for the
+ * call only.  The hook must be thread-safe and must not block. */
 typedef void (*mcp_trace_fn)(const char *event, const char *id_json,
 			     const char *reason, void *user);
 MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user);
