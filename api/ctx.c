@@ -373,5 +373,5 @@ MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout
 	json_object *p = mcp_json_copy(params);
 	if (!p)
 		return MCP_ENOMEM;
-	return mcp_elicit_send(ctx, p, timeout_ms, result);
+	return mcp_elicit_checked(ctx, p, mcp_get(params, "requestedSchema"), timeout_ms, result);
 }

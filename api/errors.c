@@ -24,6 +24,7 @@ MCP_EXTERN const char *mcp_strerror(int err)
 	case MCP_ESYS: return "a system call failed";
 	case MCP_EPROTO: return "protocol violation by the peer";
 	case MCP_EINPUT: return "input from the client is required";
+	case MCP_ERESULT: return "answered with the error set on the result";
 	default: return "unknown error";
 	}
 }

@@ -14,6 +14,8 @@
 
 #include "engine/eng.h"
 
+struct jschema;
+
 /* Protocol revisions, oldest first.  Index order is chronological, so
  * "at least revision X" is an integer comparison. */
 enum {
@@ -86,6 +88,9 @@ typedef struct mcp_tool_entry {
 	json_object *input_schema;       /* owned; read-only after registration */
 	json_object *output_schema;      /* owned or NULL */
 	json_object *annotations;        /* owned or NULL */
+	/* The schemas compiled (api/jschema.h): immutable, shared by every
+	 * worker; NULL when the check is off (or, for output, no schema). */
+	struct jschema *in_check, *out_check;
 	mcp_tool_fn fn;
 	void *user;
 	mcp_task_support task_support;
@@ -106,6 +111,7 @@ typedef struct mcp_prompt_entry {
 	char *title, *description;
 	mcp_prompt_arg *args;            /* owned copies */
 	size_t nargs;
+	struct jschema *arg_check;       /* what the arguments must be */
 	mcp_prompt_fn get;
 	mcp_complete_fn complete;
 	void *user;
@@ -136,6 +142,8 @@ struct mcp_server {
 	unsigned char state_key[32];     /* seals requestState (api/mrtr.c) */
 	unsigned char state_key_old[32];
 	int have_state_key_old;
+	/* MAC keys of list cursors, derived from the state keys */
+	unsigned char cursor_key[32], cursor_key_old[32];
 	int input_rounds;                /* legacy bridge: rounds per request */
 	int64_t state_ttl_ms;            /* how long a sealed state is valid */
 	int max_sessions;
@@ -393,10 +401,32 @@ void mcp_tasks_get(eng_session *s, json_object *id, json_object *params);
 void mcp_tasks_list(eng_session *s, json_object *id, json_object *params);
 void mcp_tasks_cancel(eng_session *s, json_object *id, json_object *params);
 void mcp_tasks_result(eng_req *r);
-/* Shared by the paged lists (protocol.c). */
-char *mcp_make_cursor(const char *list, size_t offset);
-int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset);
+/* Shared by the paged lists (cursor.c): a cursor names its list and an
+ * offset under a MAC; parse gives -1 for any cursor the server did not
+ * issue for `list`.  derive makes the cursor keys from the state keys. */
+char *mcp_make_cursor(const mcp_server *srv, const char *list, size_t offset);
+int mcp_parse_cursor(const mcp_server *srv, const char *cursor, const char *list,
+		     size_t *offset);
+void mcp_cursor_keys_derive(mcp_server *srv);
 json_object *mcp_notification(const char *method, json_object *params);
+
+/* What a tool handler's return makes of its call (tools.c), for
+ * mcp_ctx_end: MCP_EINVAL with nothing set becomes a tool error, a result
+ * with structuredContent is checked against the output schema (a fault
+ * sets res's error and traces "invalid_output").  Returns the code to end
+ * with; *result holds the CallToolResult (taken) when there is one. */
+int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
+		     json_object **result);
+/* The tool error answering arguments that do not match input_schema, or
+ * NULL when they match (the caller takes it); *oom set when checking or
+ * building it ran out of memory. */
+json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, int *oom);
+/* Sends elicitation/create (`params` taken) as mcp_elicit_send, and checks
+ * an accepted answer's content against `requested` (borrowed; NULL: no
+ * check), compiled before anything is sent (elicit.c).  A schema that does
+ * not compile is MCP_EINVAL, content that does not match MCP_EPROTO. */
+int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
+		       int64_t timeout_ms, json_object **result);
 
 /* A handler's own JSON-RPC error for its answer (code 0: none). */
 typedef struct mcp_rpc_error {

@@ -38,6 +38,7 @@ int mcp_state_key_init(mcp_server *srv)
 	if (sodium_init() < 0)
 		return MCP_ESYS;
 	randombytes_buf(srv->state_key, sizeof srv->state_key);
+	mcp_cursor_keys_derive(srv);
 	srv->input_rounds = 8;
 	srv->state_ttl_ms = 10 * 60 * 1000;
 	return MCP_OK;
@@ -56,6 +57,7 @@ MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char key
 		memcpy(srv->state_key_old, previous, sizeof srv->state_key_old);
 	else
 		sodium_memzero(srv->state_key_old, sizeof srv->state_key_old);
+	mcp_cursor_keys_derive(srv);
 	return MCP_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/jschema.h"
 
 static void prompt_destroy(mcp_entry *e)
 {
@@ -19,7 +20,37 @@ static void prompt_destroy(mcp_entry *e)
 	free(p->args);
 	free(p->title);
 	free(p->description);
+	jschema_free(p->arg_check);
 	free(p);
+}
+
+/* The schema of a prompt's arguments: each a string (prompts/get carries
+ * {name: string}), the required ones present.  MCP_OK or MCP_ENOMEM. */
+static int compile_arg_check(mcp_prompt_entry *p)
+{
+	json_object *schema = json_object_new_object();
+	json_object *props = json_object_new_object();
+	json_object *req = json_object_new_array();
+	json_object *str = json_object_new_object();
+	int bad = !schema || !props || !req || !str;
+	eng_obj_set(str, "type", json_object_new_string("string"), &bad);
+	for (size_t i = 0; i < p->nargs && !bad; i++) {
+		eng_obj_set(props, p->args[i].name, json_object_get(str), &bad);
+		if (p->args[i].required && eng_arr_add(req, json_object_new_string(p->args[i].name)))
+			bad = 1;
+	}
+	eng_obj_set(schema, "type", json_object_new_string("object"), &bad);
+	eng_obj_set(schema, "properties", props, &bad);
+	eng_obj_set(schema, "required", req, &bad);
+	eng_obj_set(schema, "additionalProperties", str, &bad);
+	if (bad) {
+		json_object_put(schema);
+		return MCP_ENOMEM;
+	}
+	int rc = jschema_compile(schema, NULL, &p->arg_check, NULL);
+	json_object_put(schema);
+	/* Names are plain strings and the shape is fixed: only memory fails. */
+	return rc == JSCHEMA_OK ? MCP_OK : rc == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
 }
 
 MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
@@ -56,9 +87,10 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
 		p->args[i].description = mcp_strdup_opt(prompt->args[i].description, &failed);
 		p->args[i].required = prompt->args[i].required;
 	}
-	if (failed) {
+	int rc = failed ? MCP_ENOMEM : compile_arg_check(p);
+	if (rc != MCP_OK) {
 		mcp_entry_unref(&p->base);
-		return MCP_ENOMEM;
+		return rc;
 	}
 	return mcp_registry_add(srv, &srv->prompts, &p->base);
 }
@@ -179,7 +211,8 @@ MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char
 		json_object_put(data);
 		return MCP_EINVAL;
 	}
-	return mcp_rpc_error_set(&out->err, code, message, data);
+	int rc = mcp_rpc_error_set(&out->err, code, message, data);
+	return rc == MCP_OK ? MCP_ERESULT : rc;
 }
 
 /* ---- completion results -------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/jschema.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -195,69 +196,7 @@ static void m_set_level(eng_session *s, json_object *id, json_object *params)
 	eng_session_respond_result(s, id, json_object_new_object());
 }
 
-/* ---- paged lists ---------------------------------------------------------
- *
- * A cursor is "libmcp:<list>:<offset>" in base64: opaque to the client, and
- * checked on the way back so a cursor from elsewhere is -32602. */
-
-char *mcp_make_cursor(const char *list, size_t offset)
-{
-	char raw[96];
-	int n = snprintf(raw, sizeof raw, "libmcp:%s:%zu", list, offset);
-	return mcp_base64(raw, (size_t)n);
-}
-
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/* Returns 0 and the offset, or -1 for a cursor we did not issue. */
-int mcp_parse_cursor(const char *cursor, const char *list, size_t *offset)
-{
-	size_t n = strlen(cursor);
-	if (n == 0 || n % 4 || n > 128)
-		return -1;
-	char raw[97];
-	size_t o = 0;
-	for (size_t i = 0; i < n; i += 4) {
-		int v[4];
-		for (int k = 0; k < 4; k++)
-			v[k] = cursor[i + k] == '=' ? 0 : b64val(cursor[i + k]);
-		if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0)
-			return -1;
-		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
-			     (uint32_t)v[3];
-		raw[o++] = (char)(w >> 16);
-		if (cursor[i + 2] != '=')
-			raw[o++] = (char)(w >> 8);
-		if (cursor[i + 3] != '=')
-			raw[o++] = (char)w;
-	}
-	raw[o] = 0;
-	char prefix[48];
-	int pn = snprintf(prefix, sizeof prefix, "libmcp:%s:", list);
-	if (strncmp(raw, prefix, (size_t)pn) != 0)
-		return -1;
-	const char *num = raw + pn;
-	if (!*num || strlen(num) > 12)
-		return -1;
-	size_t v = 0;
-	for (const char *q = num; *q; q++) {
-		if (*q < '0' || *q > '9')
-			return -1;
-		v = v * 10 + (size_t)(*q - '0');
-	}
-	*offset = v;
-	return 0;
-}
-
+/* ---- paged lists (their cursors: cursor.c) ---------------------------- */
 
 struct list_filter {
 	mcp_server *srv;
@@ -281,7 +220,7 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	size_t offset = 0;
 	json_object *jc = mcp_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   mcp_parse_cursor(json_object_get_string(jc), list, &offset) != 0)) {
+		   mcp_parse_cursor(ms->srv, json_object_get_string(jc), list, &offset) != 0)) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
 					  "Invalid params: unknown cursor", NULL);
 		return;
@@ -313,7 +252,7 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	json_object *res = json_object_new_object();
 	eng_obj_set(res, key, items, &bad);
 	if (next) {
-		char *cursor = mcp_make_cursor(list, next);
+		char *cursor = mcp_make_cursor(ms->srv, list, next);
 		eng_obj_set(res, "nextCursor", cursor ? json_object_new_string(cursor) : NULL, &bad);
 		free(cursor);
 	}
@@ -765,21 +704,23 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		code = MCP_JSONRPC_MISSING_CAPABILITY;
 		message = "Missing required client capability";
 	}
-	if (rc == MCP_OK && result) {
-		json_object_put(data);
-		code = 0;
-		if (ctx->view.modern)
-			mcp_modern_decorate(ctx->sess->srv, get_str(r->msg, "method"), result);
-		eng_req_finish_result(r, result);
-		result = NULL;
-	} else if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
+	if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
 		/* Stopped because of its token or the close: nothing is written
 		 * (P1, P2, P6). */
 		json_object_put(data);
 		code = 0;
 		eng_req_finish_silent(r);
 	} else if (code) {
+		/* An error the handler set is the answer, whatever it returned:
+		 * `return mcp_result_set_error(...)` must not send success. */
 		eng_req_finish_error(r, code, message, data);
+	} else if (rc == MCP_OK && result) {
+		json_object_put(data);
+		code = 0;
+		if (ctx->view.modern)
+			mcp_modern_decorate(ctx->sess->srv, get_str(r->msg, "method"), result);
+		eng_req_finish_result(r, result);
+		result = NULL;
 	} else {
 		json_object_put(data);
 		code = rc == MCP_EINVAL ? MCP_JSONRPC_INVALID_PARAMS : MCP_JSONRPC_INTERNAL_ERROR;
@@ -874,6 +815,21 @@ static void run_tools_call(eng_req *r)
 	json_object *own_args = NULL;
 	if (!args)
 		args = own_args = json_object_new_object();
+	/* The arguments come from a model: checked before any handler (or
+	 * task) sees them, and a mismatch is a tool error (SEP-1303). */
+	int oom = !args;
+	json_object *refusal = args ? mcp_tool_check_args(tool, args, rev, &oom) : NULL;
+	if (refusal || oom) {
+		if (refusal && req_modern(r))
+			mcp_modern_decorate(ms->srv, "tools/call", refusal);
+		if (refusal)
+			eng_req_finish_result(r, refusal);
+		else
+			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
 
 	/* Task augmentation (2025-11-25), per the tool's taskSupport. */
 	/* (2026-07-28 moved tasks to an extension, not served yet.) */
@@ -923,8 +879,8 @@ static void run_tools_call(eng_req *r)
 	json_object *result = NULL;
 	if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx)))
 		rc = MCP_OK;
-	else if (rc == MCP_OK)
-		result = mcp_result_to_json(&res);
+	else
+		rc = mcp_tool_outcome(&ctx, tool, &res, rc, &result);
 	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
 	mcp_result_clear(&res);
@@ -1067,20 +1023,27 @@ static void run_prompts_get(eng_req *r)
 		finish_invalid(r, msg, name_data("name", name));
 		return;
 	}
-	for (size_t i = 0; i < p->nargs; i++) {
-		json_object *v = mcp_get(args, p->args[i].name);
-		if (p->args[i].required && !json_object_is_type(v, json_type_string)) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "Invalid params: missing required argument %.100s",
-				 p->args[i].name);
-			finish_invalid(r, msg, name_data("argument", p->args[i].name));
-			mcp_entry_unref(&p->base);
-			return;
-		}
-	}
 	json_object *own_args = NULL;
 	if (!args)
 		args = own_args = json_object_new_object();
+	/* Prompt arguments are strings, the required ones present; prompts/get
+	 * has no tool error, so a mismatch is -32602 naming path and rule. */
+	jschema_error err;
+	int check = args ? jschema_validate(p->arg_check, args, &err) : JSCHEMA_ENOMEM;
+	if (check != JSCHEMA_OK) {
+		if (check == JSCHEMA_ENOMEM) {
+			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		} else {
+			char msg[JSCHEMA_MSG_MAX + 32];
+			snprintf(msg, sizeof msg, "Invalid params: %s", err.message);
+			json_object *data = name_data("path", err.instance);
+			eng_obj_add(data, "rule", json_object_new_string(err.keyword));
+			finish_invalid(r, msg, data);
+		}
+		json_object_put(own_args);
+		mcp_entry_unref(&p->base);
+		return;
+	}
 	mcp_ctx ctx;
 	mcp_ctx_begin(&ctx, r, params);
 	if (mcp_ctx_admit(&ctx, MCP_ITEM_PROMPT, name)) {

@@ -244,5 +244,6 @@ MCP_EXTERN int mcp_contents_set_error(mcp_contents *out, int code, const char *m
 		json_object_put(data);
 		return MCP_EINVAL;
 	}
-	return mcp_rpc_error_set(&out->err, code, message, data);
+	int rc = mcp_rpc_error_set(&out->err, code, message, data);
+	return rc == MCP_OK ? MCP_ERESULT : rc;
 }

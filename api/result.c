@@ -5,6 +5,7 @@
  * A result belongs to the handler's thread until it returns; what the
  * negotiated revision does not know is downgraded or left out here.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,7 +251,31 @@ MCP_EXTERN int mcp_result_set_error(mcp_result *out, int code, const char *messa
 	out->err_code = code;
 	out->err_message = m;
 	out->err_data = data;
-	return MCP_OK;
+	/* Not MCP_OK: a handler that returns what this returned must send
+	 * the error, not an empty success. */
+	return MCP_ERESULT;
+}
+
+MCP_EXTERN int mcp_result_tool_error(mcp_result *out, const char *fmt, ...)
+{
+	if (!out || !fmt)
+		return MCP_EINVAL;
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = NULL;
+	int n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return MCP_ENOMEM;
+	/* The answer is the failure: what the handler built before it goes. */
+	json_object_put(out->content);
+	out->content = NULL;
+	json_object_put(out->structured);
+	out->structured = NULL;
+	out->is_error = 1;
+	int rc = add_block(out, mcp_block_text(text, (size_t)n));
+	free(text);
+	return rc;
 }
 
 json_object *mcp_result_to_json(mcp_result *r)

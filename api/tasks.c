@@ -219,8 +219,8 @@ int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_objec
 	ctx->task = t;
 	mcp_result res;
 	mcp_result_init(&res, ms->rev);
-	int rc = tool->fn(ctx, args, &res, tool->user);
-	json_object *result = rc == MCP_OK ? mcp_result_to_json(&res) : NULL;
+	json_object *result = NULL;
+	int rc = mcp_tool_outcome(ctx, tool, &res, tool->fn(ctx, args, &res, tool->user), &result);
 	if (result) {
 		/* Messages about a task carry its id (related-task _meta). */
 		json_object *meta = json_object_new_object();
@@ -311,7 +311,7 @@ void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
 	json_object *jc = NULL;
 	if (json_object_object_get_ex(params, "cursor", &jc) &&
 	    (!json_object_is_type(jc, json_type_string) ||
-	     mcp_parse_cursor(json_object_get_string(jc), "tasks", &offset) != 0)) {
+	     mcp_parse_cursor(ms->srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
 					  "Invalid params: unknown cursor", NULL);
 		return;
@@ -334,7 +334,7 @@ void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "tasks", arr);
 	if (more) {
-		char *c = mcp_make_cursor("tasks", offset + page);
+		char *c = mcp_make_cursor(ms->srv, "tasks", offset + page);
 		if (c)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);

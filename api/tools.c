@@ -1,12 +1,17 @@
 /*
- * tools.c - tool registration and removal, and how a tool is described in
- * tools/list for a negotiated revision.
+ * tools.c - tool registration and removal (with the checks that keep a
+ * client from refusing the server's tools), how a tool is described in
+ * tools/list for a negotiated revision, and what a call's arguments and
+ * result are checked against: the tool's schemas, compiled once here.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/jschema.h"
 
 static void tool_destroy(mcp_entry *e)
 {
@@ -16,14 +21,29 @@ static void tool_destroy(mcp_entry *e)
 	json_object_put(t->input_schema);
 	json_object_put(t->output_schema);
 	json_object_put(t->annotations);
+	jschema_free(t->in_check);
+	jschema_free(t->out_check);
 	free(t);
+}
+
+__attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t whylen,
+							 const char *fmt, ...)
+{
+	if (why && whylen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return MCP_EINVAL;
 }
 
 /* Parses a JSON object text (schema, annotations); NULL text gives `dflt`
  * (may be NULL).  Returns MCP_EINVAL unless the text is a JSON object,
  * MCP_ENOMEM when parsing ran out of memory (json-c says so only through
  * errno). */
-static int parse_schema(const char *text, const char *dflt, json_object **out)
+static int parse_object(const char *what, const char *text, const char *dflt, json_object **out,
+			char *why, size_t whylen)
 {
 	*out = NULL;
 	if (!text)
@@ -36,15 +56,110 @@ static int parse_schema(const char *text, const char *dflt, json_object **out)
 		return MCP_ENOMEM;
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
-		return MCP_EINVAL;
+		return refuse(why, whylen, "%s: not the text of a JSON object", what);
 	}
 	*out = o;
 	return MCP_OK;
 }
 
+/* The tool name rule of MCP 2025-11-25 (and what clients enforce): 1 to
+ * 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'. */
+static int name_ok(const char *name)
+{
+	size_t n = 0;
+	for (const char *p = name; *p; p++, n++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
+			return 0;
+	return n >= 1 && n <= 128;
+}
+
+/* A tool's schema: an object whose "type" is "object" (clients refuse any
+ * other, and one bad schema makes some drop every tool), compiled as
+ * JSON Schema 2020-12.  *out gets the compiled form when `keep`. */
+static int compile_schema(const char *what, json_object *schema, int formats, int keep,
+			  jschema **out, char *why, size_t whylen)
+{
+	*out = NULL;
+	json_object *type = mcp_get(schema, "type");
+	if (!json_object_is_type(type, json_type_string) ||
+	    strcmp(json_object_get_string(type), "object") != 0)
+		return refuse(why, whylen,
+			      "%s: \"type\" must be \"object\" (MCP clients refuse other tool "
+			      "schemas)",
+			      what);
+	jschema_opts opts = { .formats = formats };
+	jschema_error err;
+	jschema *c = NULL;
+	int rc = jschema_compile(schema, &opts, &c, &err);
+	if (rc == JSCHEMA_ENOMEM)
+		return MCP_ENOMEM;
+	if (rc != JSCHEMA_OK)
+		return refuse(why, whylen, "%s: %s", what, err.message);
+	if (keep)
+		*out = c;
+	else
+		jschema_free(c);
+	return MCP_OK;
+}
+
+/* Checks a description and, with `t`, fills the entry from it. */
+static int prepare(const mcp_tool *tool, mcp_tool_entry *t, char *why, size_t whylen)
+{
+	if (why && whylen)
+		why[0] = 0;
+	if (!tool)
+		return refuse(why, whylen, "no tool description");
+	if (!tool->name || !name_ok(tool->name))
+		return refuse(why, whylen,
+			      "name \"%.60s\": a tool name is 1 to 128 characters of A-Z, a-z, "
+			      "0-9, '_', '-' and '.'",
+			      tool->name ? tool->name : "(null)");
+	if (!tool->fn)
+		return refuse(why, whylen, "%s: fn (the handler) is required", tool->name);
+	if (tool->task_support < MCP_TASKS_FORBIDDEN || tool->task_support > MCP_TASKS_REQUIRED)
+		return refuse(why, whylen, "%s: task_support is not an mcp_task_support value",
+			      tool->name);
+	mcp_tool_entry scratch = { 0 };
+	mcp_tool_entry *e = t ? t : &scratch;
+	int rc = parse_object("input_schema", tool->input_schema, "{\"type\":\"object\"}",
+			      &e->input_schema, why, whylen);
+	if (rc == MCP_OK)
+		rc = parse_object("output_schema", tool->output_schema, NULL, &e->output_schema,
+				  why, whylen);
+	if (rc == MCP_OK)
+		rc = parse_object("annotations", tool->annotations, NULL, &e->annotations, why,
+				  whylen);
+	/* Compiled even when the check is off: clients compile them too. */
+	if (rc == MCP_OK)
+		rc = compile_schema("input_schema", e->input_schema,
+				    (tool->flags & MCP_TOOL_CHECK_FORMATS) != 0,
+				    t && !(tool->flags & MCP_TOOL_UNCHECKED_ARGS), &e->in_check, why,
+				    whylen);
+	if (rc == MCP_OK && e->output_schema)
+		rc = compile_schema("output_schema", e->output_schema, 0,
+				    t && !(tool->flags & MCP_TOOL_UNCHECKED_OUTPUT), &e->out_check,
+				    why, whylen);
+	if (!t) {
+		json_object_put(scratch.input_schema);
+		json_object_put(scratch.output_schema);
+		json_object_put(scratch.annotations);
+	}
+	if (rc == MCP_ENOMEM && why && whylen)
+		snprintf(why, whylen, "out of memory");
+	return rc;
+}
+
+MCP_EXTERN int mcp_tool_check(const mcp_tool *tool, char *why, size_t whylen)
+{
+	if (!why && whylen)
+		return MCP_EINVAL;
+	return prepare(tool, NULL, why, whylen);
+}
+
 MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 {
-	if (!srv || !tool || !tool->name || !*tool->name || !tool->fn)
+	if (!srv || !tool || !tool->name)
 		return MCP_EINVAL;
 	mcp_tool_entry *t = calloc(1, sizeof *t);
 	if (!t)
@@ -56,25 +171,93 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 	t->fn = tool->fn;
 	t->user = tool->user;
 	t->task_support = tool->task_support;
-	if (tool->task_support < MCP_TASKS_FORBIDDEN || tool->task_support > MCP_TASKS_REQUIRED) {
-		mcp_entry_unref(&t->base);
-		return MCP_EINVAL;
-	}
 	int failed = 0;
 	t->title = mcp_strdup_opt(tool->title, &failed);
 	t->description = mcp_strdup_opt(tool->description, &failed);
-	int rc = failed ? MCP_ENOMEM : MCP_OK;
-	if (rc == MCP_OK)
-		rc = parse_schema(tool->input_schema, "{\"type\":\"object\"}", &t->input_schema);
-	if (rc == MCP_OK)
-		rc = parse_schema(tool->output_schema, NULL, &t->output_schema);
-	if (rc == MCP_OK)
-		rc = parse_schema(tool->annotations, NULL, &t->annotations);
+	int rc = failed ? MCP_ENOMEM : prepare(tool, t, NULL, 0);
 	if (rc != MCP_OK) {
 		mcp_entry_unref(&t->base);
 		return rc;
 	}
 	return mcp_registry_add(srv, &srv->tools, &t->base);
+}
+
+/* ---- checking a call ------------------------------------------------------- */
+
+json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, int *oom)
+{
+	*oom = 0;
+	if (!t->in_check)
+		return NULL;
+	jschema_error err;
+	int rc = jschema_validate(t->in_check, args, &err);
+	if (rc == JSCHEMA_OK)
+		return NULL;
+	if (rc == JSCHEMA_ENOMEM) {
+		*oom = 1;
+		return NULL;
+	}
+	/* SEP-1303: a tool error the model reads, not a JSON-RPC error. */
+	mcp_result res;
+	mcp_result_init(&res, rev);
+	json_object *result = NULL;
+	if (mcp_result_tool_error(&res, "Input validation error: %s", err.message) == MCP_OK)
+		result = mcp_result_to_json(&res);
+	mcp_result_clear(&res);
+	*oom = result == NULL;
+	return result;
+}
+
+int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
+		     json_object **result)
+{
+	*result = NULL;
+	if (rc == MCP_ECANCELED || rc == MCP_ECLOSED)
+		return rc;
+	if (res->err_code)
+		return MCP_ERESULT; /* an error set on the result is the answer */
+	if (rc == MCP_EINVAL) {
+		/* Not -32602: the tool refused what it was given, and the
+		 * model should read why (SEP-1303). */
+		if (res->content && json_object_array_length(res->content) > 0)
+			res->is_error = 1;
+		else if (mcp_result_tool_error(res, "The tool refused its arguments.") != MCP_OK)
+			return MCP_ENOMEM;
+		rc = MCP_OK;
+	}
+	if (rc == MCP_ERESULT)
+		rc = MCP_OK; /* nothing set: what is on the result */
+	if (rc != MCP_OK)
+		return rc;
+	if (t->out_check && !res->is_error) {
+		jschema_error err;
+		const char *fault = NULL;
+		if (!res->structured) {
+			fault = "the tool has an outputSchema but returned no structuredContent";
+		} else {
+			int v = jschema_validate(t->out_check, res->structured, &err);
+			if (v == JSCHEMA_ENOMEM)
+				return MCP_ENOMEM;
+			if (v != JSCHEMA_OK)
+				fault = err.message;
+		}
+		if (fault) {
+			/* The server's fault: clients would reject the result
+			 * anyway, so say it plainly and leave a trace. */
+			mcp_server *srv = ctx->sess->srv;
+			if (srv->trace)
+				srv->trace("invalid_output", eng_req_client_key(ctx->req), fault,
+					   srv->trace_user);
+			char msg[JSCHEMA_MSG_MAX + 96];
+			snprintf(msg, sizeof msg,
+				 "Internal error: the tool's result does not match its outputSchema: %s",
+				 fault);
+			int src = mcp_result_set_error(res, MCP_JSONRPC_INTERNAL_ERROR, msg, NULL);
+			return src == MCP_ERESULT ? MCP_ERESULT : MCP_ENOMEM;
+		}
+	}
+	*result = mcp_result_to_json(res);
+	return MCP_OK;
 }
 
 MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name)

@@ -237,6 +237,9 @@ echo "echo over stdio"
 for r in $(seq 1 "$repeat"); do
 	for w in 1 16 64; do
 		lg "ours-w$w" stdio -w "$w" $tput -- "$OURS"
+		# libmcp with the arguments unchecked (issue 18): what checking
+		# them against the tools' schemas costs, in the same run.
+		[ "$w" != 64 ] || lg "unchecked-w$w" stdio -w "$w" $tput -- "$OURS" --unchecked-args
 		lg "base-w$w" stdio -w "$w" $tput -- "$BASE"
 		# The same json-c floor split over two threads (parse | answer
 		# and write): what a second CPU gives a plain json-c server.
@@ -401,6 +404,13 @@ row "stdio echo w=64, server CPU us/request vs TS SDK" "$(get ours-w64 server_cp
 	"$(ts_or_dash ts-w64 server_cpu_us_per_req)" "TS SDK" div - - us
 row "stdio echo w=64, req/s vs two-thread json-c pipeline" "$(get ours-w64 rps)" \
 	"$(get pipe-w64 rps)" "baseline --pipeline" div - - req/s
+# Arguments checked against input_schema (the default) against the same
+# server with --unchecked-args: at most 10 % slower (issue 18).
+row "stdio echo w=64, req/s, arguments checked / unchecked" "$(get ours-w64 rps)" \
+	"$(get unchecked-w64 rps)" "--unchecked-args" div ge 0.9 req/s
+row "stdio echo w=64, server CPU us/request, checked / unchecked" \
+	"$(get ours-w64 server_cpu_us_per_req)" "$(get unchecked-w64 server_cpu_us_per_req)" \
+	"--unchecked-args" div le 1.1 us
 row "EOF to exit, 64 in sleep, p50 ms" "$(get close-sleep p50_ms)" - - none lt 20 ms
 row "EOF to exit, 64 in sleep, max ms" "$(get close-sleep max_ms)" - - none - - ms
 row "EOF to last handler's cleanup, 64 in sleep, p50 ms" "$(get close-sleep last_cleanup_p50_ms)" - - none - - ms
@@ -445,6 +455,7 @@ echo
 echo "ratios run by run (repeat 1, 2, ...; the median is in the table):"
 per_run "stdio echo w=1 p50, libmcp / baseline" ours-w1 base-w1 p50_us
 per_run "stdio echo w=64 req/s, libmcp / baseline" ours-w64 base-w64 rps
+per_run "stdio echo w=64 req/s, arguments checked / unchecked" ours-w64 unchecked-w64 rps
 [ "$have_ts" = 0 ] || per_run "stdio echo w=64 req/s, libmcp / TS SDK" ours-w64 ts-w64 rps
 per_run "CPU-bound req/s, 2 workers / 1" cpu-2 cpu-1 rps
 [ "$have_ts" = 0 ] || per_run "HTTP JSON req/s, libmcp / TS SDK" http-ours-json http-ts-json rps

@@ -22,58 +22,31 @@
 
 static mcp_server *the_server;
 
-/* ---- argument helpers ---------------------------------------------------- */
-
-static json_object *arg(json_object *args, const char *key)
-{
-	json_object *v = NULL;
-	json_object_object_get_ex(args, key, &v);
-	return v;
-}
-
-/* Reads an integer argument; returns -1 and sets an error when it has the
- * wrong type or is out of [lo, hi]. */
-static int int_arg(json_object *args, const char *key, int64_t dflt, int64_t lo, int64_t hi,
-		   int64_t *out, mcp_result *res)
-{
-	json_object *v = arg(args, key);
-	if (!v) {
-		*out = dflt;
-		return 0;
-	}
-	if (!json_object_is_type(v, json_type_int) ||
-	    json_object_get_int64(v) < lo || json_object_get_int64(v) > hi) {
-		char msg[128];
-		snprintf(msg, sizeof msg, "Invalid params: %s must be an integer in [%lld, %lld]",
-			 key, (long long)lo, (long long)hi);
-		mcp_result_set_error(res, -32602, msg, NULL);
-		return -1;
-	}
-	*out = json_object_get_int64(v);
-	return 0;
-}
-
 /* ---- tools ---------------------------------------------------------------- */
+
+/* Every tool's arguments are checked against its input_schema before the
+ * handler runs, ranges included: the handlers below read them with
+ * mcp_args_* and never look at a type. */
 
 static int tool_echo(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)ctx;
 	(void)user;
-	json_object *text = arg(args, "text");
-	int64_t pad;
-	if (!json_object_is_type(text, json_type_string)) {
-		mcp_result_set_error(out, -32602, "Invalid params: text must be a string", NULL);
-		return MCP_EINVAL;
-	}
-	if (int_arg(args, "pad_bytes", 0, 0, 64 << 20, &pad, out))
-		return MCP_EINVAL;
-	size_t n = (size_t)json_object_get_string_len(text);
+	const char *text = "";
+	int64_t pad = 0;
+	mcp_args_string(args, "text", &text);
+	mcp_args_int64(args, "pad_bytes", &pad);
+	size_t n = strlen(text);
+	/* The schema bounds pad_bytes; under --unchecked-args nothing does,
+	 * and the one thing this fixture must still never do is crash. */
+	if (pad < 0 || pad > 64 << 20)
+		pad = 0;
 	if (pad == 0)
-		return mcp_result_add_text_len(out, json_object_get_string(text), n);
+		return mcp_result_add_text_len(out, text, n);
 	char *buf = malloc(n + (size_t)pad);
 	if (!buf)
 		return MCP_ENOMEM;
-	memcpy(buf, json_object_get_string(text), n);
+	memcpy(buf, text, n);
 	memset(buf + n, 'x', (size_t)pad);
 	int rc = mcp_result_add_text_len(out, buf, n + (size_t)pad);
 	free(buf);
@@ -83,11 +56,10 @@ static int tool_echo(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 static int tool_sleep(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)user;
-	int64_t ms;
-	if (int_arg(args, "ms", 0, 0, 24 * 3600 * 1000, &ms, out))
-		return MCP_EINVAL;
-	json_object *c = arg(args, "cancellable");
-	int cancellable = !c || json_object_get_boolean(c);
+	int64_t ms = 0;
+	int cancellable = 1;
+	mcp_args_int64(args, "ms", &ms);
+	mcp_args_bool(args, "cancellable", &cancellable);
 	if (cancellable) {
 		int rc = mcp_ctx_sleep(ctx, ms);
 		if (rc != MCP_OK)
@@ -106,9 +78,8 @@ static int tool_spin(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 {
 	(void)ctx;
 	(void)user;
-	int64_t ms;
-	if (int_arg(args, "ms", 0, 0, 3600 * 1000, &ms, out))
-		return MCP_EINVAL;
+	int64_t ms = 0;
+	mcp_args_int64(args, "ms", &ms);
 	/* Deliberately blind to cancellation: the shutdown must abandon it. */
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -128,9 +99,8 @@ static int tool_spin(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 static int tool_burn(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)user;
-	int64_t rounds;
-	if (int_arg(args, "rounds", 1000000, 0, INT64_C(1) << 40, &rounds, out))
-		return MCP_EINVAL;
+	int64_t rounds = 1000000;
+	mcp_args_int64(args, "rounds", &rounds);
 	uint64_t x = 88172645463325252u;
 	for (int64_t i = 0; i < rounds; i++) {
 		x ^= x << 13;
@@ -148,11 +118,10 @@ static int tool_burn(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 static int tool_roots(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)user;
-	int64_t timeout, times, sleep_ms;
-	if (int_arg(args, "timeout_ms", 5000, 0, 3600 * 1000, &timeout, out) ||
-	    int_arg(args, "times", 1, 1, 8, &times, out) ||
-	    int_arg(args, "sleep_ms", 0, 0, 3600 * 1000, &sleep_ms, out))
-		return MCP_EINVAL;
+	int64_t timeout = 5000, times = 1, sleep_ms = 0;
+	mcp_args_int64(args, "timeout_ms", &timeout);
+	mcp_args_int64(args, "times", &times);
+	mcp_args_int64(args, "sleep_ms", &sleep_ms);
 	json_object *res = NULL;
 	int rc = MCP_OK;
 	/* Asked `times` times, the last answer kept (a 2026-07-28 client
@@ -179,19 +148,15 @@ static int tool_roots(mcp_ctx *ctx, json_object *args, mcp_result *out, void *us
 		return rc;
 	}
 	json_object_put(res);
-	char text[160];
-	snprintf(text, sizeof text, "roots/list failed: %s", mcp_strerror(rc));
-	mcp_result_set_is_error(out, 1);
-	return mcp_result_add_text(out, text);
+	return mcp_result_tool_error(out, "roots/list failed: %s", mcp_strerror(rc));
 }
 
 static int tool_progress(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)user;
-	int64_t steps, interval;
-	if (int_arg(args, "steps", 5, 0, 100000, &steps, out) ||
-	    int_arg(args, "interval_ms", 10, 0, 3600 * 1000, &interval, out))
-		return MCP_EINVAL;
+	int64_t steps = 5, interval = 10;
+	mcp_args_int64(args, "steps", &steps);
+	mcp_args_int64(args, "interval_ms", &interval);
 	for (int64_t i = 1; i <= steps; i++) {
 		int rc = mcp_ctx_sleep(ctx, interval);
 		if (rc != MCP_OK)
@@ -203,44 +168,103 @@ static int tool_progress(mcp_ctx *ctx, json_object *args, mcp_result *out, void 
 	return mcp_result_add_text(out, "done");
 }
 
+/* The two-number tool of issue 18: no type checks here, because the
+ * schema (required numbers, nothing else) was checked before the call. */
+static int tool_add(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)user;
+	double a = 0, b = 0;
+	mcp_args_double(args, "a", &a);
+	mcp_args_double(args, "b", &b);
+	char text[64];
+	snprintf(text, sizeof text, "%.17g", a + b);
+	json_object *sum = json_object_new_object();
+	if (!sum || json_object_object_add(sum, "sum", json_object_new_double(a + b))) {
+		json_object_put(sum);
+		return MCP_ENOMEM;
+	}
+	int rc = mcp_result_set_structured(out, sum);
+	return rc == MCP_OK ? mcp_result_add_text(out, text) : rc;
+}
+
+/* A server bug on purpose: structuredContent that breaks the declared
+ * outputSchema (a string sum).  The client gets -32603, never the result;
+ * with isError it is sent, since error results are exempt. */
+static int tool_bad_output(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)user;
+	int as_error = 0;
+	mcp_args_bool(args, "as_error", &as_error);
+	json_object *sum = json_object_new_object();
+	if (!sum || json_object_object_add(sum, "sum", json_object_new_string("three"))) {
+		json_object_put(sum);
+		return MCP_ENOMEM;
+	}
+	int rc = mcp_result_set_structured(out, sum);
+	if (rc == MCP_OK)
+		rc = mcp_result_add_text(out, "three");
+	mcp_result_set_is_error(out, as_error);
+	return rc;
+}
+
 static const mcp_tool tools[] = {
 	{ .name = "echo", .title = "Echo",
 	  .description = "Returns the text it was given, optionally padded with pad_bytes of 'x'.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"},"
-			  "\"pad_bytes\":{\"type\":\"integer\",\"minimum\":0}},"
+			  "\"pad_bytes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":67108864}},"
 			  "\"required\":[\"text\"]}",
 	  .fn = tool_echo },
 	{ .name = "sleep", .title = "Sleep",
 	  .description = "Waits ms milliseconds; wakes early on cancellation unless "
 			 "cancellable is false.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\","
-			  "\"minimum\":0},\"cancellable\":{\"type\":\"boolean\"}},"
-			  "\"required\":[\"ms\"]}",
+			  "\"minimum\":0,\"maximum\":86400000},\"cancellable\":{\"type\":"
+			  "\"boolean\"}},\"required\":[\"ms\"]}",
 	  .fn = tool_sleep,
 	  .task_support = MCP_TASKS_OPTIONAL /* 2025-11-25 clients may run it as a task */ },
 	{ .name = "spin", .title = "Spin",
 	  .description = "Busy-loops for ms milliseconds and never looks at cancellation.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\","
-			  "\"minimum\":0}},\"required\":[\"ms\"]}",
+			  "\"minimum\":0,\"maximum\":3600000}},\"required\":[\"ms\"]}",
 	  .fn = tool_spin },
 	{ .name = "burn", .title = "Burn",
 	  .description = "Spends a fixed amount of CPU (rounds of a xorshift mix; default "
 			 "1000000).",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"rounds\":{\"type\":"
-			  "\"integer\",\"minimum\":0}}}",
+			  "\"integer\",\"minimum\":0,\"maximum\":1099511627776}}}",
 	  .fn = tool_burn },
 	{ .name = "roots", .title = "Roots",
 	  .description = "Asks the client for its roots (roots/list) `times` times, sleeps "
 			 "sleep_ms, and returns the last answer.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"timeout_ms\":{\"type\":"
-			  "\"integer\",\"minimum\":0},\"times\":{\"type\":\"integer\",\"minimum\":1,"
-			  "\"maximum\":8},\"sleep_ms\":{\"type\":\"integer\",\"minimum\":0}}}",
+			  "\"integer\",\"minimum\":0,\"maximum\":3600000},\"times\":{\"type\":"
+			  "\"integer\",\"minimum\":1,\"maximum\":8},\"sleep_ms\":{\"type\":"
+			  "\"integer\",\"minimum\":0,\"maximum\":3600000}}}",
 	  .fn = tool_roots },
 	{ .name = "progress", .title = "Progress",
 	  .description = "Reports steps progress notifications, one every interval_ms.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"steps\":{\"type\":\"integer\","
-			  "\"minimum\":0},\"interval_ms\":{\"type\":\"integer\",\"minimum\":0}}}",
+			  "\"minimum\":0,\"maximum\":100000},\"interval_ms\":{\"type\":\"integer\","
+			  "\"minimum\":0,\"maximum\":3600000}}}",
 	  .fn = tool_progress },
+	{ .name = "add", .title = "Add",
+	  .description = "Adds two numbers a and b.",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},"
+			  "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"],"
+			  "\"additionalProperties\":false}",
+	  .output_schema = "{\"type\":\"object\",\"properties\":{\"sum\":{\"type\":\"number\"}},"
+			   "\"required\":[\"sum\"]}",
+	  .fn = tool_add },
+	{ .name = "bad_output", .title = "Bad output",
+	  .description = "Returns structuredContent that breaks its own outputSchema (a test "
+			 "of the server-side check); with as_error, as an error result.",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"as_error\":{\"type\":"
+			  "\"boolean\"}}}",
+	  .output_schema = "{\"type\":\"object\",\"properties\":{\"sum\":{\"type\":\"number\"}},"
+			   "\"required\":[\"sum\"]}",
+	  .fn = tool_bad_output },
 };
 
 /* ---- main ------------------------------------------------------------------ */
@@ -274,7 +298,8 @@ static void usage(FILE *f)
 		"                      [--session-queue N]\n"
 		"                      [--allow-host NAME]... [--allow-origin ORIGIN]...\n"
 		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
-		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n");
+		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n"
+		"                      [--unchecked-args]\n");
 }
 
 /* 64 hex digits into 32 bytes; 0, or -1 when malformed. */
@@ -318,7 +343,7 @@ static int parse_int(const char *s, long lo, long hi, long *out)
 int main(int argc, char **argv)
 {
 	long workers = 4, grace = 1500, max_message = 16L << 20;
-	int want_trace = 0, want_stats = 0;
+	int want_trace = 0, want_stats = 0, unchecked = 0;
 	const char *http = NULL;
 	int json_only = 0, stateless = 0;
 	long max_sessions = 1000;
@@ -389,6 +414,8 @@ int main(int argc, char **argv)
 				goto bad;
 		} else if (strcmp(a, "--trace") == 0) {
 			want_trace = 1;
+		} else if (strcmp(a, "--unchecked-args") == 0) {
+			unchecked = 1;
 		} else if (strcmp(a, "--stats") == 0) {
 			want_stats = 1;
 		} else if (strcmp(a, "--workers") == 0 && i + 1 < argc) {
@@ -462,10 +489,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
-		int rc = mcp_server_add_tool(srv, &tools[i]);
+		mcp_tool t = tools[i];
+		/* --unchecked-args: the benchmark's reference, arguments
+		 * straight to the handlers (which then trust them blindly). */
+		if (unchecked)
+			t.flags |= MCP_TOOL_UNCHECKED_ARGS;
+		int rc = mcp_server_add_tool(srv, &t);
 		if (rc != MCP_OK) {
-			fprintf(stderr, "mcp-everything: tool %s: %s\n", tools[i].name,
-				mcp_strerror(rc));
+			char why[256];
+			mcp_tool_check(&t, why, sizeof why);
+			fprintf(stderr, "mcp-everything: tool %s: %s%s%s\n", tools[i].name,
+				mcp_strerror(rc), rc == MCP_EINVAL ? ": " : "",
+				rc == MCP_EINVAL ? why : "");
 			return 1;
 		}
 	}

@@ -897,59 +897,11 @@ static int complete_template(mcp_ctx *ctx, const char *argument, const char *val
 
 /* ---- tool helpers -------------------------------------------------------- */
 
-static json_object *arg(json_object *args, const char *key)
-{
-	json_object *v = NULL;
-	json_object_object_get_ex(args, key, &v);
-	return v;
-}
-
-static int invalid(mcp_result *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int invalid(mcp_result *out, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	mcp_result_set_error(out, MCP_JSONRPC_INVALID_PARAMS, msg, NULL);
-	return MCP_EINVAL;
-}
-
-/* A tool-level failure the model gets to read (isError: true). */
-static int tool_error(mcp_result *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int tool_error(mcp_result *out, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	mcp_result_set_is_error(out, 1);
-	return mcp_result_add_text(out, msg);
-}
-
-/* Reads the optional string argument `key` (default ""); -1 after setting a
- * -32602 error when it has another type. */
-static int string_arg(json_object *args, const char *key, int required, const char **val,
-		      mcp_result *out)
-{
-	json_object *v = arg(args, key);
-	*val = "";
-	if (!v && !required)
-		return 0;
-	if (!json_object_is_type(v, json_type_string)) {
-		invalid(out, "Invalid params: %s must be a string%s", key,
-			required ? " (required)" : "");
-		return -1;
-	}
-	*val = json_object_get_string(v);
-	if (strlen(*val) != (size_t)json_object_get_string_len(v)) {
-		invalid(out, "Invalid params: %s contains a NUL character", key);
-		return -1;
-	}
-	return 0;
-}
+/* The library checks each tool's arguments against its input_schema before
+ * the handler runs (types, required members, ranges), and answers a
+ * mismatch itself with a tool error the model reads.  So the handlers read
+ * their arguments with mcp_args_* and check only what a schema cannot say:
+ * where a path leads. */
 
 /* Normalizes and resolves a tool's path argument.  On failure the result
  * already carries a readable isError message and *real is NULL. */
@@ -965,7 +917,7 @@ static int tool_resolve(const char *tool, const char *path, char **rel, char **r
 	if (e != FE_OK) {
 		free(*rel);
 		*rel = NULL;
-		return tool_error(out, "%s: cannot use '%s': %s", tool, path, ferr_text(e));
+		return mcp_result_tool_error(out, "%s: cannot use '%s': %s", tool, path, ferr_text(e));
 	}
 	return MCP_OK;
 }
@@ -1097,35 +1049,27 @@ static int grep_file(grep *g, mcp_ctx *ctx, const char *frel)
 	return rc;
 }
 
-/* Parses search's arguments into `g`; -1 after setting a -32602 error. */
+/* Reads search's checked arguments into `g`: 0, or 1 when `out` already
+ * holds the answer (a tool error: the query is longer in bytes than the
+ * needle, while the schema counts characters), or MCP_ENOMEM. */
 static int search_args(json_object *args, grep *g, const char **query, const char **path,
 		       mcp_result *out)
 {
-	if (string_arg(args, "query", 1, query, out) || string_arg(args, "path", 0, path, out))
-		return -1;
+	int case_sensitive = 0;
+	*query = "";
+	*path = "";
+	g->max_results = 100;
+	mcp_args_string(args, "query", query);
+	mcp_args_string(args, "path", path);
+	mcp_args_int64(args, "max_results", &g->max_results);
+	mcp_args_bool(args, "case_sensitive", &case_sensitive);
+	g->icase = !case_sensitive;
 	g->qn = strlen(*query);
 	if (g->qn == 0 || g->qn > MAX_QUERY) {
-		invalid(out, "Invalid params: query must be 1 to %d bytes", MAX_QUERY);
-		return -1;
-	}
-	g->max_results = 100;
-	json_object *v = arg(args, "max_results");
-	if (v) {
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 1 ||
-		    json_object_get_int64(v) > 1000) {
-			invalid(out, "Invalid params: max_results must be an integer in [1, 1000]");
-			return -1;
-		}
-		g->max_results = json_object_get_int64(v);
-	}
-	g->icase = 1;
-	v = arg(args, "case_sensitive");
-	if (v) {
-		if (!json_object_is_type(v, json_type_boolean)) {
-			invalid(out, "Invalid params: case_sensitive must be a boolean");
-			return -1;
-		}
-		g->icase = !json_object_get_boolean(v);
+		int rc = mcp_result_tool_error(out, "search: the query must be 1 to %d bytes of "
+						    "UTF-8",
+					       MAX_QUERY);
+		return rc == MCP_OK ? 1 : rc;
 	}
 	memcpy(g->needle, *query, g->qn + 1);
 	for (size_t i = 0; g->icase && i < g->qn; i++)
@@ -1144,8 +1088,9 @@ static int tool_search(mcp_ctx *ctx, json_object *args, mcp_result *out, void *u
 	char *rel = NULL, *real = NULL;
 	flist files = { 0 };
 	int rc;
-	if (search_args(args, g, &query, &path, out)) {
-		rc = MCP_EINVAL;
+	rc = search_args(args, g, &query, &path, out);
+	if (rc != 0) {
+		rc = rc > 0 ? MCP_OK : rc;
 		goto done;
 	}
 	rc = tool_resolve("search", path, &rel, &real, out);
@@ -1155,7 +1100,7 @@ static int tool_search(mcp_ctx *ctx, json_object *args, mcp_result *out, void *u
 	/* The files to search: the one named, or those under the directory. */
 	struct stat st;
 	if (stat(real, &st) != 0) {
-		rc = tool_error(out, "search: cannot use '%s': %s", path,
+		rc = mcp_result_tool_error(out, "search: cannot use '%s': %s", path,
 				ferr_text(errno_ferr(errno)));
 		goto done;
 	}
@@ -1164,7 +1109,7 @@ static int tool_search(mcp_ctx *ctx, json_object *args, mcp_result *out, void *u
 	else if (S_ISDIR(st.st_mode))
 		rc = walk_tree(ctx, real, &files);
 	else
-		rc = tool_error(out, "search: cannot use '%s': %s", path, ferr_text(FE_NOTREG));
+		rc = mcp_result_tool_error(out, "search: cannot use '%s': %s", path, ferr_text(FE_NOTREG));
 	if (rc != MCP_OK || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		goto done;
 
@@ -1228,9 +1173,8 @@ static int tool_stat(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 {
 	(void)ctx;
 	(void)user;
-	const char *path;
-	if (string_arg(args, "path", 1, &path, out))
-		return MCP_EINVAL;
+	const char *path = "";
+	mcp_args_string(args, "path", &path); /* required by the schema */
 	char *rel = NULL, *real = NULL;
 	int rc = tool_resolve("stat", path, &rel, &real, out);
 	if (rc != MCP_OK || !real)
@@ -1240,7 +1184,7 @@ static int tool_stat(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 	int is_link = named && lstat(named, &lst) == 0 && S_ISLNK(lst.st_mode);
 	free(named);
 	if (stat(real, &st) != 0) {
-		rc = tool_error(out, "stat: cannot use '%s': %s", path,
+		rc = mcp_result_tool_error(out, "stat: cannot use '%s': %s", path,
 				ferr_text(errno_ferr(errno)));
 		goto done;
 	}
@@ -1301,9 +1245,8 @@ static int dent_cmp(const void *a, const void *b)
 static int tool_list(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)user;
-	const char *path;
-	if (string_arg(args, "path", 0, &path, out))
-		return MCP_EINVAL;
+	const char *path = "";
+	mcp_args_string(args, "path", &path);
 	char *rel = NULL, *real = NULL;
 	int rc = tool_resolve("list", path, &rel, &real, out);
 	if (rc != MCP_OK || !real)
@@ -1317,7 +1260,7 @@ static int tool_list(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 		int e = errno;
 		if (fd >= 0)
 			close(fd);
-		rc = tool_error(out, "list: cannot use '%s': %s", path,
+		rc = mcp_result_tool_error(out, "list: cannot use '%s': %s", path,
 				ferr_text(errno_ferr(e)));
 		goto done;
 	}
@@ -1495,7 +1438,8 @@ static const mcp_tool tools[] = {
 static int prompt_summarize(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out, void *user)
 {
 	(void)user;
-	const char *path = json_object_get_string(arg(args, "path"));
+	const char *path = NULL;
+	mcp_args_string(args, "path", &path); /* a required argument: checked */
 	char *rel = NULL, *real = NULL, *buf = NULL, *uri = NULL;
 	size_t len = 0;
 	int64_t size = 0;

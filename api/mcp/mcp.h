@@ -45,6 +45,12 @@ extern "C" {
 #define MCP_EXTERN
 #endif
 
+#if defined(__GNUC__)
+#define MCP_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define MCP_PRINTF(fmt, args)
+#endif
+
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                  */
 /* ---------------------------------------------------------------------- */
@@ -64,8 +70,12 @@ typedef enum mcp_error {
 	MCP_ENOENT = -11,   /* no such name */
 	MCP_ESYS = -12,     /* a system call failed */
 	MCP_EPROTO = -13,   /* the client's answer violates the protocol */
-	MCP_EINPUT = -14    /* returned by a handler: input from the client is
+	MCP_EINPUT = -14,   /* returned by a handler: input from the client is
 			       needed first (mcp_ctx_require_input) */
+	MCP_ERESULT = -15   /* returned by a handler: answer with the error
+			       set on its result; the error setters
+			       (mcp_result_set_error, ...) return it, so
+			       `return mcp_result_set_error(...)` sends it */
 } mcp_error;
 
 /* Returns a static, human-readable description of an MCP_E* code (or of an
@@ -189,9 +199,13 @@ MCP_EXTERN int mcp_server_set_idle_poll_us(mcp_server *srv, int us);
 /* Observation hook: called on the worker thread when a tool handler starts
  * (`event` "started", reason NULL) and once when it has ended (`event`
  * "cleanup", reason one of "completed", "peer_cancelled",
- * "transport_closed", "shutdown", "timeout").  `id_json` is the request id
- * as compact JSON.  All strings are borrowed for the call only.  The hook
- * must be thread-safe and must not block. */
+ * "transport_closed", "shutdown", "timeout").  Between the two, `event`
+ * "invalid_output" reports a server fault: the tool's structuredContent
+ * broke its output_schema (reason: the one-line error, e.g.
+ * "/sum: expected number, got string (type)"; the client gets -32603).
+ * Events may be added: a hook ignores those it does not know.  `id_json`
+ * is the request id as compact JSON.  All strings are borrowed for the
+ * call only.  The hook must be thread-safe and must not block. */
 typedef void (*mcp_trace_fn)(const char *event, const char *id_json,
 			     const char *reason, void *user);
 MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user);
@@ -392,16 +406,38 @@ MCP_EXTERN char *mcp_server_stats_json(mcp_server *srv);
  *
  *  ctx   the request context, valid until the handler returns.
  *  args  the call's arguments object (an empty object when the client sent
- *        none); borrowed, valid until the handler returns.
+ *        none); borrowed, valid until the handler returns.  Unless the tool
+ *        sets MCP_TOOL_UNCHECKED_ARGS, the library has checked it against
+ *        input_schema first: the handler only runs with arguments that
+ *        match, and reads them with mcp_args_*() without type checks.  A
+ *        call whose arguments do not match is answered, without running
+ *        the handler, with a tool error (isError: true) whose text names
+ *        the path and the rule, such as "Input validation error: /a:
+ *        expected number, got string (type)" (SEP-1303: the model sees it
+ *        and can correct itself).
  *  out   the result to fill with mcp_result_* (owned by the library).
  *  user  the pointer given at registration.
  *
- * Return MCP_OK to answer with `out`.  Return MCP_ECANCELED when the handler
- * stopped because its token fired: nothing is written.  Any other MCP_E*
- * code answers with a JSON-RPC error (MCP_EINVAL: -32602, otherwise -32603)
- * unless the handler set its own with mcp_result_set_error().  A tool that
- * failed at its task but wants the model to see why should instead return
- * MCP_OK with mcp_result_set_is_error().
+ * What the handler returns, and what the client gets:
+ *  - MCP_OK: `out`.  Unless the tool sets MCP_TOOL_UNCHECKED_OUTPUT, a
+ *    tool with an output_schema must have set structuredContent that
+ *    matches it (isError results are exempt): otherwise the client gets
+ *    -32603 naming the path and rule, and the trace hook an
+ *    "invalid_output" line, since the fault is the server's.
+ *  - The result of mcp_result_tool_error(): the tool failed at its task
+ *    in a way the model should read (a file not found, a value the schema
+ *    could not rule out, a service down).  This is the usual failure.
+ *  - The result of mcp_result_set_error() or
+ *    mcp_result_set_url_elicitation_required() (MCP_ERESULT): that
+ *    JSON-RPC error, for protocol-level answers with a code of their own
+ *    (-32042 URL elicitation required).  An error set on `out` is sent
+ *    whatever the handler then returns, except after cancellation.
+ *  - MCP_EINVAL with nothing set: a tool error too (isError: true) with
+ *    the content the handler added, or a generic text; never -32602.
+ *  - MCP_ECANCELED when the handler stopped because its token fired:
+ *    nothing is written.
+ *  - MCP_EINPUT: see mcp_ctx_require_input().
+ *  - Any other MCP_E* code: -32603 Internal error.
  *
  * If the client cancelled the request (MCP_CANCEL_PEER), nothing is written
  * whatever the handler returns. */
@@ -417,25 +453,85 @@ typedef enum mcp_task_support {
 	MCP_TASKS_REQUIRED       /* task-augmented calls only */
 } mcp_task_support;
 
+/* mcp_tool.flags: each switches off one check or switches one on. */
+/* The handler checks its arguments itself: they reach it unchecked. */
+#define MCP_TOOL_UNCHECKED_ARGS 0x1u
+/* structuredContent is sent without checking it against output_schema. */
+#define MCP_TOOL_UNCHECKED_OUTPUT 0x2u
+/* "format" in input_schema asserts (date-time, date, time, duration,
+ * email, hostname, ipv4, ipv6, uri, uri-reference, uuid, regex,
+ * json-pointer, ...) instead of being an annotation, the 2020-12 default. */
+#define MCP_TOOL_CHECK_FORMATS 0x4u
+
 typedef struct mcp_tool {
-	const char *name;          /* required; unique in the server */
+	const char *name;          /* required: 1 to 128 characters of A-Z,
+				      a-z, 0-9, '_', '-' and '.'; unique */
 	const char *title;         /* optional display name (2025-06-18+) */
 	const char *description;   /* optional */
-	const char *input_schema;  /* JSON Schema text of the arguments;
-				      NULL means {"type":"object"} */
+	const char *input_schema;  /* JSON Schema (2020-12) text of the
+				      arguments, an object schema with
+				      "type": "object"; NULL means
+				      {"type":"object"} */
 	const char *output_schema; /* optional JSON Schema text of
-				      structuredContent (2025-06-18+) */
+				      structuredContent (2025-06-18+), also
+				      with "type": "object" */
 	mcp_tool_fn fn;            /* required */
 	void *user;                /* passed to fn */
 	mcp_task_support task_support; /* for 2025-11-25 sessions */
 	const char *annotations;   /* optional JSON object text of ToolAnnotations
 				      (readOnlyHint, destructiveHint, ...) */
+	unsigned flags;            /* MCP_TOOL_* above; 0 checks arguments and
+				      results, formats as annotations */
 } mcp_tool;
 
-/* Registers a tool.  Returns MCP_OK, MCP_EINVAL (missing name or fn, or a
- * schema that is not a JSON object), MCP_EEXIST (name taken) or
- * MCP_ENOMEM.  Any thread, also while the server runs. */
+/* Registers a tool, compiling its schemas once.  Returns MCP_OK;
+ * MCP_EINVAL for a description that would break clients: no fn, a name
+ * outside the rule above, an input_schema or output_schema that is not a
+ * JSON object with "type": "object", a schema that does not compile as
+ * JSON Schema 2020-12 (a $ref to another document included: schemas are
+ * never fetched), annotations that are not an object, an unknown
+ * task_support; mcp_tool_check() says which.  MCP_EEXIST when the name is
+ * taken, MCP_ENOMEM.  Any thread, also while the server runs. */
 MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool);
+
+/* Checks a description as mcp_server_add_tool() does, without a server:
+ * MCP_OK, or MCP_EINVAL with one line saying why in `why` (copied,
+ * NUL-terminated, cut to `whylen` bytes; `why` may be NULL when `whylen` is
+ * 0), such as "input_schema: \"type\" must be \"object\"" or
+ * "input_schema: schema /properties/a/pattern: invalid regular expression
+ * ...", or MCP_ENOMEM.  Any thread. */
+MCP_EXTERN int mcp_tool_check(const mcp_tool *tool, char *why, size_t whylen);
+
+/* Reading a handler's arguments.  Each looks up the member `key` of `args`
+ * and:
+ *  - returns 1 and stores its value in *out when it is there with the
+ *    type asked for;
+ *  - returns 0 and leaves *out as it was when it is absent or null, so a
+ *    handler sets *out to the default first;
+ *  - returns MCP_EINVAL and leaves *out as it was when the member has
+ *    another type or does not fit, or `args`, `key` or `out` is NULL.
+ * When input_schema states the member's type, the library has checked it
+ * before the handler ran, and MCP_EINVAL cannot happen: the handler writes
+ *
+ *     int64_t a = 0, b = 0;
+ *     mcp_args_int64(args, "a", &a);
+ *
+ * and uses the result only to tell an absent member from a present one.
+ * Strings, objects and arrays are borrowed from `args`: valid until the
+ * handler returns, never freed by the caller.  Call them on the handler's
+ * own `args`, from its thread (json-c objects are not thread-safe). */
+/* A string (text up to its first U+0000, if it holds one). */
+MCP_EXTERN int mcp_args_string(json_object *args, const char *key, const char **out);
+/* An integer: a JSON integer, or a number without a fractional part, in
+ * the range of int64_t. */
+MCP_EXTERN int mcp_args_int64(json_object *args, const char *key, int64_t *out);
+/* Any JSON number, as a double (large integers are rounded). */
+MCP_EXTERN int mcp_args_double(json_object *args, const char *key, double *out);
+/* true or false, stored as 1 or 0. */
+MCP_EXTERN int mcp_args_bool(json_object *args, const char *key, int *out);
+/* An object or an array. */
+MCP_EXTERN int mcp_args_object(json_object *args, const char *key, json_object **out);
+MCP_EXTERN int mcp_args_array(json_object *args, const char *key, json_object **out);
 
 /* Removes a tool by name; calls already running finish normally.  Returns
  * MCP_OK or MCP_ENOENT.  Any thread. */
@@ -527,8 +623,10 @@ MCP_EXTERN int mcp_contents_add_text(mcp_contents *out, const char *uri,
 MCP_EXTERN int mcp_contents_add_blob(mcp_contents *out, const char *uri,
 				     const char *mime_type, const void *data, size_t len);
 /* Makes the answer a JSON-RPC error with this code and message (copied;
- * `data` taken, may be NULL); the handler then returns non-zero.  As
- * mcp_result_set_error() for tools. */
+ * `data` taken, may be NULL).  Returns MCP_ERESULT, which the handler
+ * returns (`return mcp_contents_set_error(...)`); an error set here is
+ * sent whatever the handler returns, except after cancellation.
+ * MCP_EINVAL or MCP_ENOMEM when it could not be set. */
 MCP_EXTERN int mcp_contents_set_error(mcp_contents *out, int code, const char *message,
 				      json_object *data);
 
@@ -548,7 +646,12 @@ typedef struct mcp_prompt_arg {
 } mcp_prompt_arg;
 
 /* Renders a prompt.  `args` is an object of strings (borrowed; every
- * required argument is present).  Return conventions as mcp_tool_fn. */
+ * required argument is present): the library checked the request's
+ * arguments first and answered -32602 naming the argument and the rule
+ * when a required one was missing or one was not a string ("Invalid
+ * params: /topic: expected string, got number (type)").  Return conventions
+ * as mcp_tool_fn, except that there is no tool error: MCP_EINVAL is
+ * -32602, mcp_prompt_set_error() sets any error. */
 typedef int (*mcp_prompt_fn)(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out,
 			     void *user);
 
@@ -581,7 +684,8 @@ MCP_EXTERN int mcp_prompt_add_resource_text(mcp_prompt_result *out, mcp_role rol
 					    const char *text);
 MCP_EXTERN int mcp_prompt_add_content(mcp_prompt_result *out, mcp_role role,
 				      json_object *block);
-/* Makes the answer a JSON-RPC error, as mcp_contents_set_error(). */
+/* Makes the answer a JSON-RPC error and returns MCP_ERESULT, as
+ * mcp_contents_set_error(). */
 MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char *message,
 				    json_object *data);
 
@@ -603,8 +707,12 @@ MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more);
 MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int64_t max_ms);
 
 /* Items per page of tools/list, resources/list, resources/templates/list,
- * tasks/list and prompts/list (1..100000; default 100).  Cursors are opaque and checked: a
- * cursor the server did not issue is -32602.  Call before running. */
+ * tasks/list and prompts/list (1..100000; default 100).  Cursors are
+ * opaque and checked: each is bound to the list it pages and carries a
+ * MAC under a key derived from the state key (mcp_server_set_state_key),
+ * so a cursor the server did not issue, or one of another list, is
+ * -32602, and processes that share the key accept each other's.  Call
+ * before running. */
 MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int n);
 
 /* ---------------------------------------------------------------------- */
@@ -641,8 +749,20 @@ MCP_EXTERN int mcp_result_add_content(mcp_result *out, json_object *block);
 MCP_EXTERN int mcp_result_set_structured(mcp_result *out, json_object *value);
 /* Marks the result as a tool-level error (isError: true). */
 MCP_EXTERN void mcp_result_set_is_error(mcp_result *out, int is_error);
+/* Makes the answer a tool error the model reads (SEP-1303): replaces the
+ * content and structured content set so far with one text block,
+ * formatted printf-style now (it must come out as UTF-8), and sets
+ * isError: true.  For a tool that failed at its task; see mcp_tool_fn for
+ * which answer to use when.  Returns MCP_OK (the answer is a result: the
+ * handler returns it), MCP_EINVAL (`out` or `fmt` NULL) or MCP_ENOMEM. */
+MCP_EXTERN int mcp_result_tool_error(mcp_result *out, const char *fmt, ...) MCP_PRINTF(2, 3);
 /* Makes the answer a JSON-RPC error instead of a result; `message` copied,
- * `data` taken (may be NULL).  The handler must still return non-zero. */
+ * `data` taken (may be NULL).  For protocol-level answers with a code of
+ * their own; a failed tool is a tool error (mcp_result_tool_error).
+ * Returns MCP_ERESULT, which the handler returns: `return
+ * mcp_result_set_error(...)` sends the error (so does any later return but
+ * MCP_ECANCELED after cancellation).  MCP_EINVAL (`out` or `message` NULL,
+ * `code` 0) or MCP_ENOMEM when it could not be set. */
 MCP_EXTERN int mcp_result_set_error(mcp_result *out, int code, const char *message,
 				    json_object *data);
 
@@ -850,7 +970,11 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 MCP_EXTERN int mcp_ctx_sample_text(mcp_ctx *ctx, const char *system_prompt,
 				   const char *user_text, int max_tokens, int64_t timeout_ms,
 				   json_object **result);
-/* elicitation/create (requires "elicitation").  `params` borrowed. */
+/* elicitation/create (requires "elicitation").  `params` borrowed.  When
+ * params hold a requestedSchema and the user accepted, the answer's content
+ * is checked against it (as JSON Schema 2020-12, formats asserted): content
+ * that does not match is MCP_EPROTO, so a handler only sees answers that
+ * do.  A requestedSchema that does not compile is MCP_EINVAL, nothing sent. */
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 			      json_object **result);
 
@@ -925,7 +1049,9 @@ MCP_EXTERN json_object *mcp_form_schema(const mcp_form *form);
 
 /* Asks the user to fill in `form` (borrowed) through elicitation/create in
  * form mode.  Results and errors as the other server-to-client requests;
- * *result holds {action, content?}.  MCP_ENOTSUP when the client did not
+ * *result holds {action, content?}; accepted content has been checked
+ * against the form (MCP_EPROTO when it does not match, as for
+ * mcp_ctx_elicit).  MCP_ENOTSUP when the client did not
  * declare form elicitation, negotiated a revision without elicitation, or
  * negotiated one older than a field needs (multi-select: 2025-11-25). */
 MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t timeout_ms,
@@ -946,8 +1072,8 @@ MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char 
 MCP_EXTERN int mcp_server_elicitation_complete(mcp_server *srv, const char *elicitation_id);
 
 /* Makes a tool's answer the URL-elicitation-required error (-32042) naming
- * one URL the user must visit; the handler then returns non-zero (e.g.
- * MCP_ESTATE).  Strings copied. */
+ * one URL the user must visit.  Strings copied.  Returns MCP_ERESULT, which
+ * the handler returns to send it, or MCP_EINVAL / MCP_ENOMEM. */
 MCP_EXTERN int mcp_result_set_url_elicitation_required(mcp_result *out, const char *message,
 						       const char *url,
 						       const char *elicitation_id);

@@ -80,7 +80,7 @@ static void on_trace(const char *event, const char *id_json, const char *reason,
 	if (id > 0 && id < NIDS) {
 		if (strcmp(event, "started") == 0)
 			r->started[id]++;
-		else
+		else if (strcmp(event, "cleanup") == 0)
 			r->cleanups[id]++;
 	} else {
 		r->other_events++;

@@ -209,9 +209,10 @@ static void on_trace(const char *event, const char *id_json, const char *reason,
 	(void)id_json;
 	(void)reason;
 	tally *t = user;
+	/* Other events ("invalid_output") come between the two. */
 	if (strcmp(event, "started") == 0)
 		atomic_fetch_add(&t->started, 1);
-	else
+	else if (strcmp(event, "cleanup") == 0)
 		atomic_fetch_add(&t->cleanups, 1);
 }
 

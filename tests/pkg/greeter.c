@@ -17,20 +17,19 @@
 
 static mcp_server *srv;
 
-/* Runs on a worker thread; `args` is borrowed, `out` belongs to the library. */
+/* Runs on a worker thread; `args` is borrowed and matches the input schema
+ * (the library checked it), `out` belongs to the library. */
 static int greet(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
-	json_object *name = NULL;
+	const char *name = "world";
 	char text[256];
 
 	(void)user;
-	json_object_object_get_ex(args, "name", &name);
+	mcp_args_string(args, "name", &name);
 	mcp_ctx_progress(ctx, 1, 2, "thinking");
 	if (mcp_ctx_sleep(ctx, 20) == MCP_ECANCELED)
 		return MCP_ECANCELED; /* nothing is written for this request */
-	snprintf(text, sizeof text, "Hello, %s!",
-		 json_object_is_type(name, json_type_string) ? json_object_get_string(name)
-							      : "world");
+	snprintf(text, sizeof text, "Hello, %s!", name);
 	return mcp_result_add_text(out, text);
 }
 

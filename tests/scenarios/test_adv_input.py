@@ -680,8 +680,10 @@ def malformed_duplicate_keys():
 
 def malformed_numbers_out_of_range_in_arguments():
     """Tool arguments with numbers of the wrong kind or out of range
-    (1e400, -1, 1.5, 2^63, 2^64, 10^20, strings, booleans): -32602 on
-    the request's id, never a crash or an endless sleep."""
+    (1e400, -1, 1.5, 2^63, 2^64, 10^20, strings, booleans): refused by the
+    tool's input schema before its handler runs, as a tool error on the
+    request's id naming the argument (SEP-1303: isError, not -32602),
+    never a crash or an endless sleep."""
     s = AdvServer()
     s.init()
     vals = [b"1e400", b"-1e400", b"-1", b"1.5", b"9223372036854775807", b"9223372036854775808",
@@ -695,7 +697,10 @@ def malformed_numbers_out_of_range_in_arguments():
             s.send_raw(b'{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"name":"%s",'
                        b'"arguments":{"%s":%s%s}}}\n' % (rid.encode(), tool.encode(), key, v, extra))
             m = s.wait_for(lambda m: m.get("id") == rid, start=before, what=rid)
-            if m.get("error", {}).get("code") != -32602:
+            res = m.get("result", {})
+            text = (res.get("content") or [{}])[0].get("text", "")
+            if res.get("isError") is not True or \
+                    not text.startswith(f"Input validation error: /{key.decode()}: "):
                 raise Fail(f"{tool} {key.decode()}={v.decode()}: {m}")
     s.finish()
 

@@ -41,6 +41,10 @@ if command -v python3 >/dev/null 2>&1; then
 	# that revision and validated against its schema.
 	MCP_SCHEMA_RECORD="$rec/modern.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
 		python3 "$src/tests/stdio/test_modern.py" >/dev/null
+	# Tool errors for arguments that break their schema, the -32603 of
+	# a result that breaks its output schema, and refused cursors.
+	MCP_SCHEMA_RECORD="$rec/args.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
+		python3 "$src/tests/stdio/test_args.py" >/dev/null
 fi
 set -- "$rec"/*.jsonl
 MCP_NODE_PREFIX="$prefix" node "$src/tests/schema/validate.mjs" "$schemas" "$@"

@@ -136,11 +136,10 @@ static int url_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user
 	int rc = mcp_ctx_elicit_url(ctx, "Sign in", "https://example.com/login", "el-1", 10000,
 				    &res);
 	json_object_put(res);
+	/* The setter's result is returned as it is: it means "send it". */
 	if (rc == MCP_ENOTSUP)
-		return mcp_result_set_url_elicitation_required(
-			       out, "Sign in first", "https://example.com/login", "el-1") == MCP_OK
-			       ? MCP_ESTATE
-			       : MCP_ENOMEM;
+		return mcp_result_set_url_elicitation_required(out, "Sign in first",
+							       "https://example.com/login", "el-1");
 	return mcp_result_add_text(out, mcp_strerror(rc));
 }
 
@@ -448,8 +447,24 @@ START_TEST(pagination_with_checked_cursors)
 	m = request("tools/list", "{\"cursor\":\"not-a-cursor\"}");
 	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
 	json_object_put(m);
-	/* A cursor of another list is not accepted either. */
-	m = request("prompts/list", "{\"cursor\":\"bGlibWNwOnRvb2xzOjI=\"}");
+	/* A well-formed forged cursor: base64("libmcp:tools:1") once skipped
+	 * a tool.  Cursors carry a MAC now; this one has none. */
+	m = request("tools/list", "{\"cursor\":\"bGlibWNwOnRvb2xzOjE=\"}");
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+	/* A real cursor, one character changed, and the same cursor on
+	 * another list: neither is accepted. */
+	m = request("tools/list", "{}");
+	char real[128];
+	snprintf(real, sizeof real, "%s", str_at(m, "result.nextCursor"));
+	json_object_put(m);
+	snprintf(params, sizeof params, "{\"cursor\":\"%s\"}", real);
+	m = request("prompts/list", params);
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
+	json_object_put(m);
+	real[3] = real[3] == 'A' ? 'B' : 'A';
+	snprintf(params, sizeof params, "{\"cursor\":\"%s\"}", real);
+	m = request("tools/list", params);
 	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32602);
 	json_object_put(m);
 }
@@ -533,7 +548,15 @@ START_TEST(sampling_needs_the_capability)
 	json_object *m = request("tools/call", "{\"name\":\"ask\"}");
 	ck_assert_str_eq(str_at(m, "result.content.0.text"), mcp_strerror(MCP_ENOTSUP));
 	json_object_put(m);
-	m = request("tools/list", "{\"cursor\":\"bGlibWNwOnRvb2xzOjY=\"}");
+	/* The page from the seventh tool on, reached by real cursors. */
+	m = request("tools/list", "{}");
+	for (int page = 1; page < 4; page++) {
+		char params[256];
+		snprintf(params, sizeof params, "{\"cursor\":\"%s\"}",
+			 str_at(m, "result.nextCursor"));
+		json_object_put(m);
+		m = request("tools/list", params);
+	}
 	ck_assert_str_eq(str_at(m, "result.tools.0.name"), "ask");
 	ck_assert_str_eq(str_at(m, "result.tools.0.annotations.readOnlyHint"), "true");
 	json_object_put(m);
