@@ -561,8 +561,8 @@ static const char *envelope_problem(json_object *m)
 /* Feeds `m` (taken) to `es` on a stream of its own and answers the POST
  * from it (the caller's reference of es is the call's). */
 static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, json_object *m,
-			    const char *route, json_object *id, unsigned flags, int ephemeral,
-			    int modern, int batch, const char *new_sid)
+			    unsigned pre, const char *route, json_object *id, unsigned flags,
+			    int ephemeral, int modern, int batch, const char *new_sid)
 {
 	size_t len;
 	const char *body = tp_http_req_body(rq, &len);
@@ -601,7 +601,7 @@ static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, js
 	}
 	tp_http_req_set_app(rq, c); /* released in request_done */
 	int admitted = 0;
-	if (eng_session_feed(es, body, len, m, route, &admitted) == MCP_ECLOSED)
+	if (eng_session_feed(es, body, len, m, pre, route, &admitted) == MCP_ECLOSED)
 		c->closed_at_feed = 1;
 	tp_http_post_respond(rq, admitted, new_sid);
 }
@@ -665,7 +665,7 @@ static void handle_post(http_server *h, tp_http_req *rq)
 		char route[32];
 		snprintf(route, sizeof route, "#batch-%llu",
 			 (unsigned long long)atomic_fetch_add(&h->batch_no, 1));
-		post_to_session(h, rq, es, m, route, NULL, 0, 0, 0, 1, NULL);
+		post_to_session(h, rq, es, m, pre, route, NULL, 0, 0, 0, 1, NULL);
 		return;
 	}
 	if (!json_object_is_type(m, json_type_object)) {
@@ -775,7 +775,7 @@ static void handle_post(http_server *h, tp_http_req *rq)
 	}
 	if (!is_request) {
 		/* Notifications and responses: accepted, answered by nobody. */
-		int rc = eng_session_feed(es, body, len, m, NULL, NULL);
+		int rc = eng_session_feed(es, body, len, m, pre, NULL, NULL);
 		eng_session_unref(es);
 		if (rc == MCP_ECLOSED)
 			reply_session_not_found(rq, NULL);
@@ -801,7 +801,7 @@ static void handle_post(http_server *h, tp_http_req *rq)
 		return;
 	}
 	json_object *id_copy = json_object_get(id);
-	post_to_session(h, rq, es, m, route, id_copy, flags, ephemeral, modern, 0, new_sid);
+	post_to_session(h, rq, es, m, pre, route, id_copy, flags, ephemeral, modern, 0, new_sid);
 	json_object_put(id_copy);
 	free(route);
 }

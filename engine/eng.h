@@ -543,8 +543,8 @@ void eng_session_trigger(eng_session *s, int reason);
  * who calls them differs. */
 
 /* Dispatches one message: the raw `line` (parsed here, as a reader
- * would), or with `value` non-NULL the caller's parse of it (taken; `line`
- * is then only used for a batch's route).  Any thread; feeds of one
+ * would), or with `value` non-NULL the caller's parse of it by
+ * eng_json_parse_message (taken), whose precheck flags are `pre`.  Any thread; feeds of one
  * session are serialised.  Answers the feed itself produces (errors,
  * requests answered at once) go to `route` (copied when needed; NULL:
  * routed by their id).  *admitted (when not NULL) gets the number of
@@ -552,7 +552,7 @@ void eng_session_trigger(eng_session *s, int reason);
  * by their id.  MCP_OK, or MCP_ECLOSED when the session is closing
  * (nothing was done; `value` is released). */
 int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *value,
-		     const char *route, int *admitted);
+		     unsigned pre, const char *route, int *admitted);
 /* Starts the shutdown sequence of a push session from any thread, without
  * waiting: steps 1-3 now; steps 4-5 as soon as nothing is in flight (on
  * the thread that ends the last request, or here), else at the grace

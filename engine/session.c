@@ -1746,7 +1746,7 @@ int eng_session_close_poll(eng_session *s, int64_t now_ns)
 }
 
 int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *value,
-		     const char *route, int *admitted)
+		     unsigned pre, const char *route, int *admitted)
 {
 	if (admitted)
 		*admitted = 0;
@@ -1759,7 +1759,7 @@ int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *
 	s->feed_route = route;
 	s->feed_admitted = 0;
 	if (value)
-		dispatch_value(s, value, line, len, eng_json_precheck(line, len));
+		dispatch_value(s, value, line, len, pre);
 	else
 		dispatch_line(s, line, len);
 	int n = s->feed_admitted;
