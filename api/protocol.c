@@ -608,11 +608,17 @@ void mcp_notify_list_changed(mcp_server *srv, int kind)
 	const char *method = kind == MCP_KIND_TOOLS	  ? "notifications/tools/list_changed"
 			     : kind == MCP_KIND_RESOURCES ? "notifications/resources/list_changed"
 							  : "notifications/prompts/list_changed";
+	/* Built once for every session (thousands of HTTP streams may wait
+	 * for it). */
+	json_object *note = mcp_notification(method, NULL);
+	size_t len = 0;
+	const char *text = note ? eng_json_text(note, &len) : NULL;
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next)
+	for (mcp_sess *ms = srv->sessions; text && ms; ms = ms->next)
 		if (atomic_load(&ms->state) == MCP_SESS_READY && (ms->caps_sent & (unsigned)kind))
-			eng_session_notify(ms->es, mcp_notification(method, NULL));
+			eng_session_notify_text(ms->es, text, len);
 	pthread_mutex_unlock(&srv->sess_mu);
+	json_object_put(note);
 	size_t n;
 	eng_req **ls = listeners(srv, (unsigned)kind, NULL, &n);
 	for (size_t i = 0; i < n; i++) {

@@ -585,6 +585,9 @@ void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data);
 /* Sends a notification not tied to a request (taken).  Never blocks. */
 int eng_session_notify(eng_session *s, json_object *msg);
+/* The same for a notification already serialised (`text`, len bytes,
+ * copied): one broadcast to many sessions is built once. */
+int eng_session_notify_text(eng_session *s, const char *text, size_t len);
 /* Registers a request in flight without queueing it: a long-lived one
  * (a subscription) that the protocol layer ends itself with eng_req_finish_*
  * (typically from a cancel callback on its token).  Returns a counted

@@ -396,6 +396,15 @@ int eng_session_notify(eng_session *s, json_object *msg)
 	return push_message(s, msg, NULL, 0);
 }
 
+int eng_session_notify_text(eng_session *s, const char *text, size_t len)
+{
+	char *line = malloc(len + 1); /* the writer's spare byte */
+	if (!line)
+		return MCP_ENOMEM;
+	memcpy(line, text, len);
+	return eng_writer_push(&s->writer, line, len, NULL, 0);
+}
+
 int eng_session_close_stream(eng_session *s, eng_req *r, int retry_ms)
 {
 	if (!s->tp->ops->close_route || !r->id_key)

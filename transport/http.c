@@ -476,7 +476,11 @@ static void watch_add(stream *st)
 		i = h->free_watch;
 	}
 	watch_slot *w = &h->watches[i];
-	struct epoll_event ev = { .events = EPOLLRDHUP,
+	/* One-shot: once it fired the registration is spent; it is removed
+	 * when the attachment ends, not at every wake-up in between (a
+	 * broadcast to thousands of streams would cost two system calls
+	 * each). */
+	struct epoll_event ev = { .events = EPOLLRDHUP | EPOLLONESHOT,
 				  .data.u64 = (uint64_t)(w->gen + 1) << 32 | (uint32_t)i };
 	if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, st->fd, &ev) != 0) {
 		pthread_mutex_unlock(&h->watch_mu);
@@ -558,7 +562,6 @@ static void stream_kick(stream *st)
 {
 	if (st->suspended && st->conn) {
 		st->suspended = 0;
-		watch_del(st);
 		MHD_resume_connection(st->conn);
 	}
 }
@@ -581,7 +584,9 @@ static void watch_fired(tp_http *h, uint64_t data)
 	pthread_mutex_lock(&h->watch_mu);
 	stream *st = h->watches[i].used && h->watches[i].gen == gen ? h->watches[i].st : NULL;
 	pthread_mutex_unlock(&h->watch_mu);
-	if (st && st->conn && st->suspended) {
+	if (st && st->conn) {
+		/* Gone, waiting or not (a response being written notices it
+		 * too, at its next write). */
 		st->peer_gone = 1;
 		stream_kick(st);
 	}
@@ -1205,6 +1210,7 @@ static void post_answer_now(tp_http_req *rq)
 	size_t len = st->answer_len;
 	int closed = st->closed;
 	st->answer = NULL;
+	watch_del(st);
 	st->conn = NULL;
 	st->fd = -1;
 	stream_detach(ts, st);
@@ -1601,16 +1607,19 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
  * sessions whose output closed leave. */
 static void housekeeping(tp_http *h, int64_t now, int expire)
 {
-	/* The LRU list is in the order sessions were put at its end; a use
-	 * only stores the time (sess_touch), so a head used since it was put
-	 * there goes back to the end now.  Each session moves at most once
-	 * per idle period, and a pass ends where it meets one it moved. */
+	/* The LRU list is in the order sessions were put at its end (their
+	 * lru_pos_ns), and a use only stores the time (sess_touch).  A pass
+	 * looks at the sessions put there more than half an idle period ago:
+	 * one used since goes back to the end, one idle too long expires.
+	 * So each session is looked at about twice per idle period whatever
+	 * the number of sessions, and one expires within one and a half idle
+	 * periods of its last use. */
 	int64_t idle = h->cfg.session_idle_ms * 1000000;
 	while (expire) {
 		void *app = NULL;
 		pthread_mutex_lock(&h->mu);
 		tp_http_sess *ts = h->lru_head;
-		if (!ts || ts->lru_pos_ns >= now) {
+		if (!ts || now - ts->lru_pos_ns < idle / 2) {
 			pthread_mutex_unlock(&h->mu);
 			break;
 		}
