@@ -389,9 +389,25 @@ int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_objec
 void mcp_task_set_input_required(struct mcp_task *t, int waiting);
 const char *mcp_task_id(const struct mcp_task *t);
 void mcp_tasks_free(mcp_sess *ms);
-void mcp_tasks_get(eng_session *s, json_object *id, json_object *params);
-void mcp_tasks_list(eng_session *s, json_object *id, json_object *params);
-void mcp_tasks_cancel(eng_session *s, json_object *id, json_object *params);
+/* The answer of a method served without a handler (initialize, ping, the
+ * lists, subscriptions, tasks/get...).  Such a method fills it and its
+ * caller writes it: on the reader (eng_session_respond_*), or, with
+ * request hooks installed, on the worker that ran the method between
+ * them (mcp_ctx_end).  Either a result or an error (code != 0). */
+typedef struct mcp_answer {
+	json_object *result;         /* owned */
+	int code;
+	const char *message;         /* static text */
+	json_object *data;           /* owned, or NULL */
+} mcp_answer;
+/* Set the answer (result or data taken; a second call replaces the
+ * first, releasing it). */
+void mcp_answer_result(mcp_answer *a, json_object *result);
+void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data);
+
+void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out);
+void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out);
+void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out);
 void mcp_tasks_result(eng_req *r);
 /* Shared by the paged lists (protocol.c). */
 char *mcp_make_cursor(const char *list, size_t offset);

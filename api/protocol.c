@@ -46,7 +46,30 @@ const char *mcp_log_level_name(int level)
 
 /* ---- inline methods (reader thread) ------------------------------------ */
 
-typedef void (*inline_fn)(eng_session *s, json_object *id, json_object *params);
+typedef void (*inline_fn)(eng_session *s, json_object *params, mcp_answer *out);
+
+void mcp_answer_result(mcp_answer *a, json_object *result)
+{
+	json_object_put(a->result);
+	json_object_put(a->data);
+	*a = (mcp_answer){ .result = result };
+}
+
+void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data)
+{
+	json_object_put(a->result);
+	json_object_put(a->data);
+	*a = (mcp_answer){ .code = code, .message = message, .data = data };
+}
+
+/* Writes a method's answer from the reader (result or data taken). */
+static void answer_send(eng_session *s, json_object *id, mcp_answer *a)
+{
+	if (a->code)
+		eng_session_respond_error(s, id, a->code, a->message, a->data);
+	else
+		eng_session_respond_result(s, id, a->result);
+}
 
 /* The capabilities of a connection: exactly what is registered when it
  * initializes.  Remembers which list_changed notifications it was promised. */
@@ -118,31 +141,31 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 	return caps;
 }
 
-static void m_initialize(eng_session *s, json_object *id, json_object *params)
+static void m_initialize(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = sess_of(s);
 	if (!json_object_is_type(params, json_type_object)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: initialize needs an object", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: initialize needs an object", NULL);
 		return;
 	}
 	const char *asked = get_str(params, "protocolVersion");
 	if (!asked) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: protocolVersion (string) is required",
-					  NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: protocolVersion (string) is required",
+				 NULL);
 		return;
 	}
 	json_object *caps = mcp_get(params, "capabilities");
 	if (caps && !json_object_is_type(caps, json_type_object)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: capabilities must be an object", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: capabilities must be an object", NULL);
 		return;
 	}
 	int expect = MCP_SESS_NEW;
 	if (!atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_INITIALIZING)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_REQUEST,
-					  "Invalid Request: initialize was already received", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_REQUEST,
+				 "Invalid Request: initialize was already received", NULL);
 		return;
 	}
 	/* Negotiation: the client's revision when we speak it, else our
@@ -169,30 +192,30 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 		eng_obj_set(res, "instructions", json_object_new_string(srv->instructions), &bad);
 	if (!res || bad) {
 		json_object_put(res);
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
-static void m_ping(eng_session *s, json_object *id, json_object *params)
+static void m_ping(eng_session *s, json_object *params, mcp_answer *out)
 {
 	(void)params;
-	eng_session_respond_result(s, id, json_object_new_object());
+	mcp_answer_result(out, json_object_new_object());
 }
 
-static void m_set_level(eng_session *s, json_object *id, json_object *params)
+static void m_set_level(eng_session *s, json_object *params, mcp_answer *out)
 {
 	int level = log_level_from_name(get_str(params, "level"));
 	if (level < 0) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: level must be one of debug, info, "
-					  "notice, warning, error, critical, alert, emergency",
-					  NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: level must be one of debug, info, "
+				 "notice, warning, error, critical, alert, emergency",
+				 NULL);
 		return;
 	}
 	atomic_store(&sess_of(s)->log_level, level);
-	eng_session_respond_result(s, id, json_object_new_object());
+	mcp_answer_result(out, json_object_new_object());
 }
 
 /* ---- paged lists ---------------------------------------------------------
@@ -271,7 +294,7 @@ static int list_visible(mcp_entry *e, void *arg)
 	return mcp_authz_visible(f->srv, f->kind, e->key, f->who);
 }
 
-static void list_page_view(eng_session *s, json_object *id, json_object *params,
+static void list_page_view(eng_session *s, json_object *params, mcp_answer *out,
 			   const char *list, const char *key, mcp_registry *r,
 			   json_object *(*describe)(mcp_entry *e, int rev), const mcp_view *v,
 			   const char *method)
@@ -282,8 +305,8 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	json_object *jc = mcp_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(json_object_get_string(jc), list, &offset) != 0)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: unknown cursor", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: unknown cursor", NULL);
 		return;
 	}
 	size_t total = 0, page = (size_t)ms->srv->page_size, next = 0;
@@ -306,7 +329,7 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 		next = offset + page < total ? offset + page : 0;
 	}
 	if (!items) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	int bad = 0;
@@ -319,52 +342,52 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	}
 	if (!res || bad) {
 		json_object_put(res);
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	if (v && v->modern)
 		mcp_modern_decorate(ms->srv, method, res);
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
-static void list_page(eng_session *s, json_object *id, json_object *params, const char *list,
+static void list_page(eng_session *s, json_object *params, mcp_answer *out, const char *list,
 		      const char *key, mcp_registry *r,
 		      json_object *(*describe)(mcp_entry *e, int rev))
 {
-	list_page_view(s, id, params, list, key, r, describe, NULL, NULL);
+	list_page_view(s, params, out, list, key, r, describe, NULL, NULL);
 }
 
-static void m_tools_list(eng_session *s, json_object *id, json_object *params)
+static void m_tools_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, id, params, "tools", "tools", &sess_of(s)->srv->tools, mcp_tool_describe);
+	list_page(s, params, out, "tools", "tools", &sess_of(s)->srv->tools, mcp_tool_describe);
 }
 
-static void m_resources_list(eng_session *s, json_object *id, json_object *params)
+static void m_resources_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, id, params, "resources", "resources", &sess_of(s)->srv->resources,
+	list_page(s, params, out, "resources", "resources", &sess_of(s)->srv->resources,
 		  mcp_resource_describe);
 }
 
-static void m_templates_list(eng_session *s, json_object *id, json_object *params)
+static void m_templates_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, id, params, "templates", "resourceTemplates", &sess_of(s)->srv->templates,
+	list_page(s, params, out, "templates", "resourceTemplates", &sess_of(s)->srv->templates,
 		  mcp_resource_describe);
 }
 
-static void m_prompts_list(eng_session *s, json_object *id, json_object *params)
+static void m_prompts_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, id, params, "prompts", "prompts", &sess_of(s)->srv->prompts,
+	list_page(s, params, out, "prompts", "prompts", &sess_of(s)->srv->prompts,
 		  mcp_prompt_describe);
 }
 
 /* ---- resource subscriptions -------------------------------------------- */
 
-static void not_found(eng_session *s, json_object *id, const char *uri)
+static void not_found(mcp_answer *out, const char *uri)
 {
 	json_object *data = json_object_new_object();
 	eng_obj_add(data, "uri", json_object_new_string(uri));
-	eng_session_respond_error(s, id, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
-				  data);
+	mcp_answer_error(out, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
+			 data);
 }
 
 /* An RFC 3986 URI as far as its characters go: a scheme, a colon, and only
@@ -405,17 +428,17 @@ static int resource_exists(mcp_server *srv, const char *uri)
 	return t != NULL;
 }
 
-static void m_subscribe(eng_session *s, json_object *id, json_object *params)
+static void m_subscribe(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = sess_of(s);
 	const char *uri = get_str(params, "uri");
 	if (!uri || !uri_valid(uri)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: uri must be a URI string", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: uri must be a URI string", NULL);
 		return;
 	}
 	if (!resource_exists(ms->srv, uri)) {
-		not_found(s, id, uri);
+		not_found(out, uri);
 		return;
 	}
 	pthread_mutex_lock(&ms->mu);
@@ -440,18 +463,18 @@ static void m_subscribe(eng_session *s, json_object *id, json_object *params)
 	}
 	pthread_mutex_unlock(&ms->mu);
 	if (rc != MCP_OK)
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 	else
-		eng_session_respond_result(s, id, json_object_new_object());
+		mcp_answer_result(out, json_object_new_object());
 }
 
-static void m_unsubscribe(eng_session *s, json_object *id, json_object *params)
+static void m_unsubscribe(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = sess_of(s);
 	const char *uri = get_str(params, "uri");
 	if (!uri) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: uri (string) is required", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: uri (string) is required", NULL);
 		return;
 	}
 	pthread_mutex_lock(&ms->mu);
@@ -463,7 +486,7 @@ static void m_unsubscribe(eng_session *s, json_object *id, json_object *params)
 		}
 	}
 	pthread_mutex_unlock(&ms->mu);
-	eng_session_respond_result(s, id, json_object_new_object());
+	mcp_answer_result(out, json_object_new_object());
 }
 
 json_object *mcp_notification(const char *method, json_object *params)
@@ -1326,7 +1349,7 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 		}
 }
 
-static void m_discover(eng_session *s, json_object *id)
+static void m_discover(eng_session *s, mcp_answer *out)
 {
 	mcp_server *srv = sess_of(s)->srv;
 	json_object *res = json_object_new_object();
@@ -1337,7 +1360,28 @@ static void m_discover(eng_session *s, json_object *id)
 		eng_obj_add(res, "instructions",
 				       json_object_new_string(srv->instructions));
 	mcp_modern_decorate(srv, "server/discover", res);
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
+}
+
+/* The 2026-07-28 methods served without a handler. */
+static void modern_inline(eng_session *s, const char *name, json_object *params,
+			  const mcp_view *v, mcp_answer *out)
+{
+	mcp_server *srv = sess_of(s)->srv;
+	if (strcmp(name, "server/discover") == 0)
+		m_discover(s, out);
+	else if (strcmp(name, "tools/list") == 0)
+		list_page_view(s, params, out, "tools", "tools", &srv->tools, mcp_tool_describe, v,
+			       name);
+	else if (strcmp(name, "resources/list") == 0)
+		list_page_view(s, params, out, "resources", "resources", &srv->resources,
+			       mcp_resource_describe, v, name);
+	else if (strcmp(name, "resources/templates/list") == 0)
+		list_page_view(s, params, out, "templates", "resourceTemplates", &srv->templates,
+			       mcp_resource_describe, v, name);
+	else
+		list_page_view(s, params, out, "prompts", "prompts", &srv->prompts,
+			       mcp_prompt_describe, v, name);
 }
 
 static void run_tools_call(eng_req *r);
@@ -1348,7 +1392,6 @@ static void run_complete(eng_req *r);
 static void modern_request(eng_session *s, json_object *msg, json_object *id,
 			   const char *name, json_object *params)
 {
-	mcp_sess *ms = sess_of(s);
 	const char *message = NULL;
 	json_object *data = NULL;
 	int code = mcp_modern_check(name, params, NULL, &message, &data);
@@ -1382,20 +1425,10 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 		eng_obj_add(d, "id", json_object_get(id));
 		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
 					  "Invalid Request: id is already in flight", d);
-	} else if (strcmp(name, "server/discover") == 0) {
-		m_discover(s, id);
-	} else if (strcmp(name, "tools/list") == 0) {
-		list_page_view(s, id, params, "tools", "tools", &ms->srv->tools, mcp_tool_describe,
-			       v, name);
-	} else if (strcmp(name, "resources/list") == 0) {
-		list_page_view(s, id, params, "resources", "resources", &ms->srv->resources,
-			       mcp_resource_describe, v, name);
-	} else if (strcmp(name, "resources/templates/list") == 0) {
-		list_page_view(s, id, params, "templates", "resourceTemplates",
-			       &ms->srv->templates, mcp_resource_describe, v, name);
 	} else {
-		list_page_view(s, id, params, "prompts", "prompts", &ms->srv->prompts,
-			       mcp_prompt_describe, v, name);
+		mcp_answer a = { 0 };
+		modern_inline(s, name, params, v, &a);
+		answer_send(s, id, &a);
 	}
 	view_free(v);
 	json_object_put(msg);
@@ -1476,7 +1509,9 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 			eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
 						  "Invalid Request: id is already in flight", data);
 		} else {
-			m->on_reader(s, id, params);
+			mcp_answer a = { 0 };
+			m->on_reader(s, params, &a);
+			answer_send(s, id, &a);
 		}
 		json_object_put(msg);
 		return;
