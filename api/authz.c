@@ -592,13 +592,16 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 			return 1;
 		}
 	}
-	if (!c->before)
+	if (!c->before) {
+		eng_req_admitted(ctx->req);
 		return 0;
+	}
 	int rc = c->before(ctx, c->hook_user);
 	if (rc == MCP_OK) {
 		free(ctx->refusal_message); /* a refusal the hook took back */
 		ctx->refusal_message = NULL;
 		ctx->refusal = 0;
+		eng_req_admitted(ctx->req);
 		return 0;
 	}
 	ctx->refused = 1;
@@ -648,6 +651,18 @@ MCP_EXTERN int mcp_ctx_refuse(mcp_ctx *ctx, mcp_refusal kind, const char *messag
 	free(ctx->refusal_message);
 	ctx->refusal_message = message ? strdup(message) : NULL;
 	return MCP_EBUSY;
+}
+
+int mcp_authz_hooked(mcp_server *srv)
+{
+	struct auth_conf *c = conf_of(srv);
+	return c && (c->before || c->after);
+}
+
+int mcp_authz_may_refuse(mcp_server *srv)
+{
+	struct auth_conf *c = conf_of(srv);
+	return c && (c->resource || c->before);
 }
 
 /* ---- the handler's view ----------------------------------------------------------------- */

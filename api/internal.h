@@ -245,6 +245,7 @@ struct mcp_ctx {
 	int64_t hook_start_ns;
 	int hooked;                  /* the after-hook is due at mcp_ctx_end */
 	int refused;                 /* answered by mcp_ctx_admit */
+	int traced;                  /* a handler's run: traced started/cleanup */
 	int refusal;                 /* 1 + mcp_refusal from mcp_ctx_refuse, or 0 */
 	char *refusal_message;
 	int64_t retry_after_ms;
@@ -339,6 +340,10 @@ int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id);
  * end traces "cleanup" and gives the request exactly one outcome (result
  * taken; the error triple is the handler's own when code != 0, data taken). */
 void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
+/* The same for a request that runs no handler (a method otherwise answered
+ * on the reader, tasks/result): no trace events, but the hooks, scopes and
+ * outcome rules of mcp_ctx_admit and mcp_ctx_end. */
+void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params);
 
 /* Multi round-trip requests (api/mrtr.c). */
 int mcp_state_key_init(mcp_server *srv);
@@ -452,6 +457,15 @@ struct mcp_completion {
  * request itself (mcp_ctx_end done).  after runs the after-hook, once. */
 int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key);
 void mcp_authz_after(mcp_ctx *ctx, const char *why, int code);
+/* Whether request hooks are installed: then every method runs on a worker
+ * between them, also those otherwise answered on the reader.  Fixed once
+ * the server runs; one atomic load.  Any thread. */
+int mcp_authz_hooked(mcp_server *srv);
+/* Whether a request may be refused on its worker with a status of its own
+ * (a scope it lacks, a before-hook): the HTTP layer then holds back the
+ * start of an SSE response until the request is let through
+ * (eng_req_admitted), so that the refusal can still be a 403 or 429. */
+int mcp_authz_may_refuse(mcp_server *srv);
 /* Lists: whether `p` (NULL: no principal) may see an item, with reg_lock
  * held; whether filtering is needed at all. */
 int mcp_authz_visible(mcp_server *srv, int kind, const char *key, const mcp_principal *p);

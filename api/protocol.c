@@ -173,6 +173,11 @@ static void m_initialize(eng_session *s, json_object *params, mcp_answer *out)
 	int rev = mcp_revision_index(asked);
 	ms->rev = rev >= 0 && rev < MCP_REV_LEGACY_COUNT ? rev : MCP_REV_LEGACY_COUNT - 1;
 	ms->client_caps_text = caps ? eng_json_dup(caps, NULL) : strdup("{}");
+	/* Published with the state: with request hooks this runs on a
+	 * worker, and the threads that read the revision and capabilities
+	 * later order themselves after this through `state`. */
+	expect = MCP_SESS_INITIALIZING;
+	atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_INITIALIZING);
 
 	mcp_server *srv = ms->srv;
 	/* The transport learns what it needs of the revision before the
@@ -570,21 +575,22 @@ static int filter_flag(json_object *filter, const char *key)
 	return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
-static void m_listen(eng_session *s, json_object *msg, json_object *id, json_object *params,
-		     mcp_view *v)
+/* A listen request's agreement, before its stream opens: the filter
+ * checked, what the server can honour worked out, and a place among the
+ * MCP_MAX_LISTENS taken.  NULL with *out holding the error otherwise. */
+static mcp_listen *listen_new(eng_session *s, json_object *params, json_object **agreed_out,
+			      mcp_answer *out)
 {
 	mcp_server *srv = sess_of(s)->srv;
 	json_object *filter = mcp_get(params, "notifications");
 	json_object *uris = mcp_get(filter, "resourceSubscriptions");
 	if (!json_object_is_type(filter, json_type_object) ||
 	    (uris && !json_object_is_type(uris, json_type_array))) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: notifications must be a subscription "
-					  "filter object",
-					  NULL);
-		view_free(v);
-		json_object_put(msg);
-		return;
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: notifications must be a subscription "
+				 "filter object",
+				 NULL);
+		return NULL;
 	}
 	/* What the server can honour: a kind it serves, URIs it could name. */
 	mcp_listen *l = calloc(1, sizeof *l);
@@ -594,10 +600,8 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 		free(l);
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
-		view_free(v);
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
-		json_object_put(msg);
-		return;
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		return NULL;
 	}
 	static const struct {
 		const char *key;
@@ -632,22 +636,30 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
 		free(l);
-		view_free(v);
-		eng_session_respond_error(s, id, MCP_JSONRPC_SERVER_BUSY,
-					  "Server busy: too many open subscriptions", NULL);
-		json_object_put(msg);
-		return;
+		mcp_answer_error(out, MCP_JSONRPC_SERVER_BUSY,
+				 "Server busy: too many open subscriptions", NULL);
+		return NULL;
 	}
-	eng_req *r = eng_session_hold(s, msg, id, v, view_free);
-	if (!r) {
-		pthread_mutex_lock(&srv->sess_mu);
-		srv->nlistens--;
-		pthread_mutex_unlock(&srv->sess_mu);
-		json_object_put(agreed);
-		json_object_put(agreed_uris);
-		free(l);
-		return;
-	}
+	*agreed_out = agreed;
+	return l;
+}
+
+/* Gives back a listen's place when its request could not be held. */
+static void listen_drop(mcp_listen *l, json_object *agreed)
+{
+	pthread_mutex_lock(&l->srv->sess_mu);
+	l->srv->nlistens--;
+	pthread_mutex_unlock(&l->srv->sess_mu);
+	json_object_put(agreed);
+	json_object_put(l->uris);
+	free(l);
+}
+
+/* Opens the stream of `l` on its request `r` (a counted reference, which
+ * the listen keeps): the acknowledgement, then the events. */
+static void listen_start(mcp_listen *l, eng_req *r, json_object *agreed)
+{
+	mcp_server *srv = l->srv;
 	l->r = r;
 	/* The acknowledgement is the first message of the stream: it is
 	 * queued under the lock that lists the stream, so a change event
@@ -664,6 +676,28 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 	if (eng_token_on_cancel(&r->token, listen_end, l, NULL) != MCP_OK) {
 		listen_end(MCP_CANCEL_SHUTDOWN, l);
 	}
+}
+
+/* subscriptions/listen on the reader: the request is held in flight
+ * without a worker until its stream ends. */
+static void m_listen(eng_session *s, json_object *msg, json_object *id, json_object *params,
+		     mcp_view *v)
+{
+	mcp_answer a = { 0 };
+	json_object *agreed = NULL;
+	mcp_listen *l = listen_new(s, params, &agreed, &a);
+	if (!l) {
+		view_free(v);
+		answer_send(s, id, &a);
+		json_object_put(msg);
+		return;
+	}
+	eng_req *r = eng_session_hold(s, msg, id, v, view_free);
+	if (!r) {
+		listen_drop(l, agreed);
+		return;
+	}
+	listen_start(l, r, agreed);
 }
 
 /* The listen streams that want an event, each counted, for delivery
@@ -749,6 +783,13 @@ static void trace(mcp_server *srv, const char *event, eng_req *r, const char *re
 /* Prepares the context of a handler about to run for `r`. */
 void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 {
+	mcp_ctx_init(ctx, r, params);
+	ctx->traced = 1;
+	trace(ctx->sess->srv, "started", r, NULL);
+}
+
+void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params)
+{
 	memset(ctx, 0, sizeof *ctx);
 	ctx->req = r;
 	ctx->sess = sess_of(r->sess);
@@ -761,7 +802,6 @@ void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 	if (pt && (json_object_is_type(pt, json_type_string) ||
 		   json_object_is_type(pt, json_type_int)))
 		ctx->progress_token = pt;
-	trace(ctx->sess->srv, "started", r, NULL);
 }
 
 /* Ends a handler's run with exactly one outcome.  `result` is taken; the
@@ -821,7 +861,8 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		why = mcp_cancel_reason_name((mcp_cancel_reason)eng_token_reason(&r->token));
 	/* Traced once the request has its outcome and has left the in-flight
 	 * table: from "cleanup" on, its id may be reused (P5). */
-	trace(ctx->sess->srv, "cleanup", r, why);
+	if (ctx->traced)
+		trace(ctx->sess->srv, "cleanup", r, why);
 	mcp_authz_after(ctx, why, outcome == ENG_OUT_RESPONDED ? code : 0);
 }
 
@@ -1388,6 +1429,8 @@ static void run_tools_call(eng_req *r);
 static void run_resources_read(eng_req *r);
 static void run_prompts_get(eng_req *r);
 static void run_complete(eng_req *r);
+static void run_hooked(eng_req *r);
+static void run_listen_hooked(eng_req *r);
 
 static void modern_request(eng_session *s, json_object *msg, json_object *id,
 			   const char *name, json_object *params)
@@ -1411,11 +1454,15 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 		json_object_put(msg);
 		return;
 	}
+	int listen = strcmp(name, "subscriptions/listen") == 0;
+	if (!run && mcp_authz_hooked(sess_of(s)->srv))
+		/* Served on a worker, between the request hooks. */
+		run = listen ? run_listen_hooked : run_hooked;
 	if (run) {
 		eng_session_submit(s, msg, id, run, v, view_free);
 		return;
 	}
-	if (strcmp(name, "subscriptions/listen") == 0) {
+	if (listen) {
 		m_listen(s, msg, id, params, v);
 		return;
 	}
@@ -1500,6 +1547,11 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 		json_object_put(msg);
 		return;
 	}
+	if (m->on_reader && mcp_authz_hooked(sess_of(s)->srv)) {
+		/* Served on a worker, between the request hooks. */
+		eng_session_submit(s, msg, id, run_hooked, NULL, NULL);
+		return;
+	}
 	if (m->on_reader) {
 		/* Answered now, but a duplicate of an id in flight is still a
 		 * duplicate (P5). */
@@ -1517,6 +1569,69 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 		return;
 	}
 	eng_session_submit(s, msg, id, m->on_worker, NULL, NULL);
+}
+
+/* ---- request hooks around the reader's methods ------------------------------
+ *
+ * With request hooks installed, the methods otherwise answered on the
+ * reader (initialize, ping, setLevel, the lists, subscriptions, tasks/get,
+ * list and cancel; server/discover and the lists of 2026-07-28) run on a
+ * worker instead, so that the hooks run where handlers do: the reader
+ * never waits for application code, a hook that blocks is cancelled like
+ * a handler, and a refusal is answered like a handler's.  Without hooks
+ * nothing changes: one atomic load per such request decides. */
+
+/* Ends a hooked request with the answer its method gave. */
+static void answer_end(mcp_ctx *ctx, mcp_answer *a)
+{
+	if (a->code)
+		mcp_ctx_end(ctx, MCP_EPROTO, NULL, a->code, a->message, a->data);
+	else
+		mcp_ctx_end(ctx, a->result ? MCP_OK : MCP_ENOMEM, a->result, 0, NULL, NULL);
+	*a = (mcp_answer){ 0 };
+}
+
+static void run_hooked(eng_req *r)
+{
+	json_object *params = mcp_get(r->msg, "params");
+	const char *name = get_str(r->msg, "method");
+	mcp_ctx ctx;
+	mcp_ctx_init(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, -1, NULL))
+		return;
+	mcp_answer a = { 0 };
+	if (req_modern(r)) {
+		modern_inline(r->sess, name, params, r->proto, &a);
+	} else {
+		const method *m = find_method(name);
+		m->on_reader(r->sess, params, &a);
+	}
+	answer_end(&ctx, &a);
+}
+
+/* subscriptions/listen between the hooks: the before-hook may refuse it;
+ * once let through, the request is handed from the worker to its stream
+ * (eng_req_keep), which ends it later without a worker, and the after-hook
+ * runs then with the outcome "streaming" (the stream's end, perhaps hours
+ * later and on whichever thread ends it, is not reported). */
+static void run_listen_hooked(eng_req *r)
+{
+	json_object *params = mcp_get(r->msg, "params");
+	mcp_ctx ctx;
+	mcp_ctx_init(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, -1, NULL))
+		return;
+	mcp_answer a = { 0 };
+	json_object *agreed = NULL;
+	mcp_listen *l = listen_new(r->sess, params, &agreed, &a);
+	if (!l) {
+		answer_end(&ctx, &a);
+		return;
+	}
+	eng_req_keep(r);
+	eng_req_ref(r);
+	mcp_authz_after(&ctx, "streaming", 0);
+	listen_start(l, r, agreed);
 }
 
 /* A plain request routed from its raw line (no "_meta" in its params, so

@@ -343,16 +343,21 @@ void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out)
 }
 
 /* tasks/result blocks until the task ends, so it runs on a worker and
- * waits on the store's condition variable, woken by its own token too. */
+ * waits on the store's condition variable, woken by its own token too.  It
+ * runs no handler, but passes the request hooks like one. */
 void mcp_tasks_result(eng_req *r)
 {
 	mcp_sess *ms = r->sess->proto_data;
 	json_object *params = NULL, *v = NULL;
 	json_object_object_get_ex(r->msg, "params", &params);
+	mcp_ctx ctx;
+	mcp_ctx_init(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, -1, NULL))
+		return;
 	if (!json_object_object_get_ex(params, "taskId", &v) ||
 	    !json_object_is_type(v, json_type_string)) {
-		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS,
-				     "Invalid params: taskId (string) is required", NULL);
+		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
+			    "Invalid params: taskId (string) is required", NULL);
 		return;
 	}
 	const char *tid = json_object_get_string(v);
@@ -368,33 +373,35 @@ void mcp_tasks_result(eng_req *r)
 	pthread_mutex_unlock(&ms->mu);
 
 	if (rc == MCP_ECANCELED) {
+		/* Its token fired: nothing is written. */
 		json_object_put(answer);
-		eng_req_finish_silent(r);
+		mcp_ctx_end(&ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
 		return;
 	}
 	if (!t) {
 		json_object *data = json_object_new_object();
 		eng_obj_add(data, "taskId", json_object_new_string(tid));
-		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS, "Invalid params: unknown task",
-				     data);
+		mcp_ctx_end(&ctx, MCP_ENOENT, NULL, MCP_JSONRPC_INVALID_PARAMS,
+			    "Invalid params: unknown task", data);
 		return;
 	}
 	/* Exactly what the underlying request would have returned; a
 	 * cancelled task never has an answer to give. */
 	json_object *res = NULL, *err = NULL;
 	if (status == T_CANCELLED) {
-		eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "The task was cancelled", NULL);
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+			    "The task was cancelled", NULL);
 	} else if (answer && json_object_object_get_ex(answer, "result", &res)) {
-		eng_req_finish_result(r, json_object_get(res));
+		mcp_ctx_end(&ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
 	} else if (answer && json_object_object_get_ex(answer, "error", &err)) {
 		json_object *code = json_object_object_get(err, "code");
 		json_object *msg = json_object_object_get(err, "message");
 		json_object *data = json_object_object_get(err, "data");
-		eng_req_finish_error(r, json_object_get_int(code), json_object_get_string(msg),
-				     data ? json_object_get(data) : NULL);
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(code),
+			    json_object_get_string(msg), data ? json_object_get(data) : NULL);
 	} else {
-		eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR,
-				     "The task ended without a result", NULL);
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+			    "The task ended without a result", NULL);
 	}
 	json_object_put(answer);
 }

@@ -1117,10 +1117,18 @@ typedef enum mcp_item_kind {
 MCP_EXTERN int mcp_server_set_scopes(mcp_server *srv, mcp_item_kind kind, const char *key,
 				     const char *scopes);
 
-/* Hooks around every request that runs on a worker: tools/call,
- * resources/read, prompts/get and completion/complete, in both protocol
- * eras and on every transport.  (Methods answered on the connection's
- * reader, such as ping and the lists, are not hooked.)
+/* Hooks around every request, in both protocol eras and on every
+ * transport: initialize, ping, logging/setLevel, the lists, resources/read,
+ * subscribe and unsubscribe, tools/call, prompts/get, completion/complete,
+ * tasks/get, list, cancel and result, and in 2026-07-28 server/discover
+ * and subscriptions/listen.
+ * Installing hooks moves the methods a connection otherwise answers on its
+ * reader (all but the calls, reads, gets and completions) to the worker
+ * pool, so that hooks always run on a worker; without hooks nothing
+ * changes.  Not hooked: what is refused before any method runs (a
+ * malformed message, an unknown method, a request before initialize, a
+ * duplicate id, a full queue, the 2026-07-28 _meta and header checks),
+ * notifications, and answers to the server's own requests.
  *
  * `before` runs on the worker before the handler, after the scope check;
  * it sees the method, the name, the principal and the request's _meta
@@ -1129,7 +1137,9 @@ MCP_EXTERN int mcp_server_set_scopes(mcp_server *srv, mcp_item_kind kind, const 
  * other non-zero return refuses it with MCP_JSONRPC_FORBIDDEN.
  * `after` runs on the worker once the request has its answer (refused
  * ones included): `outcome` is "completed", "error", "refused",
- * "peer_cancelled", "transport_closed", "shutdown" or "timeout"; `code` the
+ * "peer_cancelled", "transport_closed", "shutdown" or "timeout" ("streaming"
+ * for a subscriptions/listen let through: its stream goes on without a
+ * worker, and its end is not reported); `code` the
  * JSON-RPC error code answered (0 for a result or nothing written);
  * `duration_us` the time since `before` was called.
  * Hooks hold no lock of the library; they may block, and a blocking
