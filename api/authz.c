@@ -831,6 +831,22 @@ int mcp_authz_http(mcp_server *srv, const char *url, const char *authorization, 
 	return auth_verdict_status(v);
 }
 
+int mcp_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authenticate,
+			   char **body)
+{
+	struct auth_conf *c = conf_of(srv);
+	*www_authenticate = NULL;
+	*body = NULL;
+	if (!c || !c->resource)
+		return 500;
+	char *meta = auth_metadata_url(c->resource);
+	*www_authenticate = auth_challenge(AUTH_INVALID_TOKEN, c->required, c->nrequired, meta,
+					   reason);
+	*body = auth_error_body(AUTH_INVALID_TOKEN, reason, c->required, c->nrequired);
+	free(meta);
+	return 401;
+}
+
 char *mcp_authz_forbidden_challenge(mcp_server *srv, json_object *data)
 {
 	struct auth_conf *c = conf_of(srv);

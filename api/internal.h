@@ -490,6 +490,11 @@ int mcp_authz_metadata(mcp_server *srv, const char *path, const char *endpoint, 
 int mcp_authz_http(mcp_server *srv, const char *url, const char *authorization, int64_t now,
 		   mcp_principal **principal, char **www_authenticate, char **body);
 char *mcp_authz_forbidden_challenge(mcp_server *srv, json_object *data);
+/* The 401 invalid_token refusal of a request whose token was valid but
+ * cannot be used (`reason`, static and client-safe): its status (500
+ * when authorization is off), WWW-Authenticate and body (caller frees). */
+int mcp_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authenticate,
+			   char **body);
 int64_t mcp_authz_now(void);
 
 #endif /* MCP_API_INTERNAL_H */
