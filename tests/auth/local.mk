@@ -2,7 +2,9 @@
 # Included from the top-level Makefile.am.  `make check-auth`: jose (npm)
 # makes RSA, EC and Ed25519 keys, a JWKS and valid and forged tokens
 # (tests/auth/make-tokens.mjs); tests/unit/test_auth checks every verdict and
-# prints the table of HTTP statuses and WWW-Authenticate values.  Node 22 and
+# prints the table of HTTP statuses and WWW-Authenticate values, then
+# tests/http/test_auth_http.py presents the same tokens (and parties of its
+# own) to mcp-everything --http over real sockets.  Node 22 and
 # jose are installed by npm ci into $(top_builddir)/.auth-node on first use;
 # without npm or the registry it reports SKIP and succeeds.  The rest of
 # test_auth runs in plain make check.
@@ -11,10 +13,15 @@ EXTRA_DIST += doc/auth.md tests/auth/make-tokens.mjs tests/auth/run.sh tests/aut
 	tests/auth/e2e/package.json tests/auth/e2e/package-lock.json
 
 .PHONY += check-auth
+if HAVE_MHD
+AUTH_HTTP = yes
+else
+AUTH_HTTP = no
+endif
 if HAVE_CHECK
-check-auth: tests/unit/test_auth$(EXEEXT)
+check-auth: tests/unit/test_auth$(EXEEXT) examples/mcp-everything$(EXEEXT)
 	@rc=0; \
-	$(SHELL) $(srcdir)/tests/auth/run.sh $(abs_top_builddir) $(abs_top_srcdir) || rc=$$?; \
+	$(SHELL) $(srcdir)/tests/auth/run.sh $(abs_top_builddir) $(abs_top_srcdir) $(AUTH_HTTP) || rc=$$?; \
 	if test $$rc -eq 77; then echo "SKIP: check-auth"; exit 0; fi; \
 	exit $$rc
 else
