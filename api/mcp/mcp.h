@@ -957,17 +957,17 @@ MCP_EXTERN int mcp_result_set_url_elicitation_required(mcp_result *out, const ch
 /* item, and hooks around every request.                                  */
 /*                                                                        */
 /* Over Streamable HTTP the server is an OAuth 2.1 resource server as the */
-/* MCP authorization specification (2025-06-18 onward) describes: a token */
-/* is taken from the Authorization header only, verified (by the built-in */
-/* JWT verifier or the application's), and its principal travels with    */
-/* the request to scope checks, hooks and handlers.  Status of this       */
-/* release: configuration, verification, scope checks, the principal in   */
-/* the handler and the hooks are in place and tested in-process; the HTTP */
-/* transport does not yet call them (no metadata document is served and   */
-/* no token is asked for): see doc/auth.md.  Over stdio and in-process    */
-/* connections there is no token (the MCP specification leaves local      */
-/* credentials to the environment): requests there carry no principal    */
-/* and are not restricted by scopes.                                      */
+/* MCP authorization specification (2025-06-18 onward) describes: it      */
+/* serves its Protected Resource Metadata (RFC 9728) at                   */
+/* /.well-known/oauth-protected-resource[/path], takes a token from the   */
+/* Authorization header only, verifies it (built-in JWT verifier or the   */
+/* application's), answers 401/400/403 with WWW-Authenticate challenges   */
+/* and JSON-RPC bodies, binds each session to the token's party (another  */
+/* party's token on it: 404), and the principal travels with the request */
+/* to scope checks, hooks and handlers; see doc/auth.md.  Over stdio and  */
+/* in-process connections there is no token (the MCP specification       */
+/* leaves local credentials to the environment): requests there carry no */
+/* principal and are not restricted by scopes.                            */
 /* ====================================================================== */
 
 /* JSON-RPC errors of refusals.  Over HTTP they come with the status in
