@@ -579,9 +579,10 @@ static const char *envelope_problem(json_object *m)
 
 /* ---- authorization ---------------------------------------------------------- */
 
-/* The Protected Resource Metadata (RFC 9728) of a GET for one of its
- * well-known paths: public, so asked for before the Host and Origin checks
- * and without a token.  1 when answered, 0 when `rq` is not for it. */
+/* A request for the Protected Resource Metadata (RFC 9728) at one of its
+ * well-known paths: the document is public, so it is answered before the
+ * Host and Origin checks and without a token.  1 when answered, 0 when
+ * `rq` is not for it (or authorization is off). */
 static int serve_metadata(http_server *h, tp_http_req *rq)
 {
 	const char *path = tp_http_req_path(rq);
