@@ -604,6 +604,15 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 		eng_req_admitted(ctx->req);
 		return 0;
 	}
+	if (eng_token_reason(&ctx->req->token) != MCP_CANCEL_NONE) {
+		/* The request was cancelled while the hook waited (it used
+		 * mcp_ctx_sleep or the like): it ends like a cancelled handler,
+		 * with nothing written and the cancellation as its outcome. */
+		free(ctx->refusal_message);
+		ctx->refusal_message = NULL;
+		mcp_ctx_end(ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
+		return 1;
+	}
 	ctx->refused = 1;
 	if (ctx->refusal == 1 + MCP_REFUSE_RATE_LIMITED) {
 		json_object *d = json_object_new_object();

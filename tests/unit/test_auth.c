@@ -628,6 +628,10 @@ static int before_hook(mcp_ctx *ctx, void *user)
 	json_object *tp = mcp_get(meta, "traceparent");
 	if (tp && strcmp(json_object_get_string(tp), "deny") == 0)
 		return mcp_ctx_refuse(ctx, MCP_REFUSE_FORBIDDEN, NULL, 0);
+	if (tp && strcmp(json_object_get_string(tp), "block") == 0)
+		/* A hook that waits (for a rate limiter's slot, say): only the
+		 * request's cancellation ends it. */
+		return mcp_ctx_sleep(ctx, 600000);
 	/* Local clients are not limited; only calls count. */
 	if (!who || strcmp(mcp_ctx_method(ctx), "tools/call") != 0)
 		return MCP_OK;
@@ -1071,6 +1075,42 @@ START_TEST(hooks_cover_every_method)
 }
 END_TEST
 
+/* A before-hook that blocks is cancelled like a handler: the client's
+ * cancellation wakes it, nothing is written for the request, and the
+ * after-hook sees the cancellation. */
+START_TEST(blocking_hook_is_cancelled)
+{
+	send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"blocked\",\"method\":\"ping\","
+		 "\"params\":{\"_meta\":{\"traceparent\":\"block\"}}}");
+	send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"blocked-call\",\"method\":\"tools/call\","
+		 "\"params\":{\"name\":\"whoami\",\"_meta\":{\"traceparent\":\"block\"}}}");
+	/* Both hooks now wait on workers; the connection answers others. */
+	json_object *m = request("ping", "{}");
+	ck_assert_ptr_nonnull(mcp_get(m, "result"));
+	json_object_put(m);
+	send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+		 "\"params\":{\"requestId\":\"blocked\"}}");
+	send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+		 "\"params\":{\"requestId\":\"blocked-call\"}}");
+	wait_log(3);
+	/* Whatever was written for the cancelled ones would come before the
+	 * answer to a later request. */
+	send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"after\",\"method\":\"ping\"}");
+	for (int done = 0; !done;) {
+		char *line;
+		size_t len;
+		ck_assert_int_eq(mcp_memconn_recv(conn, 10000, &line, &len), 1);
+		ck_assert_msg(!strstr(line, "\"blocked"), "written for a cancelled request: %s", line);
+		done = strstr(line, "\"id\":\"after\"") != NULL;
+		free(line);
+	}
+	pthread_mutex_lock(&log_mu);
+	ck_assert_int_eq(log_count("ping - sub=- outcome=peer_cancelled code=0"), 1);
+	ck_assert_int_eq(log_count("tools/call whoami sub=- outcome=peer_cancelled code=0"), 1);
+	pthread_mutex_unlock(&log_mu);
+}
+END_TEST
+
 /* ---- the jose vectors (make check-auth) ---------------------------------------------- */
 
 static json_object *vectors;
@@ -1192,6 +1232,7 @@ static Suite *suite(void)
 	tcase_add_test(conn_tc, scopes_filter_lists_and_refuse_calls);
 	tcase_add_test(conn_tc, hooks_rate_limit_and_refuse);
 	tcase_add_test(conn_tc, hooks_cover_every_method);
+	tcase_add_test(conn_tc, blocking_hook_is_cancelled);
 	suite_add_tcase(s, conn_tc);
 	const char *path = getenv("MCP_AUTH_VECTORS");
 	if (path && *path) {
