@@ -386,6 +386,63 @@ def hooks_over_http():
         srv.stop("hooked HTTP server exits 0")
 
 
+def hammer(port, token, sid, calls, threads=4):
+    """Runs `calls` (a list of (message, accept)) on `threads` connections
+    at once; returns [(status, content type, answer)] in the same order."""
+    results = [None] * len(calls)
+
+    def worker(k):
+        for i in range(k, len(calls), threads):
+            msg, accept = calls[i]
+            st, hd, ans = in_session(port, token, sid, msg, accept=accept)
+            results[i] = (st, hd.get("content-type", ""), ans)
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    return results
+
+
+def held_streams():
+    """A server with a before-hook holds back every SSE response until its
+    request is let through.  Many at once, over and over (the start races
+    the worker's admission, progress lines and the answer): each begins as
+    SSE once let through, and a request answered before any handler ran
+    (an unknown tool) is plain JSON."""
+    srv = Server("--access-log")
+    try:
+        st, sid = open_session(srv.port, None)
+        sse = "application/json, text/event-stream"
+        calls = []
+        for i in range(60):
+            rid = 100 + i
+            if i % 3 == 0:
+                calls.append((call_msg(rid, "echo", {"text": f"t{i}"}), sse))
+            elif i % 3 == 1:
+                calls.append((call_msg(rid, "progress", {"steps": 2, "interval_ms": 0},
+                                       {"progressToken": f"p{i}"}), sse))
+            else:
+                calls.append((call_msg(rid, "nosuch"), sse))
+        results = hammer(srv.port, None, sid, calls)
+        bad = []
+        for i, (st, ctype, ans) in enumerate(results):
+            want_ct = "application/json" if i % 3 == 2 else "text/event-stream"
+            ok = st == 200 and ctype == want_ct and ans and ans.get("id") == 100 + i
+            if i % 3 == 0:
+                ok = ok and text_of(ans) == f"t{i}"
+            elif i % 3 == 1:
+                ok = ok and text_of(ans) == "done"
+            else:
+                ok = ok and ans.get("error", {}).get("code") == -32602
+            if not ok:
+                bad.append((i, st, ctype, ans))
+        check("held SSE responses: 60 at once, each as SSE once let through, plain JSON for "
+              "an answer given before any handler", sid and not bad, bad[:3])
+    finally:
+        srv.stop("server with a before-hook exits 0")
+
+
 def hooks_over_stdio():
     """The same hooks over stdio: a JSON-RPC error, no HTTP status."""
     p = subprocess.Popen([BIN, "--rate-limit", "2/3600", "--access-log"], stdin=subprocess.PIPE,
@@ -565,6 +622,17 @@ def sessions_scopes_hijack(v, jwks):
         st, _, _ = request(port, "DELETE", headers={**bearer(t["bob"]), "Mcp-Session-Id": sid_a})
         check("bob's DELETE of alice's session: 404", st == 404, st)
         st, _, ans = in_session(port, t["alice"], sid_a, call_msg(9, "whoami"))
+        # Refusals and admissions at once on one session, over and over.
+        sse = "application/json, text/event-stream"
+        calls = [(call_msg(200 + i, "admin_echo" if i % 2 else "whoami",
+                           {"text": "x"} if i % 2 else {}), sse) for i in range(40)]
+        results = hammer(port, t["alice"], sid_a, calls)
+        bad = [(i, r[0], r[1]) for i, r in enumerate(results)
+               if (i % 2 and (r[0] != 403 or r[1] != "application/json")) or
+               (not i % 2 and (r[0] != 200 or r[1] != "text/event-stream" or
+                               json.loads(text_of(r[2]) or "{}").get("subject") != "alice"))]
+        check("40 calls at once, refused and let through: every status as it should be",
+              not bad, bad[:3])
         check("alice's session is untouched by the attempts",
               st == 200 and json.loads(text_of(ans) or "{}").get("subject") == "alice",
               f"{st} {ans}")
@@ -691,6 +759,7 @@ def main():
         tmp.append(write_json(FIXED_JWKS))
         metadata_and_challenges(tmp[-1])
         hooks_over_http()
+        held_streams()
         hooks_over_stdio()
         if vectors:
             tmp.append(write_json(vectors["jwks"]))
