@@ -5,7 +5,8 @@
  *
  * Cheap methods whose effect orders later messages (initialize, setLevel)
  * or that must never wait for a worker (ping) are answered on the reader
- * thread; tool calls go to the pool.
+ * thread; tool calls go to the pool.  With request hooks installed every
+ * method runs on the pool, so that the hooks never run on the reader.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ const char *mcp_log_level_name(int level)
 	return level >= 0 && level < 8 ? log_level_names[level] : "info";
 }
 
-/* ---- inline methods (reader thread) ------------------------------------ */
+/* ---- inline methods (the reader; a worker between request hooks) -------- */
 
 typedef void (*inline_fn)(eng_session *s, json_object *params, mcp_answer *out);
 
