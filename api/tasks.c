@@ -235,30 +235,30 @@ int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_objec
 	return 0;
 }
 
-static const char *task_id_param(eng_session *s, json_object *id, json_object *params)
+static const char *task_id_param(json_object *params, mcp_answer *out)
 {
 	json_object *v = NULL;
 	if (!json_object_object_get_ex(params, "taskId", &v) ||
 	    !json_object_is_type(v, json_type_string)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: taskId (string) is required", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: taskId (string) is required", NULL);
 		return NULL;
 	}
 	return json_object_get_string(v);
 }
 
-static void unknown_task(eng_session *s, json_object *id, const char *task_id)
+static void unknown_task(mcp_answer *out, const char *task_id)
 {
 	json_object *data = json_object_new_object();
 	eng_obj_add(data, "taskId", json_object_new_string(task_id));
-	eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-				  "Invalid params: unknown task", data);
+	mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+			 "Invalid params: unknown task", data);
 }
 
-void mcp_tasks_get(eng_session *s, json_object *id, json_object *params)
+void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
-	const char *tid = task_id_param(s, id, params);
+	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
 	pthread_mutex_lock(&ms->mu);
@@ -266,28 +266,28 @@ void mcp_tasks_get(eng_session *s, json_object *id, json_object *params)
 	json_object *res = t ? describe(t) : NULL;
 	pthread_mutex_unlock(&ms->mu);
 	if (t)
-		eng_session_respond_result(s, id, res);
+		mcp_answer_result(out, res);
 	else
-		unknown_task(s, id, tid);
+		unknown_task(out, tid);
 }
 
-void mcp_tasks_cancel(eng_session *s, json_object *id, json_object *params)
+void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
-	const char *tid = task_id_param(s, id, params);
+	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
 	pthread_mutex_lock(&ms->mu);
 	mcp_task *t = find(ms, tid);
 	if (!t) {
 		pthread_mutex_unlock(&ms->mu);
-		unknown_task(s, id, tid);
+		unknown_task(out, tid);
 		return;
 	}
 	if (terminal(t->status)) {
 		pthread_mutex_unlock(&ms->mu);
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: the task has already finished", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: the task has already finished", NULL);
 		return;
 	}
 	eng_req *r = t->req;
@@ -301,10 +301,10 @@ void mcp_tasks_cancel(eng_session *s, json_object *id, json_object *params)
 		eng_token_fire(&r->token, MCP_CANCEL_PEER);
 		eng_req_unref(r);
 	}
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
-void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
+void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
 	size_t offset = 0;
@@ -312,8 +312,8 @@ void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
 	if (json_object_object_get_ex(params, "cursor", &jc) &&
 	    (!json_object_is_type(jc, json_type_string) ||
 	     mcp_parse_cursor(ms->srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: unknown cursor", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: unknown cursor", NULL);
 		return;
 	}
 	size_t page = (size_t)ms->srv->page_size, i = 0;
@@ -339,20 +339,25 @@ void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);
 	}
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
 /* tasks/result blocks until the task ends, so it runs on a worker and
- * waits on the store's condition variable, woken by its own token too. */
+ * waits on the store's condition variable, woken by its own token too.  It
+ * runs no handler, but passes the request hooks like one. */
 void mcp_tasks_result(eng_req *r)
 {
 	mcp_sess *ms = r->sess->proto_data;
 	json_object *params = NULL, *v = NULL;
 	json_object_object_get_ex(r->msg, "params", &params);
+	mcp_ctx ctx;
+	mcp_ctx_init(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, -1, NULL))
+		return;
 	if (!json_object_object_get_ex(params, "taskId", &v) ||
 	    !json_object_is_type(v, json_type_string)) {
-		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS,
-				     "Invalid params: taskId (string) is required", NULL);
+		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
+			    "Invalid params: taskId (string) is required", NULL);
 		return;
 	}
 	const char *tid = json_object_get_string(v);
@@ -368,33 +373,35 @@ void mcp_tasks_result(eng_req *r)
 	pthread_mutex_unlock(&ms->mu);
 
 	if (rc == MCP_ECANCELED) {
+		/* Its token fired: nothing is written. */
 		json_object_put(answer);
-		eng_req_finish_silent(r);
+		mcp_ctx_end(&ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
 		return;
 	}
 	if (!t) {
 		json_object *data = json_object_new_object();
 		eng_obj_add(data, "taskId", json_object_new_string(tid));
-		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS, "Invalid params: unknown task",
-				     data);
+		mcp_ctx_end(&ctx, MCP_ENOENT, NULL, MCP_JSONRPC_INVALID_PARAMS,
+			    "Invalid params: unknown task", data);
 		return;
 	}
 	/* Exactly what the underlying request would have returned; a
 	 * cancelled task never has an answer to give. */
 	json_object *res = NULL, *err = NULL;
 	if (status == T_CANCELLED) {
-		eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "The task was cancelled", NULL);
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+			    "The task was cancelled", NULL);
 	} else if (answer && json_object_object_get_ex(answer, "result", &res)) {
-		eng_req_finish_result(r, json_object_get(res));
+		mcp_ctx_end(&ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
 	} else if (answer && json_object_object_get_ex(answer, "error", &err)) {
 		json_object *code = json_object_object_get(err, "code");
 		json_object *msg = json_object_object_get(err, "message");
 		json_object *data = json_object_object_get(err, "data");
-		eng_req_finish_error(r, json_object_get_int(code), json_object_get_string(msg),
-				     data ? json_object_get(data) : NULL);
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(code),
+			    json_object_get_string(msg), data ? json_object_get(data) : NULL);
 	} else {
-		eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR,
-				     "The task ended without a result", NULL);
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+			    "The task ended without a result", NULL);
 	}
 	json_object_put(answer);
 }

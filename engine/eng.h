@@ -175,6 +175,7 @@ struct eng_req {
 				     (from raw), which also frees it */
 	int started;              /* handler began (for counters) */
 	int finished;             /* an eng_req_finish_* ran */
+	int kept;                 /* its run handed it over (eng_req_keep) */
 	int capped;               /* holds a place of its session's cap
 				     (limits.max_running) until it leaves the
 				     pool */
@@ -624,6 +625,16 @@ int eng_req_emit(eng_req *r, json_object *msg);
  * On MCP_OK *answer is the whole response message (caller owns). */
 int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms,
 		 json_object **answer);
+/* From the worker running r: r stays in flight when its run returns,
+ * without a worker, like a request registered by eng_session_hold; whoever
+ * keeps it ends it with eng_req_finish_*.  Call before anything else can
+ * end it (before registering its cancel callback). */
+void eng_req_keep(eng_req *r);
+/* From the worker running r: the request was let through (the protocol
+ * layer's admission checks passed), so a transport that holds back the
+ * start of its response until then may begin it (tp_ops.open_route).
+ * Any other request of that stream begins at its first line anyway. */
+void eng_req_admitted(eng_req *r);
 /* For a request that found its session closed before the shutdown reached
  * its token: fires the token with the session's close reason, so the
  * handler sees why it must stop, and returns MCP_ECANCELED. */

@@ -982,9 +982,9 @@ static void dispatch_run(eng_req *r)
 	atomic_fetch_add(&s->running_n, 1);
 	atomic_fetch_add(&s->stats->started, 1);
 	r->run(r);
-	if (!r->finished)
+	if (!r->finished && !r->kept)
 		eng_req_finish_silent(r);
-	if (r->parsed_here && !r->sink) {
+	if (r->parsed_here && !r->sink && !r->kept) {
 		/* The handler is done with its tree: free it on the thread
 		 * that built it (a detached request's tree stays). */
 		json_object_put(r->msg);
@@ -998,6 +998,24 @@ void eng_req_dispatch(eng_req *r)
 	dispatch_run(r);
 	if (r->capped)
 		sched_leave(r->sess);
+}
+
+void eng_req_keep(eng_req *r)
+{
+	/* It no longer runs: not counted as running, so neither "completed"
+	 * when it ends nor "abandoned" at a shutdown, like a held request. */
+	r->kept = 1;
+	if (r->started) {
+		r->started = 0;
+		atomic_fetch_sub(&r->sess->running_n, 1);
+	}
+}
+
+void eng_req_admitted(eng_req *r)
+{
+	eng_session *s = r->sess;
+	if (s->tp->ops->open_route && r->id_key && !r->batched)
+		s->tp->ops->open_route(s->tp, r->id_key);
 }
 
 void eng_req_finish_silent(eng_req *r)

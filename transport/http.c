@@ -106,6 +106,10 @@ typedef struct stream {
 	char hang_text[40];
 	size_t hang_len, hang_off;
 	int finished;               /* nothing more will be added */
+	/* TP_HTTP_HOLD: the SSE response has not begun, and waits for the
+	 * request to be let through (`opened`) or for a line. */
+	int held;
+	int opened;
 	int closed;                 /* finished by the session's close */
 	/* The attached connection (NULL: none) and its state. */
 	struct MHD_Connection *conn;
@@ -699,7 +703,7 @@ static int sse_log(stream *st, const char *data, size_t n)
  * stream stays for a resumption.  Under ts->mu. */
 static void cut_slow_reader(stream *st)
 {
-	if (st->conn && !st->suspended && !st->cut && st->fd >= 0 &&
+	if (st->conn && !st->held && !st->suspended && !st->cut && st->fd >= 0 &&
 	    st->owed > st->ts->h->cfg.stream_backlog) {
 		st->cut = 1;
 		shutdown(st->fd, SHUT_RDWR);
@@ -809,7 +813,7 @@ static void stream_put(tp_http_sess *ts, stream *st, const tp_out *o, int is_sta
 		stream_detach(ts, st);
 		return;
 	}
-	if (o->is_response && !is_standalone && !st->conn && !st->answer) {
+	if (o->is_response && !is_standalone && (!st->conn || st->held) && !st->answer) {
 		/* Answered before its response began: kept whole too, so the
 		 * POST can be answered as plain JSON (see post_respond). */
 		st->answer = malloc(o->len);
@@ -920,6 +924,19 @@ static int hs_close_route(tp_conn *c, const char *route, int retry_ms)
 	return rc;
 }
 
+/* The request of `route` was let through: a held SSE response may begin. */
+static void hs_open_route(tp_conn *c, const char *route)
+{
+	tp_http_sess *ts = (tp_http_sess *)c;
+	pthread_mutex_lock(&ts->mu);
+	stream *st = stream_of_route(ts, route);
+	if (st && st->held && !st->opened) {
+		st->opened = 1;
+		stream_kick(st);
+	}
+	pthread_mutex_unlock(&ts->mu);
+}
+
 static void hs_set_features(tp_conn *c, unsigned flags)
 {
 	tp_http_sess *ts = (tp_http_sess *)c;
@@ -940,6 +957,7 @@ static const struct tp_ops hs_ops = {
 	.wake = hs_wake,
 	.close_output = hs_close_output,
 	.close_route = hs_close_route,
+	.open_route = hs_open_route,
 	.can_request = hs_can_request,
 	.set_features = hs_set_features,
 	.free = hs_free,
@@ -984,12 +1002,16 @@ void tp_http_reply(tp_http_req *rq, unsigned status, const char *content_type, c
 static void reply_answer(tp_http_req *rq, tp_http_answer *a)
 {
 	char retry[16];
-	const char *hdrs[5] = { NULL };
+	const char *hdrs[7] = { NULL };
 	int k = 0;
 	if (a->retry_after_s > 0) {
 		snprintf(retry, sizeof retry, "%d", a->retry_after_s);
 		hdrs[k++] = "Retry-After";
 		hdrs[k++] = retry;
+	}
+	if (a->www_authenticate) {
+		hdrs[k++] = "WWW-Authenticate";
+		hdrs[k++] = a->www_authenticate;
 	}
 	if (rq->session_header) {
 		hdrs[k++] = "Mcp-Session-Id";
@@ -998,6 +1020,7 @@ static void reply_answer(tp_http_req *rq, tp_http_answer *a)
 	tp_http_reply(rq, a->status, a->body ? a->content_type : NULL, a->body, a->body ? a->len : 0,
 		      hdrs);
 	free(a->body);
+	free(a->www_authenticate);
 }
 
 /* The post_answer hook's answer for a stream that ended before its
@@ -1179,8 +1202,10 @@ int tp_http_post_open(tp_http_req *rq, tp_http_sess *ts, const char *route, unsi
 		return -EEXIST;
 	}
 	stream *st = stream_new(ts, route, sse);
-	if (st)
+	if (st) {
 		st->no_ids = (flags & TP_HTTP_NO_IDS) != 0;
+		st->held = sse && (flags & TP_HTTP_HOLD) != 0;
+	}
 	if (!st || (sse && !st->no_ids && (ts->features & TP_FEATURE_RESUMABLE) &&
 		    sse_log(st, NULL, 0) != 0)) {
 		if (st) {
@@ -1220,6 +1245,34 @@ static void post_answer_now(tp_http_req *rq)
 	answer_ended(rq, line, len, closed);
 }
 
+/* Whether a held SSE stream must still wait before its response begins:
+ * not let through, nothing to send, not ended, no hang-up.  Under ts->mu. */
+static int held_waits(const stream *st)
+{
+	return st->held && !st->opened && !st->finished && st->nlines == 0 && !st->hangup;
+}
+
+/* Begins the answer of an SSE POST that need not wait (any more): as SSE,
+ * or, for a held one that ended first with at most its answer (a refusal,
+ * an error given before it ran), as plain JSON, whose status the
+ * post_answer hook chooses. */
+static void sse_begin(tp_http_req *rq)
+{
+	stream *st = rq->st;
+	tp_http_sess *ts = rq->ts;
+	pthread_mutex_lock(&ts->mu);
+	if (st->held && !st->opened && st->finished && st->nlines <= 1 && !st->hangup) {
+		pthread_mutex_unlock(&ts->mu);
+		post_answer_now(rq);
+		return;
+	}
+	st->held = 0;
+	st->refs++; /* the response's */
+	pthread_mutex_unlock(&ts->mu);
+	sess_ref(ts);
+	rq->answered = start_sse(rq->conn, st, rq->session_header) == MHD_YES ? 1 : -1;
+}
+
 void tp_http_post_respond(tp_http_req *rq, int admitted, const char *session_header)
 {
 	stream *st = rq->st;
@@ -1243,15 +1296,14 @@ void tp_http_post_respond(tp_http_req *rq, int admitted, const char *session_hea
 		return;
 	}
 	attach_locked(st, rq->conn);
-	if (st->sse) {
-		st->refs++; /* the response's */
+	if (st->sse && !held_waits(st)) {
 		pthread_mutex_unlock(&ts->mu);
-		sess_ref(ts);
-		rq->answered = start_sse(rq->conn, st, rq->session_header) == MHD_YES ? 1 : -1;
+		sse_begin(rq);
 		return;
 	}
-	/* JSON: the connection waits, suspended and watched, until the
-	 * answer is in; then libmicrohttpd calls us again (on_request). */
+	/* JSON, or SSE held back: the connection waits, suspended and
+	 * watched, until there is something to say; then libmicrohttpd calls
+	 * us again (on_request). */
 	st->suspended = 1;
 	rq->waiting = 1;
 	MHD_suspend_connection(rq->conn);
@@ -1364,6 +1416,33 @@ const char *tp_http_req_header(tp_http_req *rq, const char *name)
 	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
+typedef struct query_find {
+	const char *name;
+	int found;
+} query_find;
+
+static enum MHD_Result query_param(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	query_find *q = cls;
+	(void)kind;
+	(void)value;
+	if (key && strcmp(key, q->name) == 0) {
+		q->found = 1;
+		return MHD_NO; /* enough */
+	}
+	return MHD_YES;
+}
+
+int tp_http_req_has_query_param(tp_http_req *rq, const char *name)
+{
+	/* libmicrohttpd splits the query into GET arguments, names and
+	 * values percent-decoded; the path it hands over has no query. */
+	query_find q = { name, 0 };
+	MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, query_param, &q);
+	return q.found;
+}
+
 const char *tp_http_req_body(const tp_http_req *rq, size_t *len)
 {
 	*len = rq->len;
@@ -1474,7 +1553,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (gone)
 			return MHD_NO; /* closes the connection; on_completed cleans up */
 		rq->answered = 0;
-		post_answer_now(rq);
+		pthread_mutex_lock(&rq->ts->mu);
+		int sse = rq->st->sse;
+		pthread_mutex_unlock(&rq->ts->mu);
+		if (sse)
+			sse_begin(rq); /* a held SSE response */
+		else
+			post_answer_now(rq);
 		return rq->answered > 0 ? MHD_YES : MHD_NO;
 	}
 	if (rq->answered)
@@ -1511,7 +1596,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		tp_http_sess *ts = rq->ts;
 		pthread_mutex_lock(&ts->mu);
 		stream *st = rq->st;
-		if (!st->sse) {
+		if (!st->sse || st->held) {
+			/* An SSE response that never began is dropped like a JSON
+			 * one: its client saw no event id to resume from. */
 			if (st->conn == conn) {
 				watch_del(st);
 				st->conn = NULL;
