@@ -62,8 +62,8 @@ static json_object *server_capabilities(mcp_sess *ms)
 }
 
 /* The capabilities object for revision `rev`.  In 2026-07-28 listChanged
- * and subscribe mean delivery on subscriptions/listen streams; tasks there
- * are an extension not served yet. */
+ * and subscribe mean delivery on subscriptions/listen streams, and tasks
+ * are the io.modelcontextprotocol/tasks extension. */
 static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 {
 	int modern = rev >= MCP_REV_LEGACY_COUNT;
@@ -109,6 +109,16 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 		eng_obj_set(t, "cancel", json_object_new_object(), &bad);
 		eng_obj_set(t, "requests", req, &bad);
 		eng_obj_set(caps, "tasks", t, &bad);
+	}
+	if (modern) {
+		/* Extensions (SEP-2133): settings objects under their ids. */
+		json_object *ext = json_object_new_object();
+		if (mcp_tasks_offered(srv))
+			eng_obj_set(ext, MCP_EXT_TASKS, json_object_new_object(), &bad);
+		if (json_object_object_length(ext) > 0)
+			eng_obj_set(caps, "extensions", ext, &bad);
+		else
+			json_object_put(ext);
 	}
 	if (kinds_out)
 		*kinds_out = kinds;
@@ -431,6 +441,7 @@ typedef struct mcp_listen {
 	mcp_server *srv;
 	unsigned kinds;              /* MCP_KIND_* agreed */
 	json_object *uris;           /* array of resource URIs agreed */
+	json_object *task_ids;       /* array of task ids agreed (tasks extension) */
 } mcp_listen;
 
 /* Sends `method` (params taken, may be NULL) on a listen stream, tagged.
@@ -477,6 +488,7 @@ static void listen_end(mcp_cancel_reason reason, void *arg)
 	}
 	eng_req_unref(l->r);
 	json_object_put(l->uris);
+	json_object_put(l->task_ids);
 	free(l);
 }
 
@@ -492,8 +504,10 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 	mcp_server *srv = sess_of(s)->srv;
 	json_object *filter = mcp_get(params, "notifications");
 	json_object *uris = mcp_get(filter, "resourceSubscriptions");
+	json_object *tids = mcp_get(filter, "taskIds");
 	if (!json_object_is_type(filter, json_type_object) ||
-	    (uris && !json_object_is_type(uris, json_type_array))) {
+	    (uris && !json_object_is_type(uris, json_type_array)) ||
+	    (tids && !json_object_is_type(tids, json_type_array))) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
 					  "Invalid params: notifications must be a subscription "
 					  "filter object",
@@ -502,14 +516,37 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 		json_object_put(msg);
 		return;
 	}
-	/* What the server can honour: a kind it serves, URIs it could name. */
+	/* Task status needs the tasks extension on this very request
+	 * (SEP-2663). */
+	if (tids && !mcp_tasks_declared(v->caps)) {
+		eng_session_respond_error(s, id, MCP_JSONRPC_MISSING_CAPABILITY,
+					  "Missing required client capability",
+					  mcp_tasks_required_data());
+		view_free(v);
+		json_object_put(msg);
+		return;
+	}
+	/* What the server can honour: a kind it serves, URIs it could name,
+	 * tasks the caller may reach. */
+	json_object *agreed_tids = NULL;
+	if (tids) {
+		agreed_tids = json_object_new_array();
+		const mcp_principal *who = mcp_authz_current(sess_of(s));
+		for (size_t i = 0; agreed_tids && i < json_object_array_length(tids); i++) {
+			json_object *t = json_object_array_get_idx(tids, i);
+			if (json_object_is_type(t, json_type_string) &&
+			    mcp_task_known(srv, json_object_get_string(t), who))
+				eng_arr_add(agreed_tids, json_object_get(t));
+		}
+	}
 	mcp_listen *l = calloc(1, sizeof *l);
 	json_object *agreed = json_object_new_object();
 	json_object *agreed_uris = json_object_new_array();
-	if (!l || !agreed || !agreed_uris) {
+	if (!l || !agreed || !agreed_uris || (tids && !agreed_tids)) {
 		free(l);
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
+		json_object_put(agreed_tids);
 		view_free(v);
 		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		json_object_put(msg);
@@ -536,7 +573,10 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 	}
 	if (json_object_array_length(agreed_uris) > 0)
 		eng_obj_add(agreed, "resourceSubscriptions", json_object_get(agreed_uris));
+	if (agreed_tids)
+		eng_obj_add(agreed, "taskIds", json_object_get(agreed_tids));
 	l->uris = agreed_uris;
+	l->task_ids = agreed_tids;
 	l->srv = srv;
 
 	pthread_mutex_lock(&srv->sess_mu);
@@ -547,6 +587,7 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 	if (full) {
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
+		json_object_put(agreed_tids);
 		free(l);
 		view_free(v);
 		eng_session_respond_error(s, id, MCP_JSONRPC_SERVER_BUSY,
@@ -561,6 +602,7 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 		pthread_mutex_unlock(&srv->sess_mu);
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
+		json_object_put(agreed_tids);
 		free(l);
 		return;
 	}
@@ -601,6 +643,34 @@ static eng_req **listeners(mcp_server *srv, unsigned kind, const char *uri, size
 	}
 	pthread_mutex_unlock(&srv->sess_mu);
 	return out;
+}
+
+void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&srv->sess_mu);
+	eng_req **out = srv->nlistens ? malloc(srv->nlistens * sizeof *out) : NULL;
+	for (mcp_listen *l = srv->listens; out && l; l = l->next) {
+		int want = 0;
+		size_t nt = l->task_ids ? json_object_array_length(l->task_ids) : 0;
+		for (size_t i = 0; !want && i < nt; i++)
+			want = strcmp(json_object_get_string(
+					      json_object_array_get_idx(l->task_ids, i)),
+				      task_id) == 0;
+		if (want) {
+			eng_req_ref(l->r);
+			out[n++] = l->r;
+		}
+	}
+	pthread_mutex_unlock(&srv->sess_mu);
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = i + 1 < n ? mcp_json_copy(params) : json_object_get(params);
+		if (p)
+			listen_emit(out[i], "notifications/tasks", p);
+		eng_req_unref(out[i]);
+	}
+	free(out);
+	json_object_put(params);
 }
 
 void mcp_notify_list_changed(mcp_server *srv, int kind)
@@ -677,6 +747,7 @@ void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 	if (pt && (json_object_is_type(pt, json_type_string) ||
 		   json_object_is_type(pt, json_type_int)))
 		ctx->progress_token = pt;
+	mcp_trace_begin(ctx, params);
 	trace(ctx->sess->srv, "started", r, NULL);
 }
 
@@ -831,11 +902,26 @@ static void run_tools_call(eng_req *r)
 		return;
 	}
 
-	/* Task augmentation (2025-11-25), per the tool's taskSupport. */
-	/* (2026-07-28 moved tasks to an extension, not served yet.) */
-	json_object *task = rev >= MCP_REV_2025_11_25 && !req_modern(r) ? mcp_get(params, "task") : NULL;
-	if ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
-	    (!task && tool->task_support == MCP_TASKS_REQUIRED && rev >= MCP_REV_2025_11_25)) {
+	/* Tasks.  2025-11-25: the client asks with params.task, per the
+	 * tool's taskSupport.  2026-07-28 (SEP-2663): the server decides, for
+	 * requests that declare the extension; a legacy params.task is
+	 * ignored, and a tool that only runs as a task is refused to a request
+	 * that cannot take one. */
+	int modern = req_modern(r);
+	int declared = modern && mcp_tasks_declared(((const mcp_view *)r->proto)->caps);
+	json_object *task = rev >= MCP_REV_2025_11_25 && !modern ? mcp_get(params, "task") : NULL;
+	if (modern && !declared && tool->task_support == MCP_TASKS_REQUIRED) {
+		eng_req_finish_error(r, MCP_JSONRPC_MISSING_CAPABILITY,
+				     "Missing required client capability: this tool runs only as a "
+				     "task (io.modelcontextprotocol/tasks)",
+				     mcp_tasks_required_data());
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
+	if (!modern && ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
+			(!task && tool->task_support == MCP_TASKS_REQUIRED &&
+			 rev >= MCP_REV_2025_11_25))) {
 		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
 				     task ? "This tool cannot run as a task"
 					  : "This tool runs only as a task (send params.task)",
@@ -844,20 +930,22 @@ static void run_tools_call(eng_req *r)
 		mcp_entry_unref(&tool->base);
 		return;
 	}
-	mcp_ctx ctx;
-	mcp_ctx_begin(&ctx, r, params);
-	if (mcp_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
+	/* Made a task before the handler runs, unless the handler decides
+	 * when (MCP_TOOL_TASK_BY_HANDLER: after gathering input, say). */
+	int up_front = task || (declared && tool->task_support != MCP_TASKS_FORBIDDEN &&
+				!(tool->flags & MCP_TOOL_TASK_BY_HANDLER));
+	if (task && !json_object_is_type(task, json_type_object)) {
+		finish_invalid(r, "Invalid params: task must be an object with an optional "
+				  "non-negative integer ttl",
+			       NULL);
 		json_object_put(own_args);
 		mcp_entry_unref(&tool->base);
 		return;
 	}
-	if (task) {
-		if (!json_object_is_type(task, json_type_object) ||
-		    mcp_task_run_tool(r, &ctx, tool, args, task) != 0)
-			mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
-				"Invalid params: task must be an object with an optional "
-				"non-negative integer ttl",
-				NULL);
+	mcp_ctx ctx;
+	mcp_ctx_begin(&ctx, r, params);
+	ctx.tool = tool;
+	if (mcp_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
 		json_object_put(own_args);
 		mcp_entry_unref(&tool->base);
 		return;
@@ -872,15 +960,37 @@ static void run_tools_call(eng_req *r)
 		mcp_entry_unref(&tool->base);
 		return;
 	}
+	int rc = up_front ? mcp_task_start(&ctx, task) : MCP_OK;
+	if (rc != MCP_OK) {
+		if (rc == MCP_EINVAL)
+			mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_INVALID_PARAMS,
+				    "Invalid params: task must be an object with an optional "
+				    "non-negative integer ttl",
+				    NULL);
+		else if (rc == MCP_EBUSY)
+			mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_SERVER_BUSY,
+				    "Server busy: too many tasks", NULL);
+		else
+			mcp_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
+				    NULL);
+		mcp_mrtr_end(&ctx);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
 	mcp_result res;
 	mcp_result_init(&res, rev);
 	struct tool_run tr = { tool, &ctx, args, &res, rev };
-	int rc = mcp_mrtr_run(&ctx, tool_invoke, tool_reset, &tr);
+	rc = mcp_mrtr_run(&ctx, tool_invoke, tool_reset, &tr);
+	if (ctx.task && modern)
+		rc = mcp_task_rounds(&ctx, rc, tool_invoke, tool_reset, &tr);
 	json_object *result = NULL;
-	if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx)))
+	if (rc == MCP_EINPUT && !ctx.task && (result = mcp_mrtr_input_required(&ctx)))
 		rc = MCP_OK;
 	else
 		rc = mcp_tool_outcome(&ctx, tool, &res, rc, &result);
+	if (result)
+		mcp_task_decorate(&ctx, result);
 	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
 	mcp_result_clear(&res);
@@ -1173,7 +1283,8 @@ static void run_complete(eng_req *r)
 static const char *const modern_methods[] = {
 	"server/discover", "tools/list",	  "tools/call", "resources/list",
 	"resources/templates/list", "resources/read", "prompts/list", "prompts/get",
-	"completion/complete", "subscriptions/listen",
+	"completion/complete", "subscriptions/listen", "tasks/get", "tasks/update",
+	"tasks/cancel",
 };
 
 int mcp_modern_method(const char *method)
@@ -1347,6 +1458,8 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 					  "Invalid Request: id is already in flight", d);
 	} else if (strcmp(name, "server/discover") == 0) {
 		m_discover(s, id);
+	} else if (strncmp(name, "tasks/", 6) == 0) {
+		mcp_tasks_modern(s, id, name, params, v);
 	} else if (strcmp(name, "tools/list") == 0) {
 		list_page_view(s, id, params, "tools", "tools", &ms->srv->tools, mcp_tool_describe,
 			       v, name);
@@ -1547,7 +1660,6 @@ static void on_free(eng_session *s)
 		free(ms->elicitations[i]);
 	free(ms->elicitations);
 	mcp_tasks_free(ms);
-	pthread_cond_destroy(&ms->task_cv);
 	json_object_put(atomic_load(&ms->client_caps));
 	free(ms->client_caps_text);
 	mcp_authz_sess_free(ms);
@@ -1599,7 +1711,6 @@ mcp_sess *mcp_sess_new(mcp_server *srv)
 		return NULL;
 	ms->srv = srv;
 	pthread_mutex_init(&ms->mu, NULL);
-	pthread_cond_init(&ms->task_cv, NULL);
 	atomic_init(&ms->state, MCP_SESS_NEW);
 	ms->rev = MCP_REV_LEGACY_COUNT - 1;
 	atomic_init(&ms->log_level, MCP_LOG_DEBUG);

@@ -171,6 +171,7 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 	t->fn = tool->fn;
 	t->user = tool->user;
 	t->task_support = tool->task_support;
+	t->flags = tool->flags;
 	int failed = 0;
 	t->title = mcp_strdup_opt(tool->title, &failed);
 	t->description = mcp_strdup_opt(tool->description, &failed);

@@ -19,6 +19,7 @@
 #include <mcp/mcp.h>
 
 #include "conformance.h"
+#include "extensions.h"
 
 static mcp_server *the_server;
 
@@ -486,6 +487,11 @@ int main(int argc, char **argv)
 	int crc = everything_register_conformance(srv);
 	if (crc != MCP_OK) {
 		fprintf(stderr, "mcp-everything: conformance fixtures: %s\n", mcp_strerror(crc));
+		return 1;
+	}
+	crc = everything_register_extensions(srv);
+	if (crc != MCP_OK) {
+		fprintf(stderr, "mcp-everything: extension fixtures: %s\n", mcp_strerror(crc));
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {

@@ -445,8 +445,13 @@ typedef int (*mcp_tool_fn)(mcp_ctx *ctx, json_object *args, mcp_result *out,
 			   void *user);
 
 /* A tool description.  Every string is copied at registration. */
-/* Whether a tool may run as a task (2025-11-25 tasks: the client gets a
- * task id at once and polls for the result). */
+/* Whether a tool may run as a task: the client gets a task id at once and
+ * polls for the result.  2025-11-25 clients ask for a task with
+ * params.task; for 2026-07-28 requests (the io.modelcontextprotocol/tasks
+ * extension) the server decides, for requests that declare the extension:
+ * MCP_TASKS_OPTIONAL and MCP_TASKS_REQUIRED tools become tasks there (see
+ * MCP_TOOL_TASK_BY_HANDLER), and a request that does not declare it gets
+ * a plain call of an optional tool and -32021 for a required one. */
 typedef enum mcp_task_support {
 	MCP_TASKS_FORBIDDEN = 0, /* plain calls only (the default) */
 	MCP_TASKS_OPTIONAL,      /* either way, as the client asks */
@@ -462,6 +467,12 @@ typedef enum mcp_task_support {
  * email, hostname, ipv4, ipv6, uri, uri-reference, uuid, regex,
  * json-pointer, ...) instead of being an annotation, the 2020-12 default. */
 #define MCP_TOOL_CHECK_FORMATS 0x4u
+/* 2026-07-28 tasks: the handler decides when its call becomes a task
+ * (mcp_ctx_become_task), for instance after it gathered input through
+ * input_required rounds; without it a tool whose task_support is not
+ * MCP_TASKS_FORBIDDEN is made a task before its handler runs, for every
+ * request that declares the tasks extension. */
+#define MCP_TOOL_TASK_BY_HANDLER 0x8u
 
 typedef struct mcp_tool {
 	const char *name;          /* required: 1 to 128 characters of A-Z,
@@ -477,7 +488,7 @@ typedef struct mcp_tool {
 				      with "type": "object" */
 	mcp_tool_fn fn;            /* required */
 	void *user;                /* passed to fn */
-	mcp_task_support task_support; /* for 2025-11-25 sessions */
+	mcp_task_support task_support; /* tasks: see mcp_ctx_become_task */
 	const char *annotations;   /* optional JSON object text of ToolAnnotations
 				      (readOnlyHint, destructiveHint, ...) */
 	unsigned flags;            /* MCP_TOOL_* above; 0 checks arguments and
@@ -706,6 +717,22 @@ MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more);
  * one hour and one day).  Call before running. */
 MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int64_t max_ms);
 
+/* At most this many tasks are kept at once, running or finished within
+ * their TTL, over all connections and both eras (1..10000000; default
+ * 10000).  A call that would start one more is answered
+ * MCP_JSONRPC_SERVER_BUSY ("too many tasks") and nothing runs.  Call
+ * before running: MCP_OK, MCP_EINVAL, MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n);
+
+/* Names this process among several behind one load balancer: every task
+ * id it makes starts with `tag` and a '.' ("b2.3f0c..."), so that a proxy
+ * can send tasks/get, tasks/update and tasks/cancel, whose Mcp-Name header
+ * is the task id, to the process that holds the task (README, "Running
+ * more than one process behind nginx").  1 to 32 of A-Z a-z 0-9 '-' '_';
+ * NULL or "" for none (the default).  Copied.  Call before running:
+ * MCP_OK, MCP_EINVAL, MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag);
+
 /* Items per page of tools/list, resources/list, resources/templates/list,
  * tasks/list and prompts/list (1..100000; default 100).  Cursors are
  * opaque and checked: each is bound to the list it pages and carries a
@@ -853,6 +880,54 @@ MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger
 /* Convenience: logs a string message. */
 MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level,
 				const char *logger, const char *text);
+
+/* Tasks.  A tools/call handler that runs as a task is the same handler:
+ * the request was answered with the task, the handler's token is the
+ * task's (tasks/cancel fires it with MCP_CANCEL_PEER, a shutdown or close
+ * with its own reason, exactly as for a request), and what it returns is
+ * the task's result, kept for the task's TTL and fetched by tasks/get
+ * (2026-07-28) or tasks/result (2025-11-25), also from a connection other
+ * than the one that started it (2026-07-28).  Inside a 2026-07-28 task,
+ * input is asked for as in a request (mcp_ctx_require_input and
+ * MCP_EINPUT, or the blocking mcp_ctx_elicit and the like): the task shows
+ * input_required with the requests, tasks/update answers them, and the
+ * handler is called again (or its call returns) on the same worker, which
+ * waits for at most the task's TTL.  Progress and logs are not sent for a
+ * 2026-07-28 task (SEP-2663); the calls succeed and send nothing.
+ *
+ * mcp_ctx_become_task: answers this 2026-07-28 tools/call with a task now
+ * (CreateTaskResult) and lets the handler go on as the task's work; for a
+ * tool with MCP_TOOL_TASK_BY_HANDLER, called when the handler is ready
+ * (what it returned before, such as input_required rounds, went to the
+ * client as usual).  Returns MCP_OK (the call is a task now, or already
+ * was), MCP_ENOTSUP (it cannot be one: not a 2026-07-28 tools/call, the
+ * request did not declare the tasks extension, or the tool's task_support
+ * is MCP_TASKS_FORBIDDEN; the handler goes on as a plain call),
+ * MCP_EBUSY (mcp_server_set_max_tasks reached), MCP_ECANCELED (the
+ * request was cancelled first: write nothing, return), MCP_ENOMEM.  Call
+ * from the handler's thread.
+ * mcp_ctx_task_id: the id of the task this handler runs as (borrowed,
+ * valid until the handler returns), or NULL. */
+MCP_EXTERN int mcp_ctx_become_task(mcp_ctx *ctx);
+MCP_EXTERN const char *mcp_ctx_task_id(const mcp_ctx *ctx);
+
+/* W3C trace context (SEP-414): the request's traceparent and tracestate,
+ * from its params._meta (over HTTP, from the POST's traceparent and
+ * tracestate headers when _meta has no traceparent), each checked against
+ * the W3C Trace Context format (a version-00 traceparent with non-zero
+ * ids; a tracestate of at most 32 well-formed members and 512 bytes, kept
+ * only with a valid traceparent).  A value that fails is dropped: the
+ * handler does not see it, and it is never passed on.  A valid context is
+ * added to the _meta of every request the server sends for this request
+ * (roots, sampling, elicitation, and the input requests of
+ * input_required results and tasks), unless the handler's params set
+ * their own traceparent.  Sets *traceparent and *tracestate (either may be
+ * NULL) to borrowed strings valid until the handler returns, or to NULL,
+ * and returns 1 when the request carries a valid traceparent, else 0.
+ * Also usable in the request hooks (mcp_server_set_request_hooks), the
+ * after-hook included.  Call from the handler's (or hook's) thread. */
+MCP_EXTERN int mcp_ctx_trace_context(const mcp_ctx *ctx, const char **traceparent,
+				     const char **tracestate);
 
 /* Streamable HTTP polling (2025-11-25): ends the HTTP response that carries
  * this request's SSE stream now, after telling the client to reconnect in

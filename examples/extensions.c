@@ -1,0 +1,202 @@
+/*
+ * extensions.c - the fixtures of the 2026-07-28 extension scenarios of the
+ * official conformance suite (tasks, SEP-2663), registered in
+ * mcp-everything beside the core ones (conformance.c).
+ *
+ * Each tool is written once for both eras: a 2025-11-25 client runs the
+ * task-capable ones as tasks when it asks (params.task), a 2026-07-28
+ * request that declares the tasks extension gets a task because the
+ * server decides so (task_support), and input is asked for with
+ * mcp_ctx_require_input, which serves a plain request, a task and a
+ * legacy session alike.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extensions.h"
+
+static const char *str_arg(json_object *args, const char *key, const char *dflt)
+{
+	const char *v = dflt;
+	mcp_args_string(args, key, &v);
+	return v;
+}
+
+/* The accepted content field `field` of an elicitation answer, or NULL. */
+static json_object *accepted(json_object *answer, const char *field)
+{
+	json_object *action = NULL, *content = NULL, *v = NULL;
+	if (!json_object_object_get_ex(answer, "action", &action) ||
+	    strcmp(json_object_get_string(action), "accept") != 0 ||
+	    !json_object_object_get_ex(answer, "content", &content) ||
+	    !json_object_object_get_ex(content, field, &v))
+		return NULL;
+	return v;
+}
+
+static int ask_json(mcp_ctx *ctx, const char *key, const char *method, const char *params_json)
+{
+	json_object *p = json_tokener_parse(params_json);
+	int rc = p ? mcp_ctx_require_input(ctx, key, method, p) : MCP_ENOMEM;
+	json_object_put(p);
+	return rc;
+}
+
+#define CONFIRM_FORM(what)                                                                 \
+	"{\"mode\":\"form\",\"message\":\"" what "\",\"requestedSchema\":{\"type\":\"object\"," \
+	"\"properties\":{\"confirm\":{\"type\":\"boolean\"}},\"required\":[\"confirm\"]}}"
+
+/* ---- tasks (SEP-2663) ------------------------------------------------------- */
+
+/* greet: never a task. */
+static int tool_greet(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx, (void)user;
+	char text[256];
+	snprintf(text, sizeof text, "Hello, %.200s!", str_arg(args, "name", "World"));
+	return mcp_result_add_text(out, text);
+}
+
+/* slow_compute: sleeps `seconds` on its token (a tasks/cancel wakes it),
+ * then answers. */
+static int tool_slow_compute(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)user;
+	double seconds = 1;
+	mcp_args_double(args, "seconds", &seconds);
+	if (mcp_ctx_sleep(ctx, (int64_t)(seconds * 1000)) == MCP_ECANCELED)
+		return MCP_ECANCELED;
+	char text[256];
+	snprintf(text, sizeof text, "computed %.100s in %g s", str_arg(args, "label", "result"),
+		 seconds);
+	return mcp_result_add_text(out, text);
+}
+
+/* failing_job: a tool error (isError: true) after a moment; a task of it
+ * completes (SEP-2663) with that result. */
+static int tool_failing_job(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args, (void)user;
+	if (mcp_ctx_sleep(ctx, 300) == MCP_ECANCELED)
+		return MCP_ECANCELED;
+	return mcp_result_tool_error(out, "the job failed: its input could not be processed");
+}
+
+/* protocol_error_job: a JSON-RPC error; a task of it fails with it. */
+static int tool_protocol_error_job(mcp_ctx *ctx, json_object *args, mcp_result *out,
+				   void *user)
+{
+	(void)args, (void)user;
+	if (mcp_ctx_sleep(ctx, 100) == MCP_ECANCELED)
+		return MCP_ECANCELED;
+	return mcp_result_set_error(out, MCP_JSONRPC_INTERNAL_ERROR,
+				    "Internal error: the job's backend is unavailable", NULL);
+}
+
+/* confirm_delete: asks for a confirmation, then says what it did. */
+static int tool_confirm_delete(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)user;
+	const char *file = str_arg(args, "filename", "file");
+	json_object *answer = mcp_ctx_input_response(ctx, "confirm");
+	if (!answer) {
+		int rc = ask_json(ctx, "confirm", "elicitation/create",
+				  CONFIRM_FORM("Delete the file?"));
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	json_object *yes = accepted(answer, "confirm");
+	char text[256];
+	snprintf(text, sizeof text, "%s %.200s", yes && json_object_get_boolean(yes)
+						      ? "deleted" : "kept", file);
+	return mcp_result_add_text(out, text);
+}
+
+/* multi_input: two confirmations asked at once. */
+static int tool_multi_input(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args, (void)user;
+	json_object *a = mcp_ctx_input_response(ctx, "first");
+	json_object *b = mcp_ctx_input_response(ctx, "second");
+	if (!a || !b) {
+		int rc = ask_json(ctx, "first", "elicitation/create",
+				  CONFIRM_FORM("Confirm the first step?"));
+		if (rc == MCP_OK)
+			rc = ask_json(ctx, "second", "elicitation/create",
+				      CONFIRM_FORM("Confirm the second step?"));
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	return mcp_result_add_text(out, "both steps confirmed");
+}
+
+/* test_tool_with_task: asks the user's name through input_required while
+ * it is a plain request, then becomes a task and greets from there. */
+static int tool_with_task(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args, (void)user;
+	json_object *answer = mcp_ctx_input_response(ctx, "user_name");
+	json_object *name = accepted(answer, "name");
+	if (!name) {
+		int rc = ask_json(ctx, "user_name", "elicitation/create",
+				  "{\"mode\":\"form\",\"message\":\"What is your name?\","
+				  "\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"name\":"
+				  "{\"type\":\"string\"}},\"required\":[\"name\"]}}");
+		return rc == MCP_OK ? MCP_EINPUT : rc;
+	}
+	/* The input is in: the long part runs as a task.  (ENOTSUP: a
+	 * client that cannot take one; the call goes on plainly.) */
+	int rc = mcp_ctx_become_task(ctx);
+	if (rc != MCP_OK && rc != MCP_ENOTSUP)
+		return rc;
+	char text[256];
+	snprintf(text, sizeof text, "Hello, %.200s!", json_object_get_string(name));
+	if (mcp_ctx_sleep(ctx, 200) == MCP_ECANCELED)
+		return MCP_ECANCELED;
+	return mcp_result_add_text(out, text);
+}
+
+static const mcp_tool task_tools[] = {
+	{ .name = "greet", .title = "Greet",
+	  .description = "Says hello; never runs as a task",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}",
+	  .fn = tool_greet },
+	{ .name = "slow_compute", .title = "Slow computation",
+	  .description = "Works for `seconds` seconds (cancellable), then answers; runs as a "
+			 "task when the client can take one",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\","
+			  "\"minimum\":0,\"maximum\":3600},\"label\":{\"type\":\"string\"}}}",
+	  .fn = tool_slow_compute, .task_support = MCP_TASKS_OPTIONAL },
+	{ .name = "failing_job", .title = "Failing job",
+	  .description = "Always ends with a tool error; runs only as a task",
+	  .input_schema = "{\"type\":\"object\"}", .fn = tool_failing_job,
+	  .task_support = MCP_TASKS_REQUIRED },
+	{ .name = "protocol_error_job", .title = "Protocol error job",
+	  .description = "Always ends with a JSON-RPC internal error",
+	  .input_schema = "{\"type\":\"object\"}", .fn = tool_protocol_error_job,
+	  .task_support = MCP_TASKS_OPTIONAL },
+	{ .name = "confirm_delete", .title = "Confirm a deletion",
+	  .description = "Asks the user to confirm, then reports what it did",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"filename\":{\"type\":"
+			  "\"string\"}}}",
+	  .fn = tool_confirm_delete, .task_support = MCP_TASKS_OPTIONAL },
+	{ .name = "multi_input", .title = "Two confirmations",
+	  .description = "Asks for two confirmations at once",
+	  .input_schema = "{\"type\":\"object\"}", .fn = tool_multi_input,
+	  .task_support = MCP_TASKS_OPTIONAL },
+	{ .name = "test_tool_with_task", .title = "Input, then a task",
+	  .description = "Asks the user's name through input_required, then becomes a task",
+	  .input_schema = "{\"type\":\"object\"}", .fn = tool_with_task,
+	  .task_support = MCP_TASKS_REQUIRED, .flags = MCP_TOOL_TASK_BY_HANDLER },
+};
+
+int everything_register_extensions(mcp_server *srv)
+{
+	if (!srv)
+		return MCP_EINVAL;
+	for (size_t i = 0; i < sizeof task_tools / sizeof task_tools[0]; i++) {
+		int rc = mcp_server_add_tool(srv, &task_tools[i]);
+		if (rc != MCP_OK)
+			return rc;
+	}
+	return MCP_OK;
+}
