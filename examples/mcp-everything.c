@@ -300,7 +300,8 @@ static void usage(FILE *f)
 		"                      [--allow-host NAME]... [--allow-origin ORIGIN]...\n"
 		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
 		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n"
-		"                      [--unchecked-args]\n");
+		"                      [--unchecked-args] [--instance TAG] [--max-tasks N]\n"
+		"                      [--task-ttl-ms N]\n");
 }
 
 /* 64 hex digits into 32 bytes; 0, or -1 when malformed. */
@@ -358,6 +359,8 @@ int main(int argc, char **argv)
 	long max_parked = -1, park_ttl = 60000;
 	const char *allow_host[16], *allow_origin[16];
 	int n_hosts = 0, n_origins = 0;
+	const char *instance = NULL;
+	long max_tasks = -1, task_ttl = -1;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -413,6 +416,14 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--session-queue") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 0, 10000000, &sess_queue))
 				goto bad;
+		} else if (strcmp(a, "--instance") == 0 && i + 1 < argc) {
+			instance = argv[++i];
+		} else if (strcmp(a, "--max-tasks") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, 10000000, &max_tasks))
+				goto bad;
+		} else if (strcmp(a, "--task-ttl-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1000, 1L << 31, &task_ttl))
+				goto bad;
 		} else if (strcmp(a, "--trace") == 0) {
 			want_trace = 1;
 		} else if (strcmp(a, "--unchecked-args") == 0) {
@@ -467,6 +478,16 @@ int main(int argc, char **argv)
 	mcp_server_set_parking(srv, max_parked >= 0 ? (int)max_parked : 64, park_ttl);
 	if (bearer)
 		mcp_server_set_http_auth(srv, check_bearer, (void *)bearer);
+	/* Behind a proxy: task ids name this process (README). */
+	if (instance && mcp_server_set_instance_id(srv, instance) != MCP_OK) {
+		fprintf(stderr, "mcp-everything: bad --instance %s (1 to 32 of A-Z a-z 0-9 - _)\n",
+			instance);
+		return 2;
+	}
+	if (max_tasks > 0)
+		mcp_server_set_max_tasks(srv, (int)max_tasks);
+	if (task_ttl > 0)
+		mcp_server_set_task_ttl(srv, task_ttl, task_ttl > 86400000 ? task_ttl : 86400000);
 	for (int i = 0; i < n_hosts; i++)
 		if (mcp_server_add_http_allowed_host(srv, allow_host[i]) != MCP_OK) {
 			fprintf(stderr, "mcp-everything: bad --allow-host %s\n", allow_host[i]);
