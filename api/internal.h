@@ -43,6 +43,8 @@ int mcp_revision_index(const char *version);
 
 /* Extension identifiers (capabilities.extensions). */
 #define MCP_EXT_TASKS "io.modelcontextprotocol/tasks"
+#define MCP_EXT_UI "io.modelcontextprotocol/ui"
+#define MCP_EXT_SKILLS "io.modelcontextprotocol/skills"
 
 /* The 2026-07-28 error codes. */
 #define MCP_JSONRPC_HEADER_MISMATCH (-32020)
@@ -102,6 +104,7 @@ typedef struct mcp_tool_entry {
 	void *user;
 	mcp_task_support task_support;
 	unsigned flags;                  /* MCP_TOOL_* */
+	struct mcp_server *srv;          /* its server (the UI links: apps.c) */
 } mcp_tool_entry;
 
 typedef struct mcp_resource_entry {
@@ -112,6 +115,11 @@ typedef struct mcp_resource_entry {
 	mcp_resource_fn read;
 	mcp_complete_fn complete;
 	void *user;
+	/* Resources the library registers itself (MCP Apps, skills): `user`
+	 * is theirs, released with free_user; `meta` is the _meta of their
+	 * listing (owned, read-only). */
+	void (*free_user)(void *user);
+	json_object *meta;
 } mcp_resource_entry;
 
 typedef struct mcp_prompt_entry {
@@ -171,6 +179,9 @@ struct mcp_server {
 	int max_tasks;
 	char instance[MCP_INSTANCE_ID_MAX + 1]; /* task id prefix, or "" */
 	eng_session *task_host;          /* where HTTP's 2026-07-28 tasks run */
+	/* MCP Apps: tool -> UI links (api/apps.c), under reg_lock. */
+	struct tool_ui *tool_ui;
+	size_t ntool_ui;
 	/* Parked handlers (api/park.c). */
 	pthread_mutex_t park_mu;
 	struct mcp_park *parks;          /* under park_mu */
@@ -447,6 +458,24 @@ void mcp_tasks_modern(eng_session *s, json_object *id, const char *method, json_
 /* notifications/tasks (`params` taken) to the listen streams that asked
  * for `task_id` (protocol.c). */
 void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params);
+
+/* Resources the library owns (resources.c): registered with `user` freed
+ * by `free_user` (also on failure) and `meta` (taken, may be NULL) as the
+ * _meta of their listing. */
+int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
+			   const char *title, const char *description, const char *mime_type,
+			   int64_t size, mcp_resource_fn read, void *user,
+			   void (*free_user)(void *), json_object *meta);
+/* One contents item of `len` bytes: as text when `text` (it must be UTF-8),
+ * else base64 blob; `meta` (borrowed, copied; may be NULL) as its _meta. */
+int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
+			  const void *data, size_t len, int text, json_object *meta);
+
+/* MCP Apps (apps.c): whether a UI resource is registered; a tool's _meta.ui
+ * (caller owns; NULL when it has none; reg_lock held); the links freed. */
+int mcp_apps_offered(mcp_server *srv);
+json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool);
+void mcp_apps_free(mcp_server *srv);
 
 /* Trace context (trace.c): adds the request's traceparent and tracestate
  * to the _meta of `params` (an object) of a request the server sends. */

@@ -110,16 +110,18 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 		eng_obj_set(t, "requests", req, &bad);
 		eng_obj_set(caps, "tasks", t, &bad);
 	}
-	if (modern) {
-		/* Extensions (SEP-2133): settings objects under their ids. */
-		json_object *ext = json_object_new_object();
-		if (mcp_tasks_offered(srv))
-			eng_obj_set(ext, MCP_EXT_TASKS, json_object_new_object(), &bad);
-		if (json_object_object_length(ext) > 0)
-			eng_obj_set(caps, "extensions", ext, &bad);
-		else
-			json_object_put(ext);
-	}
+	/* Extensions (SEP-2133): settings objects under their ids.  Tasks are
+	 * one for 2026-07-28 only (2025-11-25 has them in core); MCP Apps in
+	 * every revision, while a UI resource is registered. */
+	json_object *ext = json_object_new_object();
+	if (modern && mcp_tasks_offered(srv))
+		eng_obj_set(ext, MCP_EXT_TASKS, json_object_new_object(), &bad);
+	if (mcp_apps_offered(srv))
+		eng_obj_set(ext, MCP_EXT_UI, json_object_new_object(), &bad);
+	if (json_object_object_length(ext) > 0)
+		eng_obj_set(caps, "extensions", ext, &bad);
+	else
+		json_object_put(ext);
 	if (kinds_out)
 		*kinds_out = kinds;
 	if (bad) {

@@ -80,6 +80,7 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	pthread_rwlock_destroy(&srv->reg_lock);
 	pthread_mutex_destroy(&srv->sess_mu);
 	mcp_tasks_destroy(srv);
+	mcp_apps_free(srv);
 	mcp_park_destroy(srv);
 	close(srv->wake_fd);
 	free(srv->name);

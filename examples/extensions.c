@@ -9,10 +9,15 @@
  * server decides so (task_support), and input is asked for with
  * mcp_ctx_require_input, which serves a plain request, a task and a
  * legacy session alike.
+ *
+ * MCP Apps: the tool `dice` rolls dice and links to the UI resource
+ * ui://mcp-everything/dice, a small HTML view of the roll, with a CSP that
+ * allows one font origin and nothing else.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "extensions.h"
 
@@ -189,6 +194,94 @@ static const mcp_tool task_tools[] = {
 	  .task_support = MCP_TASKS_REQUIRED, .flags = MCP_TOOL_TASK_BY_HANDLER },
 };
 
+/* ---- MCP Apps ------------------------------------------------------------------ */
+
+#define DICE_UI "ui://mcp-everything/dice"
+
+/* The view: it gets the tool's result from the host (postMessage, MCP
+ * Apps' ui/notifications/tool-result) and draws the faces.  Data never goes
+ * into the HTML itself: a document built from tool input would let that
+ * input script the host's sandbox. */
+static const char dice_html[] =
+	"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	"<title>Dice</title><style>body{font-family:sans-serif;margin:1em}"
+	".die{display:inline-block;font-size:3em;margin:.1em}</style></head>"
+	"<body><div id=\"faces\">Rolling\u2026</div><script>\n"
+	"const faces = ['\u2680','\u2681','\u2682','\u2683','\u2684','\u2685'];\n"
+	"window.addEventListener('message', (e) => {\n"
+	"  const m = e.data;\n"
+	"  if (!m || m.method !== 'ui/notifications/tool-result') return;\n"
+	"  const rolls = (m.params.structuredContent || {}).rolls || [];\n"
+	"  const box = document.getElementById('faces');\n"
+	"  box.textContent = '';\n"
+	"  for (const r of rolls) {\n"
+	"    const s = document.createElement('span');\n"
+	"    s.className = 'die';\n"
+	"    s.textContent = faces[(r - 1) % 6];\n"
+	"    box.appendChild(s);\n"
+	"  }\n"
+	"});\n"
+	"window.parent.postMessage({jsonrpc:'2.0',id:1,method:'ui/initialize',params:{}}, '*');\n"
+	"</script></body></html>\n";
+
+/* dice {count?}: rolls `count` six-sided dice (from the kernel's random
+ * source, so runs differ); text for the model, structured content for the
+ * view. */
+static int tool_dice(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx, (void)user;
+	int64_t count = 2;
+	mcp_args_int64(args, "count", &count);
+	unsigned char bytes[10] = { 0 };
+	if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes)
+		return mcp_result_tool_error(out, "no random numbers available");
+	json_object *rolls = json_object_new_array();
+	char text[256] = "rolled";
+	for (int64_t i = 0; i < count && i < 10; i++) {
+		int face = 1 + bytes[i] % 6;
+		json_object_array_add(rolls, json_object_new_int(face));
+		size_t n = strlen(text);
+		snprintf(text + n, sizeof text - n, " %d", face);
+	}
+	json_object *sc = json_object_new_object();
+	json_object_object_add(sc, "rolls", rolls);
+	mcp_result_set_structured(out, sc);
+	return mcp_result_add_text(out, text);
+}
+
+static const mcp_tool dice_tool = {
+	.name = "dice", .title = "Roll dice",
+	.description = "Rolls six-sided dice; hosts with MCP Apps show the roll in "
+		       DICE_UI,
+	.input_schema = "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\","
+			"\"minimum\":1,\"maximum\":10}}}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{\"rolls\":{\"type\":\"array\","
+			 "\"items\":{\"type\":\"integer\"}}},\"required\":[\"rolls\"]}",
+	.fn = tool_dice,
+};
+
+static int register_app(mcp_server *srv)
+{
+	mcp_app *app = mcp_app_new(DICE_UI, "dice", dice_html);
+	if (!app)
+		return MCP_ENOMEM;
+	int rc = mcp_app_set_title(app, "Dice");
+	if (rc == MCP_OK)
+		rc = mcp_app_set_description(app, "The faces of the last roll of the dice tool");
+	if (rc == MCP_OK)
+		rc = mcp_app_add_csp(app, MCP_APP_CSP_RESOURCE, "https://fonts.gstatic.com");
+	if (rc == MCP_OK)
+		rc = mcp_app_set_prefers_border(app, 1);
+	if (rc == MCP_OK)
+		rc = mcp_server_add_app(srv, app);
+	mcp_app_free(app);
+	if (rc == MCP_OK)
+		rc = mcp_server_add_tool(srv, &dice_tool);
+	if (rc == MCP_OK)
+		rc = mcp_server_set_tool_ui(srv, "dice", DICE_UI, MCP_UI_MODEL | MCP_UI_APP);
+	return rc;
+}
+
 int everything_register_extensions(mcp_server *srv)
 {
 	if (!srv)
@@ -198,5 +291,5 @@ int everything_register_extensions(mcp_server *srv)
 		if (rc != MCP_OK)
 			return rc;
 	}
-	return MCP_OK;
+	return register_app(srv);
 }

@@ -642,6 +642,90 @@ MCP_EXTERN int mcp_contents_set_error(mcp_contents *out, int code, const char *m
 				      json_object *data);
 
 /* ---------------------------------------------------------------------- */
+/* MCP Apps (the io.modelcontextprotocol/ui extension)                     */
+/* ---------------------------------------------------------------------- */
+
+/* A UI resource: an HTML5 document a host renders in a sandboxed iframe
+ * for the results of the tools linked to it, with the Content Security
+ * Policy origins and the browser permissions the host is to grant it.  It
+ * is described with an mcp_app, registered with mcp_server_add_app(), and
+ * served as a resource: listed by resources/list, read by resources/read
+ * with the MIME type MCP_APP_MIME, both with _meta.ui (csp, permissions,
+ * domain, prefersBorder).  While one is registered the server declares
+ * capabilities.extensions["io.modelcontextprotocol/ui"] (every revision).
+ * Tools still answer with text content the model can read: a host without
+ * MCP Apps shows that. */
+#define MCP_APP_MIME "text/html;profile=mcp-app"
+
+typedef struct mcp_app mcp_app;
+
+/* The CSP directive an origin is allowed for (MCP Apps' csp fields). */
+typedef enum mcp_app_csp {
+	MCP_APP_CSP_CONNECT = 0, /* connectDomains: fetch, XHR, WebSocket */
+	MCP_APP_CSP_RESOURCE,    /* resourceDomains: scripts, styles, images, fonts, media */
+	MCP_APP_CSP_FRAME,       /* frameDomains: nested iframes */
+	MCP_APP_CSP_BASE_URI     /* baseUriDomains: the document's base URI */
+} mcp_app_csp;
+
+/* Browser permissions a UI asks the host for (MCP Apps' permissions). */
+#define MCP_APP_CAMERA 0x1u
+#define MCP_APP_MICROPHONE 0x2u
+#define MCP_APP_GEOLOCATION 0x4u
+#define MCP_APP_CLIPBOARD_WRITE 0x8u
+
+/* Describes a UI resource at `uri` (must start with "ui://"), named
+ * `name`, whose document is `html` (UTF-8; all three copied).  Nothing is
+ * allowed until added: no origin for any directive, no permission.
+ * Returns NULL for an invalid argument or without memory.  The caller
+ * owns it and releases it with mcp_app_free(); any thread, one at a time. */
+MCP_EXTERN mcp_app *mcp_app_new(const char *uri, const char *name, const char *html);
+MCP_EXTERN void mcp_app_free(mcp_app *app);
+/* Optional listing fields (copied; NULL clears).  MCP_OK, MCP_EINVAL (not
+ * UTF-8) or MCP_ENOMEM. */
+MCP_EXTERN int mcp_app_set_title(mcp_app *app, const char *title);
+MCP_EXTERN int mcp_app_set_description(mcp_app *app, const char *text);
+/* Allows `origin` ("https://api.example.com", "wss://rt.example.com:8443",
+ * copied) for the directive `kind`.  An origin is a scheme, "://" and a
+ * host with an optional port; the host may start with "*." for any
+ * subdomain; no path, no spaces, nothing that reads as another source.  MCP_OK (also when already
+ * there), MCP_EINVAL, MCP_EBUSY (64 per directive) or MCP_ENOMEM. */
+MCP_EXTERN int mcp_app_add_csp(mcp_app *app, mcp_app_csp kind, const char *origin);
+/* The MCP_APP_* permissions to ask for (replaces the previous set; 0:
+ * none).  MCP_OK or MCP_EINVAL (an unknown bit). */
+MCP_EXTERN int mcp_app_request_permissions(mcp_app *app, unsigned permissions);
+/* A dedicated sandbox origin for the document, in the format the host
+ * documents (copied; NULL clears).  MCP_OK, MCP_EINVAL or MCP_ENOMEM. */
+MCP_EXTERN int mcp_app_set_domain(mcp_app *app, const char *domain);
+/* 1: ask for a visible border, 0: for none, -1: the host decides (the
+ * default).  MCP_OK or MCP_EINVAL. */
+MCP_EXTERN int mcp_app_set_prefers_border(mcp_app *app, int border);
+
+/* Registers the UI resource `app` describes (copied: the description can
+ * be freed or reused).  MCP_OK, MCP_EINVAL, MCP_EEXIST (a resource has its
+ * URI) or MCP_ENOMEM.  Any thread, also while serving; remove it with
+ * mcp_server_remove_resource(). */
+MCP_EXTERN int mcp_server_add_app(mcp_server *srv, const mcp_app *app);
+
+/* Who may call a tool linked to a UI (MCP Apps' visibility). */
+#define MCP_UI_MODEL 0x1u /* the model, as any tool */
+#define MCP_UI_APP 0x2u   /* the UI itself, through the host */
+
+/* Links tool `tool` to the UI resource `uri` (must start with "ui://"):
+ * tools/list then gives the tool _meta.ui {resourceUri, visibility}, and a
+ * host that supports MCP Apps renders the tool's results with that UI.
+ * `visibility`: MCP_UI_MODEL | MCP_UI_APP, or 0 to leave it out (hosts
+ * then take both); a tool visible to the UI alone is still listed and
+ * callable (visibility is for the host, not access control: use scopes).
+ * Kept by tool name, apart from the registration, so it may come before
+ * the tool and stays when the tool is removed and added again; NULL `uri`
+ * removes the link.  Register the resource too (mcp_server_add_app).  Any
+ * thread, also while serving (clients told the tool list may change get
+ * notifications/tools/list_changed).  Strings copied.  MCP_OK, MCP_EINVAL
+ * or MCP_ENOMEM. */
+MCP_EXTERN int mcp_server_set_tool_ui(mcp_server *srv, const char *tool, const char *uri,
+				      unsigned visibility);
+
+/* ---------------------------------------------------------------------- */
 /* Prompts                                                                 */
 /* ---------------------------------------------------------------------- */
 
