@@ -251,7 +251,7 @@ MCP_EXTERN int mcp_server_add_app(mcp_server *srv, const mcp_app *a)
 	}
 	return mcp_resource_add_owned(srv, a->uri, a->name, a->title, a->description,
 				      MCP_APP_MIME, (int64_t)strlen(a->html), app_read, d,
-				      app_doc_free, listed);
+				      app_doc_free, listed, 0);
 }
 
 int mcp_apps_offered(mcp_server *srv)

@@ -120,6 +120,7 @@ typedef struct mcp_resource_entry {
 	 * listing (owned, read-only). */
 	void (*free_user)(void *user);
 	json_object *meta;
+	int unlisted;                    /* readable, left out of resources/list */
 } mcp_resource_entry;
 
 typedef struct mcp_prompt_entry {
@@ -182,6 +183,9 @@ struct mcp_server {
 	/* MCP Apps: tool -> UI links (api/apps.c), under reg_lock. */
 	struct tool_ui *tool_ui;
 	size_t ntool_ui;
+	/* Skills (api/skills.c), in registration order, under reg_lock. */
+	struct mcp_skill **skills;
+	size_t nskills;
 	/* Parked handlers (api/park.c). */
 	pthread_mutex_t park_mu;
 	struct mcp_park *parks;          /* under park_mu */
@@ -465,7 +469,7 @@ void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *p
 int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
 			   const char *title, const char *description, const char *mime_type,
 			   int64_t size, mcp_resource_fn read, void *user,
-			   void (*free_user)(void *), json_object *meta);
+			   void (*free_user)(void *), json_object *meta, int unlisted);
 /* One contents item of `len` bytes: as text when `text` (it must be UTF-8),
  * else base64 blob; `meta` (borrowed, copied; may be NULL) as its _meta. */
 int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
@@ -476,6 +480,19 @@ int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_t
 int mcp_apps_offered(mcp_server *srv);
 json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool);
 void mcp_apps_free(mcp_server *srv);
+
+/* Skills (skills.c, skills-yaml.c). */
+int mcp_skills_offered(mcp_server *srv);
+void mcp_skills_free(mcp_server *srv);
+void mcp_skills_list(eng_session *s, json_object *id, json_object *params, const mcp_view *v);
+void mcp_skills_get(eng_session *s, json_object *id, json_object *params, const mcp_view *v);
+void mcp_skills_read_dir(eng_session *s, json_object *id, json_object *params,
+			 const mcp_view *v);
+/* The frontmatter of a SKILL.md as JSON (caller owns), or NULL with a
+ * one-line reason in why[whylen]; *body_at (may be NULL) gets the offset
+ * of what follows it. */
+json_object *mcp_skill_parse_frontmatter(const char *text, size_t len, size_t *body_at,
+					 char *why, size_t whylen);
 
 /* Trace context (trace.c): adds the request's traceparent and tracestate
  * to the _meta of `params` (an object) of a request the server sends. */

@@ -111,13 +111,19 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 		eng_obj_set(caps, "tasks", t, &bad);
 	}
 	/* Extensions (SEP-2133): settings objects under their ids.  Tasks are
-	 * one for 2026-07-28 only (2025-11-25 has them in core); MCP Apps in
-	 * every revision, while a UI resource is registered. */
+	 * one for 2026-07-28 only (2025-11-25 has them in core); MCP Apps and
+	 * skills in every revision, while one is registered. */
 	json_object *ext = json_object_new_object();
 	if (modern && mcp_tasks_offered(srv))
 		eng_obj_set(ext, MCP_EXT_TASKS, json_object_new_object(), &bad);
 	if (mcp_apps_offered(srv))
 		eng_obj_set(ext, MCP_EXT_UI, json_object_new_object(), &bad);
+	if (mcp_skills_offered(srv)) {
+		/* Skills (SEP-2640), with resources/directory/read. */
+		json_object *set = json_object_new_object();
+		eng_obj_set(set, "directoryRead", json_object_new_boolean(1), &bad);
+		eng_obj_set(ext, MCP_EXT_SKILLS, set, &bad);
+	}
 	if (json_object_object_length(ext) > 0)
 		eng_obj_set(caps, "extensions", ext, &bad);
 	else
@@ -219,6 +225,9 @@ struct list_filter {
 static int list_visible(mcp_entry *e, void *arg)
 {
 	struct list_filter *f = arg;
+	/* A skill's supporting files are reached through its entry. */
+	if (f->kind == MCP_ITEM_RESOURCE && ((mcp_resource_entry *)e)->unlisted)
+		return 0;
 	return mcp_authz_visible(f->srv, f->kind, e->key, f->who);
 }
 
@@ -241,10 +250,10 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	mcp_server *srv = ms->srv;
 	mcp_principal *who = mcp_authz_current(ms);
 	json_object *items;
-	if (mcp_authz_filters(srv, who)) {
-		/* Only what the caller's scopes reach; a page may then hold
-		 * fewer items, and the cursor continues after the last item
-		 * looked at. */
+	if (mcp_authz_filters(srv, who) || (r == &srv->resources && srv->nskills)) {
+		/* Only what the caller's scopes reach (and, for resources,
+		 * what is listed); a page may then hold fewer items, and the
+		 * cursor continues after the last item looked at. */
 		struct list_filter f = { srv, who,
 					 r == &srv->tools	? MCP_ITEM_TOOL
 					 : r == &srv->resources ? MCP_ITEM_RESOURCE
@@ -1286,7 +1295,7 @@ static const char *const modern_methods[] = {
 	"server/discover", "tools/list",	  "tools/call", "resources/list",
 	"resources/templates/list", "resources/read", "prompts/list", "prompts/get",
 	"completion/complete", "subscriptions/listen", "tasks/get", "tasks/update",
-	"tasks/cancel",
+	"tasks/cancel", "skills/list", "skills/get", "resources/directory/read",
 };
 
 int mcp_modern_method(const char *method)
@@ -1393,7 +1402,8 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 	eng_obj_add(meta, MCP_META_SERVER, si);
 	static const char *const cacheable[] = { "server/discover", "tools/list",
 						 "resources/list", "resources/templates/list",
-						 "prompts/list", "resources/read" };
+						 "prompts/list", "resources/read", "skills/list",
+						 "skills/get" };
 	for (size_t i = 0; method && i < sizeof cacheable / sizeof cacheable[0]; i++)
 		if (strcmp(method, cacheable[i]) == 0) {
 			eng_obj_add(result, "ttlMs", json_object_new_int(0));
@@ -1462,6 +1472,12 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 		m_discover(s, id);
 	} else if (strncmp(name, "tasks/", 6) == 0) {
 		mcp_tasks_modern(s, id, name, params, v);
+	} else if (strcmp(name, "skills/list") == 0) {
+		mcp_skills_list(s, id, params, v);
+	} else if (strcmp(name, "skills/get") == 0) {
+		mcp_skills_get(s, id, params, v);
+	} else if (strcmp(name, "resources/directory/read") == 0) {
+		mcp_skills_read_dir(s, id, params, v);
 	} else if (strcmp(name, "tools/list") == 0) {
 		list_page_view(s, id, params, "tools", "tools", &ms->srv->tools, mcp_tool_describe,
 			       v, name);
@@ -1477,6 +1493,22 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 	}
 	view_free(v);
 	json_object_put(msg);
+}
+
+/* Skills (SEP-2640) for sessions of the earlier revisions. */
+static void m_skills_list(eng_session *s, json_object *id, json_object *params)
+{
+	mcp_skills_list(s, id, params, NULL);
+}
+
+static void m_skills_get(eng_session *s, json_object *id, json_object *params)
+{
+	mcp_skills_get(s, id, params, NULL);
+}
+
+static void m_read_dir(eng_session *s, json_object *id, json_object *params)
+{
+	mcp_skills_read_dir(s, id, params, NULL);
 }
 
 /* ---- the method table --------------------------------------------------- */
@@ -1510,6 +1542,9 @@ static const method methods[] = {
 	{ "tasks/list", mcp_tasks_list, NULL, 0 },
 	{ "tasks/cancel", mcp_tasks_cancel, NULL, 0 },
 	{ "tasks/result", NULL, mcp_tasks_result, 0 },
+	{ "skills/list", m_skills_list, NULL, 0 },
+	{ "skills/get", m_skills_get, NULL, 0 },
+	{ "resources/directory/read", m_read_dir, NULL, 0 },
 };
 
 static const method *find_method(const char *name)

@@ -92,7 +92,7 @@ MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *res)
 int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
 			   const char *title, const char *description, const char *mime_type,
 			   int64_t size, mcp_resource_fn read, void *user,
-			   void (*free_user)(void *), json_object *meta)
+			   void (*free_user)(void *), json_object *meta, int unlisted)
 {
 	mcp_resource_entry *r = entry_new(uri, name, title, description, mime_type, read, user);
 	if (!r) {
@@ -103,6 +103,7 @@ int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
 	r->free_user = free_user;
 	r->meta = meta;
 	r->size = size;
+	r->unlisted = unlisted;
 	return mcp_registry_add(srv, &srv->resources, &r->base);
 }
 

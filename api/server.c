@@ -81,6 +81,7 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	pthread_mutex_destroy(&srv->sess_mu);
 	mcp_tasks_destroy(srv);
 	mcp_apps_free(srv);
+	mcp_skills_free(srv);
 	mcp_park_destroy(srv);
 	close(srv->wake_fd);
 	free(srv->name);

@@ -726,6 +726,86 @@ MCP_EXTERN int mcp_server_set_tool_ui(mcp_server *srv, const char *tool, const c
 				      unsigned visibility);
 
 /* ---------------------------------------------------------------------- */
+/* Skills (the io.modelcontextprotocol/skills extension, SEP-2640)         */
+/* ---------------------------------------------------------------------- */
+
+/* A skill is a directory of files, at least a SKILL.md whose YAML
+ * frontmatter has a name (1 to 64 of a-z, 0-9 and '-', no leading,
+ * trailing or double '-') and a description, as the Agent Skills
+ * specification defines it.  Served skills get the URI
+ * skill://<prefix>/<name>/SKILL.md (no prefix: skill://<name>/SKILL.md), each
+ * file skill://<prefix>/<name>/<path> as a resource (resources/read; only
+ * SKILL.md, named and described from its frontmatter, appears in
+ * resources/list), and the methods skills/list (paged; each entry whole:
+ * uri, the frontmatter as JSON, and every file with its sha256 digest and
+ * size), skills/get and resources/directory/read (the direct children of
+ * a skill's directory or any directory above it, subdirectories as
+ * inode/directory) answer in every revision; 2026-07-28 results carry
+ * ttlMs and cacheScope.  While a skill is registered the server declares
+ * capabilities.extensions["io.modelcontextprotocol/skills"] with
+ * directoryRead.
+ *
+ * Everything is read and hashed at registration and held in memory: the
+ * digests always describe the bytes served.  A skill has at most 512
+ * files and 16 MiB (the limits SEP-2640 sets for hosts).  The frontmatter
+ * is read with a YAML parser (libyaml) and typed as the YAML 1.2 core
+ * schema does; what JSON cannot carry or parsers may read differently
+ * (aliases, other tags, duplicate or non-string keys, infinities) is
+ * refused. */
+typedef struct mcp_skill mcp_skill;
+
+/* A skill from memory: `skill_md` (`len` bytes, UTF-8, copied) is its
+ * SKILL.md, `prefix` ("acme/billing", or NULL or "" for none) the
+ * segments before its name: each of A-Z a-z 0-9 '-' '.' '_' '~', none
+ * "." or "..".  Returns NULL when the text or the prefix breaks the rules
+ * above, with one line saying why in why[whylen] ("frontmatter
+ * description must be a non-empty string"; `why` may be NULL), or without
+ * memory (why empty).  The caller owns it until mcp_server_add_skill. */
+MCP_EXTERN mcp_skill *mcp_skill_new(const char *prefix, const char *skill_md, size_t len,
+				    char *why, size_t whylen);
+/* Adds a supporting file at `path` below the skill's root
+ * ("references/FORMS.md": relative, '/'-separated, no empty, hidden, "."
+ * or ".." segment), `len` bytes of `data` (copied; text when UTF-8, else
+ * served base64), `mime_type` (copied; NULL guesses from the extension).
+ * MCP_OK, MCP_EINVAL, MCP_EEXIST (that path is taken, SKILL.md included),
+ * MCP_EBUSY (512 files or 16 MiB), MCP_ENOMEM. */
+MCP_EXTERN int mcp_skill_add_file(mcp_skill *skill, const char *path, const void *data,
+				  size_t len, const char *mime_type);
+/* Releases a skill that was not registered (NULL is ignored). */
+MCP_EXTERN void mcp_skill_free(mcp_skill *skill);
+/* Registers `skill`, taken in every case (freed on failure).  MCP_OK,
+ * MCP_EEXIST (a skill or resource has one of its URIs), MCP_EINVAL,
+ * MCP_ENOMEM.  Any thread, also while serving. */
+MCP_EXTERN int mcp_server_add_skill(mcp_server *srv, mcp_skill *skill);
+
+/* Registers the skill in directory `dir`, its SKILL.md at the root and
+ * every file below it, at `prefix` (as above).  The directory's name must
+ * be the skill's name.  Read as strictly as mcp-files reads its tree:
+ * names starting with '.' are skipped; a symbolic link is followed only
+ * when it leads to a place inside the skill; anything but regular files
+ * and directories (FIFOs, sockets, devices) refuses the skill, and so do a
+ * link that leads out, a name no URI can carry, more than 32 levels, and
+ * the limits above.  Files are opened relative to their directory with
+ * O_NOFOLLOW and checked to be what was inspected.  MCP_OK, or MCP_EINVAL
+ * (with why[whylen] naming the path and the rule), MCP_EEXIST, MCP_ESYS,
+ * MCP_ENOMEM.  Any thread. */
+MCP_EXTERN int mcp_server_add_skill_dir(mcp_server *srv, const char *dir, const char *prefix,
+					char *why, size_t whylen);
+/* Registers every skill under `root`: a directory holding a SKILL.md is a
+ * skill (what is below it is part of it, nested SKILL.md files included);
+ * other directories are searched further and their names join the
+ * prefix, so root/acme/billing/refunds/SKILL.md is
+ * skill://<prefix>/acme/billing/refunds/SKILL.md.  Symbolic links are not
+ * followed while searching.  *count (may be NULL) gets the number
+ * registered.  Stops at the first skill that fails (earlier ones stay
+ * registered), returning its error as mcp_server_add_skill_dir does. */
+MCP_EXTERN int mcp_server_add_skills_tree(mcp_server *srv, const char *root, const char *prefix,
+					  int *count, char *why, size_t whylen);
+/* Removes the skill whose SKILL.md has URI `uri`, and its resources.
+ * MCP_OK, MCP_ENOENT, MCP_EINVAL.  Any thread. */
+MCP_EXTERN int mcp_server_remove_skill(mcp_server *srv, const char *uri);
+
+/* ---------------------------------------------------------------------- */
 /* Prompts                                                                 */
 /* ---------------------------------------------------------------------- */
 
