@@ -10,6 +10,9 @@
  * mcp_ctx_require_input, which serves a plain request, a task and a
  * legacy session alike.
  *
+ * Skills: two skills built in memory, skill://git-workflow (with files in
+ * subdirectories, for directory reads) and skill://acme/billing/refunds.
+ *
  * MCP Apps: the tool `dice` rolls dice and links to the UI resource
  * ui://mcp-everything/dice, a small HTML view of the roll, with a CSP that
  * allows one font origin and nothing else.
@@ -282,6 +285,79 @@ static int register_app(mcp_server *srv)
 	return rc;
 }
 
+/* ---- skills (SEP-2640) ---------------------------------------------------------- */
+
+static const char git_skill_md[] =
+	"---\n"
+	"name: git-workflow\n"
+	"description: >-\n"
+	"  Follow this team's Git conventions for branches,\n"
+	"  commits and pull requests\n"
+	"license: MIT\n"
+	"metadata:\n"
+	"  version: \"1.2\"\n"
+	"  reviewed: true\n"
+	"---\n"
+	"\n"
+	"# Git workflow\n"
+	"\n"
+	"1. Branch from `main` as `topic/<what>`.\n"
+	"2. Write commit messages as in `references/commits.md`.\n"
+	"3. Open the pull request from the matching file in `templates/`.\n";
+
+static const char refunds_skill_md[] =
+	"---\n"
+	"name: refunds\n"
+	"description: 'Process customer refund requests per company policy'\n"
+	"---\n"
+	"\n"
+	"Check the order, then follow `policy.md`.\n";
+
+static int skill_files(mcp_skill *s, const char *const *files)
+{
+	int rc = MCP_OK;
+	for (size_t i = 0; files[i] && rc == MCP_OK; i += 2)
+		rc = mcp_skill_add_file(s, files[i], files[i + 1], strlen(files[i + 1]), NULL);
+	return rc;
+}
+
+static int register_skill(mcp_server *srv, const char *prefix, const char *md,
+			  const char *const *files)
+{
+	char why[256];
+	mcp_skill *s = mcp_skill_new(prefix, md, strlen(md), why, sizeof why);
+	if (!s) {
+		fprintf(stderr, "mcp-everything: skill: %s\n", why[0] ? why : "out of memory");
+		return MCP_EINVAL;
+	}
+	int rc = skill_files(s, files);
+	if (rc != MCP_OK) {
+		mcp_skill_free(s);
+		return rc;
+	}
+	return mcp_server_add_skill(srv, s);
+}
+
+static int register_skills(mcp_server *srv)
+{
+	static const char *const git_files[] = {
+		"references/commits.md",
+		"# Commit messages\n\nOne line of at most 72 characters, then why.\n",
+		"templates/pull-request.md", "## What\n\n## Why\n\n## How it was tested\n",
+		"templates/regional/release-eu.md", "## Release notes (EU)\n",
+		"scripts/check-branch.sh",
+		"#!/bin/sh\ncase \"$(git branch --show-current)\" in topic/*) ;; *) exit 1 ;; esac\n",
+		NULL
+	};
+	static const char *const refund_files[] = {
+		"policy.md", "Refund within 30 days, with the receipt.\n", NULL
+	};
+	int rc = register_skill(srv, NULL, git_skill_md, git_files);
+	if (rc == MCP_OK)
+		rc = register_skill(srv, "acme/billing", refunds_skill_md, refund_files);
+	return rc;
+}
+
 int everything_register_extensions(mcp_server *srv)
 {
 	if (!srv)
@@ -291,5 +367,6 @@ int everything_register_extensions(mcp_server *srv)
 		if (rc != MCP_OK)
 			return rc;
 	}
-	return register_app(srv);
+	int rc = register_app(srv);
+	return rc == MCP_OK ? register_skills(srv) : rc;
 }
