@@ -353,8 +353,16 @@ static void set_status(mcp_task *t, int status, const char *message)
 		free(t->status_message);
 		t->status_message = strdup(message);
 	}
-	if (terminal(status))
+	if (terminal(status)) {
+		/* Kept its TTL from creation, and at least min(TTL, 1 min)
+		 * after it ended: a task that ends at its TTL (its input never
+		 * came) still shows how it ended. */
+		int64_t keep = t->ttl_ms < 60000 ? t->ttl_ms : 60000;
+		int64_t until = eng_now_ns() + keep * ENG_NS_PER_MS;
+		if (until > t->expires_ns)
+			t->expires_ns = until;
 		pthread_cond_broadcast(&t->srv->task_cv);
+	}
 	if (t->modern) {
 		json_object *p = describe_modern(t, 1);
 		if (p)

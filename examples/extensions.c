@@ -137,6 +137,32 @@ static int tool_multi_input(mcp_ctx *ctx, json_object *args, mcp_result *out, vo
 	return mcp_result_add_text(out, "both steps confirmed");
 }
 
+/* approve: asks for an approval with the blocking mcp_ctx_elicit, which
+ * inside a 2026-07-28 task becomes the task's input_required (and in a
+ * legacy session a real elicitation/create); a cancel while it waits
+ * wakes it like any request. */
+static int tool_approve(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)user;
+	json_object *p = json_tokener_parse(CONFIRM_FORM("Approve the change?"));
+	json_object *answer = NULL;
+	int rc = p ? mcp_ctx_elicit(ctx, p, -1, &answer) : MCP_ENOMEM;
+	json_object_put(p);
+	if (rc == MCP_ECANCELED)
+		return MCP_ECANCELED;
+	if (rc != MCP_OK) {
+		json_object_put(answer);
+		return mcp_result_tool_error(out, "no approval: %s", mcp_strerror(rc));
+	}
+	json_object *yes = accepted(answer, "confirm");
+	char text[256];
+	snprintf(text, sizeof text, "%s: %.200s",
+		 yes && json_object_get_boolean(yes) ? "approved" : "refused",
+		 str_arg(args, "change", "change"));
+	json_object_put(answer);
+	return mcp_result_add_text(out, text);
+}
+
 /* test_tool_with_task: asks the user's name through input_required while
  * it is a plain request, then becomes a task and greets from there. */
 static int tool_with_task(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
@@ -191,6 +217,12 @@ static const mcp_tool task_tools[] = {
 	  .description = "Asks for two confirmations at once",
 	  .input_schema = "{\"type\":\"object\"}", .fn = tool_multi_input,
 	  .task_support = MCP_TASKS_OPTIONAL },
+	{ .name = "approve", .title = "Ask for approval",
+	  .description = "Asks the user to approve a change (a blocking elicitation), then "
+			 "reports the answer",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"change\":{\"type\":"
+			  "\"string\"}}}",
+	  .fn = tool_approve, .task_support = MCP_TASKS_OPTIONAL },
 	{ .name = "test_tool_with_task", .title = "Input, then a task",
 	  .description = "Asks the user's name through input_required, then becomes a task",
 	  .input_schema = "{\"type\":\"object\"}", .fn = tool_with_task,
