@@ -2,7 +2,11 @@
 """test_adv_tasks.py - the engine's promises inside tasks, over real pipes
 and sockets against the real mcp-everything: the 2026-07-28 tasks
 extension (SEP-2663) and the 2025-11-25 tasks beside it, W3C trace
-context passed on (SEP-414), and MCP Apps' listing.
+context passed on (SEP-414), MCP Apps' listing, and skills (SEP-2640) in
+both eras.  With MCP_SCHEMA_RECORD set, what the stdio servers wrote is
+recorded for make check-schema, each message under the revision of the
+request it answers (2026-07-28 for those of requests with their own
+_meta, and for the notifications of a server that never initialized).
 
 What each scenario asserts:
   - end of input or SIGTERM with tasks running: every task handler sees the
@@ -118,9 +122,36 @@ def until(s, ids, tid, pred, what, timeout=10):
         time.sleep(0.05)
 
 
+class EraServer(AdvServer):
+    """Records each message under its era (see the top of the file)."""
+
+    def __init__(self, *args, **kw):
+        self.modern_ids = set()
+        super().__init__(*args, **kw)
+
+    def send(self, *msgs):
+        for m in msgs:
+            if isinstance(m, dict) and "id" in m and \
+                    "io.modelcontextprotocol/protocolVersion" in \
+                    ((m.get("params") or {}).get("_meta") or {}):
+                self.modern_ids.add(json.dumps(m["id"]))
+        super().send(*msgs)
+
+    def _record(self, m):
+        modern = isinstance(m, dict) and (json.dumps(m.get("id")) in self.modern_ids or
+                                          ("id" not in m and self.rev is None))
+        if modern:
+            saved, self.rev = self.rev, MODERN
+            try:
+                super()._record(m)
+            finally:
+                self.rev = saved
+        elif self.rev is not None:
+            super()._record(m)
+
+
 def modern_stdio(*args):
-    s = AdvServer(*args, task_keys=True)
-    return s
+    return EraServer(*args, task_keys=True)
 
 
 # ---- stdio ----------------------------------------------------------------------------
@@ -360,7 +391,7 @@ def trace_context_passed_on():
     result(s, rc)
     s.finish()
     # 2025-11-25: the roots/list the server sends for a request.
-    l = AdvServer()
+    l = EraServer()
     l.init(caps={"roots": {}})
     l.send(call_msg(1, "roots", {"timeout_ms": 5000}, {"traceparent": TP}))
     ask = l.wait_for(lambda m: m.get("method") == "roots/list" and "id" in m,
@@ -375,7 +406,7 @@ def trace_context_passed_on():
 def apps_listing():
     """MCP Apps: the UI resource is served with its profile and _meta.ui,
     the tool links to it, and the extension is declared."""
-    s = AdvServer()
+    s = EraServer()
     s.init()
     caps = s.answers_for("init")[0]["result"]["capabilities"]
     if "io.modelcontextprotocol/ui" not in caps.get("extensions", {}):
@@ -392,6 +423,46 @@ def apps_listing():
             not c["text"].startswith("<!DOCTYPE html>") or \
             c["_meta"]["ui"]["csp"]["resourceDomains"] != ["https://fonts.gstatic.com"]:
         raise Fail(f"UI resource: {c}")
+    s.finish()
+
+
+def skills_both_eras():
+    """The fixture skills answer skills/list, skills/get and directory
+    reads in both eras (with the 2026-07-28 cache attributes only there),
+    and their files read back as listed."""
+    s = EraServer()
+    s.init()
+    for rid, era in ((1, "modern"), (2, "legacy")):
+        if era == "modern":
+            s.send(mreq(rid, "skills/list", {}, caps={}))
+        else:
+            s.request(rid, "skills/list", {})
+        r = result(s, rid)
+        uris = [e["uri"] for e in r["skills"]]
+        if uris != ["skill://git-workflow/SKILL.md", "skill://acme/billing/refunds/SKILL.md"] or \
+                (("ttlMs" in r) != (era == "modern")):
+            raise Fail(f"{era} skills/list: {r}")
+    s.send(mreq(3, "skills/get", {"uri": "skill://git-workflow/SKILL.md"}, caps={}))
+    entry = result(s, 3)["skill"]
+    fm = entry["frontmatter"]
+    if fm.get("metadata") != {"version": "1.2", "reviewed": True} or \
+            not fm["description"].startswith("Follow this team's Git conventions"):
+        raise Fail(f"frontmatter: {fm}")
+    s.send(mreq(4, "resources/directory/read", {"uri": "skill://git-workflow/templates"},
+                caps={}))
+    kids = {k["uri"]: k["mimeType"] for k in result(s, 4)["resources"]}
+    if kids.get("skill://git-workflow/templates/regional") != "inode/directory" or \
+            "skill://git-workflow/templates/pull-request.md" not in kids:
+        raise Fail(f"directory read: {kids}")
+    s.request(5, "resources/read", {"uri": "skill://git-workflow/references/commits.md"})
+    text = result(s, 5)["contents"][0]["text"]
+    size = [f for f in entry["resources"]
+            if f["uri"].endswith("/references/commits.md")][0]["size"]
+    if len(text.encode()) != size:
+        raise Fail("a file's size differs from its entry")
+    s.request(6, "resources/directory/read", {"uri": "skill://git-workflow/SKILL.md"})
+    if error_code(s, 6) != -32602:
+        raise Fail("a file read as a directory")
     s.finish()
 
 
@@ -527,6 +598,7 @@ SCENARIOS = [
     status_notifications_on_listen,
     trace_context_passed_on,
     apps_listing,
+    skills_both_eras,
     http_result_after_its_connection_is_gone,
     http_shutdown_with_tasks_running,
     http_cancel_and_trace_header,
