@@ -180,6 +180,11 @@ static json_object *ui_meta(const mcp_app *a)
 {
 	json_object *ui = json_object_new_object();
 	json_object *csp = json_object_new_object();
+	if (!ui || !csp) {
+		json_object_put(ui);
+		json_object_put(csp);
+		return NULL;
+	}
 	for (int k = 0; k < CSP_KINDS; k++) {
 		if (!a->ncsp[k])
 			continue;

@@ -124,7 +124,9 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 		eng_obj_set(set, "directoryRead", json_object_new_boolean(1), &bad);
 		eng_obj_set(ext, MCP_EXT_SKILLS, set, &bad);
 	}
-	if (json_object_object_length(ext) > 0)
+	if (!ext)
+		bad = 1;
+	else if (json_object_object_length(ext) > 0)
 		eng_obj_set(caps, "extensions", ext, &bad);
 	else
 		json_object_put(ext);
