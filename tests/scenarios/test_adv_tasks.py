@@ -252,8 +252,9 @@ def sigterm_with_tasks_running():
 
 def cancel_while_waiting_for_input():
     """A task waiting for input, in both styles (a handler that returned
-    MCP_EINPUT, one blocked in mcp_ctx_elicit): tasks/cancel wakes it with
-    peer_cancelled, at once, and tasks/get says cancelled."""
+    MCP_EINPUT, one blocked in mcp_ctx_elicit), and a 2025-11-25 task
+    blocked in an elicitation sent to the client: tasks/cancel wakes it
+    with peer_cancelled, at once, and tasks/get says cancelled."""
     s = modern_stdio()
     ids = Ids()
     for rid, tool in ((1, "confirm_delete"), (2, "approve")):
@@ -270,6 +271,27 @@ def cancel_while_waiting_for_input():
         if t["status"] != "cancelled" or "inputRequests" in t:
             raise Fail(f"{tool} after cancel: {t}")
     s.finish()
+    # 2025-11-25: the task's elicitation is a real request to the client,
+    # tagged with the task; tasks/cancel wakes the handler the same way,
+    # and the server withdraws what it asked.
+    l = EraServer()
+    l.init(caps={"elicitation": {}})
+    l.request(1, "tools/call", {"name": "approve", "arguments": {"change": "c"},
+                                "task": {"ttl": 60000}})
+    tid = result(l, 1)["task"]["taskId"]
+    ask = l.wait_for(lambda m: m.get("method") == "elicitation/create" and "id" in m,
+                     what="elicitation/create")
+    rel = ask["params"].get("_meta", {}).get("io.modelcontextprotocol/related-task", {})
+    if rel.get("taskId") != tid:
+        raise Fail(f"the task's elicitation is not tagged with it: {ask}")
+    l.wait_for(lambda m: m.get("method") == "notifications/tasks/status" and
+               m["params"].get("status") == "input_required", what="input_required status")
+    l.request(2, "tasks/cancel", {"taskId": tid})
+    result(l, 2)
+    l.wait_cleanup(1, "peer_cancelled", timeout=2)
+    l.wait_for(lambda m: m.get("method") == "notifications/cancelled" and
+               m["params"].get("requestId") == ask["id"], what="the withdrawn elicitation")
+    l.finish()
 
 
 def input_rounds_partial_ttl_and_limit():

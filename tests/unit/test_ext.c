@@ -519,6 +519,72 @@ START_TEST(skills_methods_answer_what_is_registered)
 }
 END_TEST
 
+/* ---- trace context in handlers and hooks ------------------------------------------ */
+
+static char seen_handler[64], seen_before[64], seen_after[64], seen_state[64];
+
+static int traced_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args, (void)user;
+	const char *tp = NULL, *ts = NULL;
+	int have = mcp_ctx_trace_context(ctx, &tp, &ts);
+	snprintf(seen_handler, sizeof seen_handler, "%d %s", have, tp ? tp : "-");
+	snprintf(seen_state, sizeof seen_state, "%s", ts ? ts : "-");
+	return mcp_result_add_text(out, "ok");
+}
+
+static int before_hook(mcp_ctx *ctx, void *user)
+{
+	(void)user;
+	const char *tp = NULL;
+	mcp_ctx_trace_context(ctx, &tp, NULL);
+	snprintf(seen_before, sizeof seen_before, "%s", tp ? tp : "-");
+	return MCP_OK;
+}
+
+static void after_hook(mcp_ctx *ctx, const char *outcome, int code, int64_t us, void *user)
+{
+	(void)outcome, (void)code, (void)us, (void)user;
+	const char *tp = NULL;
+	mcp_ctx_trace_context(ctx, &tp, NULL);
+	snprintf(seen_after, sizeof seen_after, "%s", tp ? tp : "-");
+}
+
+#define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+START_TEST(trace_context_in_handler_and_hooks)
+{
+	mcp_server *srv = mcp_server_new("t", "1");
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "traced",
+							       .fn = traced_tool }),
+			 MCP_OK);
+	ck_assert_int_eq(mcp_server_set_request_hooks(srv, before_hook, after_hook, NULL), MCP_OK);
+	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
+	json_object *m = rpc("tools/call", "{\"name\":\"traced\",\"_meta\":{"
+					   "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+					   "\"io.modelcontextprotocol/clientCapabilities\":{},"
+					   "\"traceparent\":\"" TP "\",\"tracestate\":\"a=1,A=2\"}}");
+	ck_assert_ptr_nonnull(mcp_get(m, "result"));
+	json_object_put(m);
+	ck_assert_str_eq(seen_handler, "1 " TP);
+	ck_assert_str_eq(seen_state, "-"); /* "A=2" makes the whole tracestate invalid */
+	ck_assert_str_eq(seen_before, TP);
+	ck_assert_str_eq(seen_after, TP);
+	/* An invalid traceparent: nobody sees it. */
+	m = rpc("tools/call", "{\"name\":\"traced\",\"_meta\":{"
+			      "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+			      "\"io.modelcontextprotocol/clientCapabilities\":{},"
+			      "\"traceparent\":\"00-00000000000000000000000000000000-00f067aa0ba902b7-01\","
+			      "\"tracestate\":\"a=1\"}}");
+	json_object_put(m);
+	ck_assert_str_eq(seen_handler, "0 -");
+	ck_assert_str_eq(seen_state, "-");
+	ck_assert_str_eq(seen_after, "-");
+	ck_assert_int_eq(mcp_memconn_free(conn), MCP_OK);
+	mcp_server_free(srv);
+}
+END_TEST
+
 /* ---- MCP Apps ---------------------------------------------------------------------- */
 
 START_TEST(app_rules)
@@ -583,6 +649,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, skills_tree_prefixes);
 	tcase_add_test(tc, skills_methods_answer_what_is_registered);
 	tcase_add_test(tc, app_rules);
+	tcase_add_test(tc, trace_context_in_handler_and_hooks);
 	suite_add_tcase(s, tc);
 	return s;
 }
