@@ -596,7 +596,8 @@ int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 		ctx->sess = to->proto_data;
 	}
 	ctx->principal = t->who;
-	ctx->progress_token = NULL; /* SEP-2663: no progress for a task */
+	if (modern)
+		ctx->progress_token = NULL; /* SEP-2663: no progress for a task */
 	return MCP_OK;
 }
 
