@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -521,15 +522,43 @@ END_TEST
 
 /* ---- trace context in handlers and hooks ------------------------------------------ */
 
+/* What the handler and the hooks saw, written on the workers: under a lock,
+ * and the after-hook (which runs once the answer is out) counted, so the
+ * test waits for it. */
 static char seen_handler[64], seen_before[64], seen_after[64], seen_state[64];
+static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t seen_cv = PTHREAD_COND_INITIALIZER;
+static int afters;
+
+static void wait_afters(int n)
+{
+	pthread_mutex_lock(&seen_mu);
+	while (afters < n)
+		pthread_cond_wait(&seen_cv, &seen_mu);
+	pthread_mutex_unlock(&seen_mu);
+}
+
+static void expect_seen(const char *handler, const char *state, const char *before,
+			const char *after)
+{
+	pthread_mutex_lock(&seen_mu);
+	ck_assert_str_eq(seen_handler, handler);
+	ck_assert_str_eq(seen_state, state);
+	if (before)
+		ck_assert_str_eq(seen_before, before);
+	ck_assert_str_eq(seen_after, after);
+	pthread_mutex_unlock(&seen_mu);
+}
 
 static int traced_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)args, (void)user;
 	const char *tp = NULL, *ts = NULL;
 	int have = mcp_ctx_trace_context(ctx, &tp, &ts);
+	pthread_mutex_lock(&seen_mu);
 	snprintf(seen_handler, sizeof seen_handler, "%d %s", have, tp ? tp : "-");
 	snprintf(seen_state, sizeof seen_state, "%s", ts ? ts : "-");
+	pthread_mutex_unlock(&seen_mu);
 	return mcp_result_add_text(out, "ok");
 }
 
@@ -538,7 +567,9 @@ static int before_hook(mcp_ctx *ctx, void *user)
 	(void)user;
 	const char *tp = NULL;
 	mcp_ctx_trace_context(ctx, &tp, NULL);
+	pthread_mutex_lock(&seen_mu);
 	snprintf(seen_before, sizeof seen_before, "%s", tp ? tp : "-");
+	pthread_mutex_unlock(&seen_mu);
 	return MCP_OK;
 }
 
@@ -547,7 +578,11 @@ static void after_hook(mcp_ctx *ctx, const char *outcome, int code, int64_t us, 
 	(void)outcome, (void)code, (void)us, (void)user;
 	const char *tp = NULL;
 	mcp_ctx_trace_context(ctx, &tp, NULL);
+	pthread_mutex_lock(&seen_mu);
 	snprintf(seen_after, sizeof seen_after, "%s", tp ? tp : "-");
+	afters++;
+	pthread_cond_broadcast(&seen_cv);
+	pthread_mutex_unlock(&seen_mu);
 }
 
 #define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -566,10 +601,9 @@ START_TEST(trace_context_in_handler_and_hooks)
 					   "\"traceparent\":\"" TP "\",\"tracestate\":\"a=1,A=2\"}}");
 	ck_assert_ptr_nonnull(mcp_get(m, "result"));
 	json_object_put(m);
-	ck_assert_str_eq(seen_handler, "1 " TP);
-	ck_assert_str_eq(seen_state, "-"); /* "A=2" makes the whole tracestate invalid */
-	ck_assert_str_eq(seen_before, TP);
-	ck_assert_str_eq(seen_after, TP);
+	wait_afters(1);
+	/* "A=2" makes the whole tracestate invalid */
+	expect_seen("1 " TP, "-", TP, TP);
 	/* An invalid traceparent: nobody sees it. */
 	m = rpc("tools/call", "{\"name\":\"traced\",\"_meta\":{"
 			      "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
@@ -577,9 +611,8 @@ START_TEST(trace_context_in_handler_and_hooks)
 			      "\"traceparent\":\"00-00000000000000000000000000000000-00f067aa0ba902b7-01\","
 			      "\"tracestate\":\"a=1\"}}");
 	json_object_put(m);
-	ck_assert_str_eq(seen_handler, "0 -");
-	ck_assert_str_eq(seen_state, "-");
-	ck_assert_str_eq(seen_after, "-");
+	wait_afters(2);
+	expect_seen("0 -", "-", "-", "-");
 	ck_assert_int_eq(mcp_memconn_free(conn), MCP_OK);
 	mcp_server_free(srv);
 }
