@@ -592,14 +592,26 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 			return 1;
 		}
 	}
-	if (!c->before)
+	if (!c->before) {
+		eng_req_admitted(ctx->req);
 		return 0;
+	}
 	int rc = c->before(ctx, c->hook_user);
 	if (rc == MCP_OK) {
 		free(ctx->refusal_message); /* a refusal the hook took back */
 		ctx->refusal_message = NULL;
 		ctx->refusal = 0;
+		eng_req_admitted(ctx->req);
 		return 0;
+	}
+	if (eng_token_reason(&ctx->req->token) != MCP_CANCEL_NONE) {
+		/* The request was cancelled while the hook waited (it used
+		 * mcp_ctx_sleep or the like): it ends like a cancelled handler,
+		 * with nothing written and the cancellation as its outcome. */
+		free(ctx->refusal_message);
+		ctx->refusal_message = NULL;
+		mcp_ctx_end(ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
+		return 1;
 	}
 	ctx->refused = 1;
 	if (ctx->refusal == 1 + MCP_REFUSE_RATE_LIMITED) {
@@ -648,6 +660,18 @@ MCP_EXTERN int mcp_ctx_refuse(mcp_ctx *ctx, mcp_refusal kind, const char *messag
 	free(ctx->refusal_message);
 	ctx->refusal_message = message ? strdup(message) : NULL;
 	return MCP_EBUSY;
+}
+
+int mcp_authz_hooked(mcp_server *srv)
+{
+	struct auth_conf *c = conf_of(srv);
+	return c && (c->before || c->after);
+}
+
+int mcp_authz_may_refuse(mcp_server *srv)
+{
+	struct auth_conf *c = conf_of(srv);
+	return c && (c->resource || c->before);
 }
 
 /* ---- the handler's view ----------------------------------------------------------------- */
@@ -814,6 +838,22 @@ int mcp_authz_http(mcp_server *srv, const char *url, const char *authorization, 
 	free(meta);
 	auth_strv_free(ask, nask);
 	return auth_verdict_status(v);
+}
+
+int mcp_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authenticate,
+			   char **body)
+{
+	struct auth_conf *c = conf_of(srv);
+	*www_authenticate = NULL;
+	*body = NULL;
+	if (!c || !c->resource)
+		return 500;
+	char *meta = auth_metadata_url(c->resource);
+	*www_authenticate = auth_challenge(AUTH_INVALID_TOKEN, c->required, c->nrequired, meta,
+					   reason);
+	*body = auth_error_body(AUTH_INVALID_TOKEN, reason, c->required, c->nrequired);
+	free(meta);
+	return 401;
 }
 
 char *mcp_authz_forbidden_challenge(mcp_server *srv, json_object *data)

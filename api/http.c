@@ -13,6 +13,14 @@
  * and every request of a stateless server, gets an ephemeral session that
  * ends with its POST.
  *
+ * With authorization configured (api/authz.c; doc/auth.md) the server is an
+ * OAuth 2.1 protected resource: its metadata is served at the well-known
+ * paths, every request to the endpoint needs a bearer token, the principal
+ * of the token is bound to the session it names (another party's token
+ * finds no such session), and a request refused on its worker (a scope it
+ * lacks, a request hook) is answered with 403 or 429, its SSE response
+ * held back until it is let through.
+ *
  * Sessions end through the engine's shutdown sequence (eng_session_close),
  * never by freeing them: DELETE, idle expiry, a 2026-07-28 client that
  * hangs up, and the server's shutdown each fire the handlers' tokens with
@@ -29,6 +37,7 @@
 
 #include <sodium.h>
 
+#include "api/auth.h"
 #include "api/internal.h"
 #include "transport/tp_http.h"
 
@@ -291,8 +300,20 @@ static void hook_post_answer(void *arg, void *app, const char *line, size_t len,
 	json_object *msg = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL;
 	json_object *err = mcp_get(msg, "error");
 	int code = json_object_get_int(mcp_get(err, "code"));
-	if (err && json_object_is_type(mcp_get(msg, "id"), json_type_null) &&
-	    (code == MCP_JSONRPC_PARSE_ERROR || code == MCP_JSONRPC_INVALID_REQUEST)) {
+	/* A refusal on the worker: a scope the token lacks (403 with the
+	 * challenge naming the scopes to ask for), a request hook's refusal
+	 * (403) or rate limit (429 with Retry-After).  A handler's own -32051
+	 * keeps 200: a 401 would need a challenge only the door can make. */
+	int retry = 0;
+	int refusal = err ? auth_http_status(code, mcp_get(err, "data"), &retry) : 0;
+	if (refusal == 403) {
+		out->status = 403;
+		out->www_authenticate = mcp_authz_forbidden_challenge(h->srv, mcp_get(err, "data"));
+	} else if (refusal == 429) {
+		out->status = 429;
+		out->retry_after_s = retry > 0 ? retry : 1;
+	} else if (err && json_object_is_type(mcp_get(msg, "id"), json_type_null) &&
+		   (code == MCP_JSONRPC_PARSE_ERROR || code == MCP_JSONRPC_INVALID_REQUEST)) {
 		out->status = 400;
 	} else if (err && code == MCP_JSONRPC_SERVER_BUSY) {
 		const char *text = json_object_get_string(mcp_get(err, "message"));
@@ -559,13 +580,111 @@ static const char *envelope_problem(json_object *m)
 	return NULL;
 }
 
+/* ---- authorization ---------------------------------------------------------- */
+
+/* A request for the Protected Resource Metadata (RFC 9728) at one of its
+ * well-known paths: the document is public, so it is answered before the
+ * Host and Origin checks and without a token.  1 when answered, 0 when
+ * `rq` is not for it (or authorization is off). */
+static int serve_metadata(http_server *h, tp_http_req *rq)
+{
+	const char *path = tp_http_req_path(rq);
+	if (strncmp(path, "/.well-known/", 13) != 0)
+		return 0;
+	char *json = NULL;
+	int rc = mcp_authz_metadata(h->srv, path, h->srv->http_path ? h->srv->http_path : "/mcp",
+				    &json);
+	if (rc == 0)
+		return 0;
+	const char *method = tp_http_req_method(rq);
+	/* Any web page may read it (a browser client discovers the
+	 * authorization server with it); nothing in it is secret. */
+	static const char *const cors[] = { "Access-Control-Allow-Origin", "*", NULL };
+	static const char *const preflight[] = { "Access-Control-Allow-Origin", "*",
+						 "Access-Control-Allow-Methods", "GET, OPTIONS",
+						 "Access-Control-Allow-Headers", "MCP-Protocol-Version",
+						 "Access-Control-Max-Age", "86400",
+						 NULL };
+	static const char *const allow[] = { "Allow", "GET, HEAD, OPTIONS", NULL };
+	if (rc < 0)
+		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+	else if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+		tp_http_reply(rq, 200, "application/json", json, strlen(json), cors);
+	else if (strcmp(method, "OPTIONS") == 0)
+		tp_http_reply(rq, 204, NULL, NULL, 0, preflight);
+	else
+		tp_http_reply(rq, 405, NULL, NULL, 0, allow);
+	free(json);
+	return 1;
+}
+
+/* Answers a refusal of the door: `status` with its challenge and body
+ * (both freed here). */
+static void reply_refusal(tp_http_req *rq, int status, char *www, char *body)
+{
+	const char *const hdrs[] = { "WWW-Authenticate", www, NULL };
+	if (body)
+		tp_http_reply(rq, (unsigned)status, "application/json", body, strlen(body),
+			      www ? hdrs : NULL);
+	else
+		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+	free(www);
+	free(body);
+}
+
+/* The bearer token of a request to the endpoint, when authorization is on:
+ * 0 with *principal (counted; NULL when authorization is off), or -1 after
+ * answering 400, 401, 403 or 500. */
+static int check_token(http_server *h, tp_http_req *rq, mcp_principal **principal)
+{
+	*principal = NULL;
+	if (!mcp_authz_enabled(h->srv))
+		return 0;
+	char *www = NULL, *body = NULL;
+	/* The transport hands over the path without its query; what the
+	 * check needs of the query is whether it carries a token (RFC 6750
+	 * section 2.3, which MCP forbids), so that is all it is given. */
+	const char *url = tp_http_req_has_query_param(rq, "access_token") ? "?access_token" : "";
+	int st = mcp_authz_http(h->srv, url, tp_http_req_header(rq, "Authorization"),
+				mcp_authz_now(), principal, &www, &body);
+	if (st == 0)
+		return 0;
+	reply_refusal(rq, st, www, body);
+	return -1;
+}
+
+/* Binds the request's principal (NULL: authorization off) to the session
+ * it reaches.  0 to go on; -1 after answering: 404 as for an unknown
+ * session when the session belongs to another party (its id is no
+ * evidence of anything), 401 when it has seen too many tokens, 500. */
+static int bind_principal(http_server *h, tp_http_req *rq, eng_session *es, mcp_principal *p,
+			  json_object *id)
+{
+	if (!p)
+		return 0;
+	int rc = mcp_authz_bind(es->proto_data, p);
+	if (rc == MCP_OK)
+		return 0;
+	if (rc == MCP_ENOENT) {
+		reply_session_not_found(rq, id);
+	} else if (rc == MCP_EBUSY) {
+		char *www, *body;
+		int st = mcp_authz_http_invalid(
+			h->srv, "this session has seen too many tokens: start a new one", &www, &body);
+		reply_refusal(rq, st, www, body);
+	} else {
+		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+	}
+	return -1;
+}
+
 /* ---- POST ------------------------------------------------------------------ */
 
 /* Feeds `m` (taken) to `es` on a stream of its own and answers the POST
  * from it (the caller's reference of es is the call's). */
 static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, json_object *m,
-			    const char *route, json_object *id, unsigned flags, int ephemeral,
-			    int modern, int batch, const char *new_sid)
+			    unsigned pre, const char *route, json_object *id, unsigned flags,
+			    int ephemeral, int modern, int batch, const char *new_sid)
 {
 	size_t len;
 	const char *body = tp_http_req_body(rq, &len);
@@ -604,12 +723,12 @@ static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, js
 	}
 	tp_http_req_set_app(rq, c); /* released in request_done */
 	int admitted = 0;
-	if (eng_session_feed(es, body, len, m, route, &admitted) == MCP_ECLOSED)
+	if (eng_session_feed(es, body, len, m, pre, route, &admitted) == MCP_ECLOSED)
 		c->closed_at_feed = 1;
 	tp_http_post_respond(rq, admitted, new_sid);
 }
 
-static void handle_post(http_server *h, tp_http_req *rq)
+static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principal)
 {
 	mcp_server *srv = h->srv;
 	/* The client must take JSON or SSE; it may list both. */
@@ -665,10 +784,15 @@ static void handle_post(http_server *h, tp_http_req *rq)
 			reply_session_not_found(rq, NULL);
 			return;
 		}
+		if (bind_principal(h, rq, es, principal, NULL)) {
+			eng_session_unref(es);
+			json_object_put(m);
+			return;
+		}
 		char route[32];
 		snprintf(route, sizeof route, "#batch-%llu",
 			 (unsigned long long)atomic_fetch_add(&h->batch_no, 1));
-		post_to_session(h, rq, es, m, route, NULL, 0, 0, 0, 1, NULL);
+		post_to_session(h, rq, es, m, pre, route, NULL, 0, 0, 0, 1, NULL);
 		return;
 	}
 	if (!json_object_is_type(m, json_type_object)) {
@@ -750,6 +874,10 @@ static void handle_post(http_server *h, tp_http_req *rq)
 		}
 		es = session_open(h, rq, 1, rev, &ts);
 		ephemeral = 1;
+		if (es && bind_principal(h, rq, es, principal, NULL)) {
+			session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 1);
+			es = NULL;
+		}
 	} else if (is_init) {
 		es = session_open(h, rq, 0, -1, &ts);
 		if (es) {
@@ -757,6 +885,13 @@ static void handle_post(http_server *h, tp_http_req *rq)
 			eng_session_ref(es);
 			tp_http_session_publish(ts, es);
 			new_sid = tp_http_session_id(ts);
+			/* Its party, before anyone can know its id. */
+			if (bind_principal(h, rq, es, principal, id)) {
+				tp_http_session_end(ts);
+				session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 0);
+				json_object_put(m);
+				return;
+			}
 		}
 	} else {
 		if (!sid) {
@@ -771,6 +906,11 @@ static void handle_post(http_server *h, tp_http_req *rq)
 			json_object_put(m);
 			return;
 		}
+		if (bind_principal(h, rq, es, principal, is_request ? id : NULL)) {
+			eng_session_unref(es);
+			json_object_put(m);
+			return;
+		}
 	}
 	if (!es) {
 		json_object_put(m);
@@ -778,7 +918,7 @@ static void handle_post(http_server *h, tp_http_req *rq)
 	}
 	if (!is_request) {
 		/* Notifications and responses: accepted, answered by nobody. */
-		int rc = eng_session_feed(es, body, len, m, NULL, NULL);
+		int rc = eng_session_feed(es, body, len, m, pre, NULL, NULL);
 		eng_session_unref(es);
 		if (rc == MCP_ECLOSED)
 			reply_session_not_found(rq, NULL);
@@ -791,6 +931,11 @@ static void handle_post(http_server *h, tp_http_req *rq)
 		flags |= TP_HTTP_SSE;
 	if (modern)
 		flags |= TP_HTTP_NO_IDS;
+	/* A refusal on the worker (scopes, a hook) must still be able to
+	 * choose its status: the SSE response waits until the request is let
+	 * through. */
+	if ((flags & TP_HTTP_SSE) && mcp_authz_may_refuse(srv))
+		flags |= TP_HTTP_HOLD;
 	/* The stream's route is the engine's key for the request: its id as
 	 * compact JSON, computed from the same tree. */
 	char *route = eng_json_dup(id, NULL);
@@ -807,14 +952,14 @@ static void handle_post(http_server *h, tp_http_req *rq)
 	mcp_trace_from_headers(m, tp_http_req_header(rq, "traceparent"),
 			       tp_http_req_header(rq, "tracestate"));
 	json_object *id_copy = json_object_get(id);
-	post_to_session(h, rq, es, m, route, id_copy, flags, ephemeral, modern, 0, new_sid);
+	post_to_session(h, rq, es, m, pre, route, id_copy, flags, ephemeral, modern, 0, new_sid);
 	json_object_put(id_copy);
 	free(route);
 }
 
 /* ---- GET and DELETE ------------------------------------------------------- */
 
-static void handle_get(http_server *h, tp_http_req *rq)
+static void handle_get(http_server *h, tp_http_req *rq, mcp_principal *principal)
 {
 	if (!accepts(rq, "text/event-stream") || !tp_http_req_header(rq, "Accept")) {
 		tp_http_reply(rq, 405, NULL, NULL, 0, NULL);
@@ -829,6 +974,10 @@ static void handle_get(http_server *h, tp_http_req *rq)
 	eng_session *es = tp_http_session_find(h->tp, sid);
 	if (!es) {
 		reply_session_not_found(rq, NULL);
+		return;
+	}
+	if (bind_principal(h, rq, es, principal, NULL)) {
+		eng_session_unref(es);
 		return;
 	}
 	int rc = tp_http_get(rq, (tp_http_sess *)es->tp, tp_http_req_header(rq, "Last-Event-ID"));
@@ -861,7 +1010,7 @@ static void handle_get(http_server *h, tp_http_req *rq)
 	}
 }
 
-static void handle_delete(http_server *h, tp_http_req *rq)
+static void handle_delete(http_server *h, tp_http_req *rq, mcp_principal *principal)
 {
 	const char *sid = tp_http_req_header(rq, "Mcp-Session-Id");
 	if (!sid) {
@@ -872,6 +1021,10 @@ static void handle_delete(http_server *h, tp_http_req *rq)
 	eng_session *es = tp_http_session_find(h->tp, sid);
 	if (!es) {
 		reply_session_not_found(rq, NULL);
+		return;
+	}
+	if (bind_principal(h, rq, es, principal, NULL)) {
+		eng_session_unref(es);
 		return;
 	}
 	/* Its own shutdown sequence: handlers cancelled (session_deleted),
@@ -886,6 +1039,8 @@ static void hook_request(void *arg, tp_http_req *rq)
 	http_server *h = arg;
 	mcp_server *srv = h->srv;
 	const char *method = tp_http_req_method(rq);
+	if (serve_metadata(h, rq))
+		return;
 	if (strcmp(tp_http_req_path(rq), srv->http_path ? srv->http_path : "/mcp") != 0) {
 		tp_http_reply(rq, 404, "text/plain", "not found\n", 10, NULL);
 		return;
@@ -914,8 +1069,14 @@ static void hook_request(void *arg, tp_http_req *rq)
 			return;
 		}
 	}
+	/* The OAuth 2.1 resource server's check (doc/auth.md), after the
+	 * application's own hook above, which predates it. */
+	mcp_principal *principal; /* NULL when authorization is off */
+	if (check_token(h, rq, &principal))
+		return;
 	int is_post = strcmp(method, "POST") == 0;
 	if (srv->http_stateless && !is_post) {
+		auth_principal_unref(principal);
 		tp_http_reply(rq, 405, NULL, NULL, 0, NULL);
 		return;
 	}
@@ -927,16 +1088,17 @@ static void hook_request(void *arg, tp_http_req *rq)
 	    !mcp_protocol_supported(pv)) {
 		reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
 			    "Bad Request: unsupported MCP-Protocol-Version", NULL, NULL);
-		return;
-	}
-	if (is_post)
-		handle_post(h, rq);
-	else if (strcmp(method, "GET") == 0)
-		handle_get(h, rq);
-	else if (strcmp(method, "DELETE") == 0)
-		handle_delete(h, rq);
-	else
+	} else if (is_post) {
+		handle_post(h, rq, principal);
+	} else if (strcmp(method, "GET") == 0) {
+		handle_get(h, rq, principal);
+	} else if (strcmp(method, "DELETE") == 0) {
+		handle_delete(h, rq, principal);
+	} else {
 		tp_http_reply(rq, 405, NULL, NULL, 0, NULL);
+	}
+	/* A session bound to it keeps its own reference. */
+	auth_principal_unref(principal);
 }
 
 /* ---- running ------------------------------------------------------------------ */

@@ -287,6 +287,7 @@ struct mcp_ctx {
 	int64_t hook_start_ns;
 	int hooked;                  /* the after-hook is due at mcp_ctx_end */
 	int refused;                 /* answered by mcp_ctx_admit */
+	int traced;                  /* a handler's run: traced started/cleanup */
 	int refusal;                 /* 1 + mcp_refusal from mcp_ctx_refuse, or 0 */
 	char *refusal_message;
 	int64_t retry_after_ms;
@@ -381,6 +382,10 @@ int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id);
  * end traces "cleanup" and gives the request exactly one outcome (result
  * taken; the error triple is the handler's own when code != 0, data taken). */
 void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
+/* The same for a request that runs no handler (a method otherwise answered
+ * on the reader, tasks/result): no trace events, but the hooks, scopes and
+ * outcome rules of mcp_ctx_admit and mcp_ctx_end. */
+void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params);
 
 /* Multi round-trip requests (api/mrtr.c). */
 int mcp_state_key_init(mcp_server *srv);
@@ -452,13 +457,29 @@ int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who);
 void mcp_tasks_free(mcp_sess *ms);
 /* Ends the task host at the end of a run (server.c). */
 void mcp_task_host_end(mcp_server *srv);
-void mcp_tasks_get(eng_session *s, json_object *id, json_object *params);
-void mcp_tasks_list(eng_session *s, json_object *id, json_object *params);
-void mcp_tasks_cancel(eng_session *s, json_object *id, json_object *params);
+/* The answer of a method served without a handler (initialize, ping, the
+ * lists, subscriptions, tasks/get...).  Such a method fills it and its
+ * caller writes it: on the reader (eng_session_respond_*), or, with
+ * request hooks installed, on the worker that ran the method between
+ * them (mcp_ctx_end).  Either a result or an error (code != 0). */
+typedef struct mcp_answer {
+	json_object *result;         /* owned */
+	int code;
+	const char *message;         /* static text */
+	json_object *data;           /* owned, or NULL */
+} mcp_answer;
+/* Set the answer (result or data taken; a second call replaces the
+ * first, releasing it). */
+void mcp_answer_result(mcp_answer *a, json_object *result);
+void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data);
+
+void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out);
+void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out);
+void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out);
 void mcp_tasks_result(eng_req *r);
 /* tasks/get, tasks/update, tasks/cancel of a 2026-07-28 request. */
-void mcp_tasks_modern(eng_session *s, json_object *id, const char *method, json_object *params,
-		      const mcp_view *v);
+void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, const mcp_view *v,
+		      mcp_answer *out);
 /* notifications/tasks (`params` taken) to the listen streams that asked
  * for `task_id` (protocol.c). */
 void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params);
@@ -484,10 +505,12 @@ void mcp_apps_free(mcp_server *srv);
 /* Skills (skills.c, skills-yaml.c). */
 int mcp_skills_offered(mcp_server *srv);
 void mcp_skills_free(mcp_server *srv);
-void mcp_skills_list(eng_session *s, json_object *id, json_object *params, const mcp_view *v);
-void mcp_skills_get(eng_session *s, json_object *id, json_object *params, const mcp_view *v);
-void mcp_skills_read_dir(eng_session *s, json_object *id, json_object *params,
-			 const mcp_view *v);
+/* skills/list, skills/get, resources/directory/read: `v` is the
+ * 2026-07-28 request's view, NULL in a session of an earlier revision. */
+void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_skills_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
+			 mcp_answer *out);
 /* The frontmatter of a SKILL.md as JSON (caller owns), or NULL with a
  * one-line reason in why[whylen]; *body_at (may be NULL) gets the offset
  * of what follows it. */
@@ -571,6 +594,15 @@ struct mcp_completion {
  * request itself (mcp_ctx_end done).  after runs the after-hook, once. */
 int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key);
 void mcp_authz_after(mcp_ctx *ctx, const char *why, int code);
+/* Whether request hooks are installed: then every method runs on a worker
+ * between them, also those otherwise answered on the reader.  Fixed once
+ * the server runs; one atomic load.  Any thread. */
+int mcp_authz_hooked(mcp_server *srv);
+/* Whether a request may be refused on its worker with a status of its own
+ * (a scope it lacks, a before-hook): the HTTP layer then holds back the
+ * start of an SSE response until the request is let through
+ * (eng_req_admitted), so that the refusal can still be a 403 or 429. */
+int mcp_authz_may_refuse(mcp_server *srv);
 /* Lists: whether `p` (NULL: no principal) may see an item, with reg_lock
  * held; whether filtering is needed at all. */
 int mcp_authz_visible(mcp_server *srv, int kind, const char *key, const mcp_principal *p);
@@ -595,6 +627,11 @@ int mcp_authz_metadata(mcp_server *srv, const char *path, const char *endpoint, 
 int mcp_authz_http(mcp_server *srv, const char *url, const char *authorization, int64_t now,
 		   mcp_principal **principal, char **www_authenticate, char **body);
 char *mcp_authz_forbidden_challenge(mcp_server *srv, json_object *data);
+/* The 401 invalid_token refusal of a request whose token was valid but
+ * cannot be used (`reason`, static and client-safe): its status (500
+ * when authorization is off), WWW-Authenticate and body (caller frees). */
+int mcp_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authenticate,
+			   char **body);
 int64_t mcp_authz_now(void);
 
 #endif /* MCP_API_INTERNAL_H */

@@ -149,10 +149,6 @@ void mcp_park_init(mcp_server *srv)
 void mcp_park_destroy(mcp_server *srv)
 {
 	pthread_mutex_destroy(&srv->park_mu);
-	/* The authorization block goes with the other per-server state that
-	 * mcp_server_free releases through here, until server.c calls
-	 * mcp_authz_free itself (it is being reworked beside this). */
-	mcp_authz_free(srv);
 }
 
 MCP_EXTERN int mcp_server_set_parking(mcp_server *srv, int max_parked, int64_t ttl_ms)

@@ -5,7 +5,8 @@
  *
  * Cheap methods whose effect orders later messages (initialize, setLevel)
  * or that must never wait for a worker (ping) are answered on the reader
- * thread; tool calls go to the pool.
+ * thread; tool calls go to the pool.  With request hooks installed every
+ * method runs on the pool, so that the hooks never run on the reader.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +46,32 @@ const char *mcp_log_level_name(int level)
 	return level >= 0 && level < 8 ? log_level_names[level] : "info";
 }
 
-/* ---- inline methods (reader thread) ------------------------------------ */
+/* ---- inline methods (the reader; a worker between request hooks) -------- */
 
-typedef void (*inline_fn)(eng_session *s, json_object *id, json_object *params);
+typedef void (*inline_fn)(eng_session *s, json_object *params, mcp_answer *out);
+
+void mcp_answer_result(mcp_answer *a, json_object *result)
+{
+	json_object_put(a->result);
+	json_object_put(a->data);
+	*a = (mcp_answer){ .result = result };
+}
+
+void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data)
+{
+	json_object_put(a->result);
+	json_object_put(a->data);
+	*a = (mcp_answer){ .code = code, .message = message, .data = data };
+}
+
+/* Writes a method's answer from the reader (result or data taken). */
+static void answer_send(eng_session *s, json_object *id, mcp_answer *a)
+{
+	if (a->code)
+		eng_session_respond_error(s, id, a->code, a->message, a->data);
+	else
+		eng_session_respond_result(s, id, a->result);
+}
 
 /* The capabilities of a connection: exactly what is registered when it
  * initializes.  Remembers which list_changed notifications it was promised. */
@@ -139,31 +163,31 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 	return caps;
 }
 
-static void m_initialize(eng_session *s, json_object *id, json_object *params)
+static void m_initialize(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = sess_of(s);
 	if (!json_object_is_type(params, json_type_object)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: initialize needs an object", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: initialize needs an object", NULL);
 		return;
 	}
 	const char *asked = get_str(params, "protocolVersion");
 	if (!asked) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: protocolVersion (string) is required",
-					  NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: protocolVersion (string) is required",
+				 NULL);
 		return;
 	}
 	json_object *caps = mcp_get(params, "capabilities");
 	if (caps && !json_object_is_type(caps, json_type_object)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: capabilities must be an object", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: capabilities must be an object", NULL);
 		return;
 	}
 	int expect = MCP_SESS_NEW;
 	if (!atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_INITIALIZING)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_REQUEST,
-					  "Invalid Request: initialize was already received", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_REQUEST,
+				 "Invalid Request: initialize was already received", NULL);
 		return;
 	}
 	/* Negotiation: the client's revision when we speak it, else our
@@ -171,6 +195,11 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 	int rev = mcp_revision_index(asked);
 	ms->rev = rev >= 0 && rev < MCP_REV_LEGACY_COUNT ? rev : MCP_REV_LEGACY_COUNT - 1;
 	ms->client_caps_text = caps ? eng_json_dup(caps, NULL) : strdup("{}");
+	/* Published with the state: with request hooks this runs on a
+	 * worker, and the threads that read the revision and capabilities
+	 * later order themselves after this through `state`. */
+	expect = MCP_SESS_INITIALIZING;
+	atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_INITIALIZING);
 
 	mcp_server *srv = ms->srv;
 	/* The transport learns what it needs of the revision before the
@@ -190,30 +219,30 @@ static void m_initialize(eng_session *s, json_object *id, json_object *params)
 		eng_obj_set(res, "instructions", json_object_new_string(srv->instructions), &bad);
 	if (!res || bad) {
 		json_object_put(res);
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
-static void m_ping(eng_session *s, json_object *id, json_object *params)
+static void m_ping(eng_session *s, json_object *params, mcp_answer *out)
 {
 	(void)params;
-	eng_session_respond_result(s, id, json_object_new_object());
+	mcp_answer_result(out, json_object_new_object());
 }
 
-static void m_set_level(eng_session *s, json_object *id, json_object *params)
+static void m_set_level(eng_session *s, json_object *params, mcp_answer *out)
 {
 	int level = log_level_from_name(get_str(params, "level"));
 	if (level < 0) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: level must be one of debug, info, "
-					  "notice, warning, error, critical, alert, emergency",
-					  NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: level must be one of debug, info, "
+				 "notice, warning, error, critical, alert, emergency",
+				 NULL);
 		return;
 	}
 	atomic_store(&sess_of(s)->log_level, level);
-	eng_session_respond_result(s, id, json_object_new_object());
+	mcp_answer_result(out, json_object_new_object());
 }
 
 /* ---- paged lists (their cursors: cursor.c) ---------------------------- */
@@ -233,7 +262,7 @@ static int list_visible(mcp_entry *e, void *arg)
 	return mcp_authz_visible(f->srv, f->kind, e->key, f->who);
 }
 
-static void list_page_view(eng_session *s, json_object *id, json_object *params,
+static void list_page_view(eng_session *s, json_object *params, mcp_answer *out,
 			   const char *list, const char *key, mcp_registry *r,
 			   json_object *(*describe)(mcp_entry *e, int rev), const mcp_view *v,
 			   const char *method)
@@ -244,8 +273,8 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	json_object *jc = mcp_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(ms->srv, json_object_get_string(jc), list, &offset) != 0)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: unknown cursor", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: unknown cursor", NULL);
 		return;
 	}
 	size_t total = 0, page = (size_t)ms->srv->page_size, next = 0;
@@ -268,7 +297,7 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 		next = offset + page < total ? offset + page : 0;
 	}
 	if (!items) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	int bad = 0;
@@ -281,52 +310,52 @@ static void list_page_view(eng_session *s, json_object *id, json_object *params,
 	}
 	if (!res || bad) {
 		json_object_put(res);
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	if (v && v->modern)
 		mcp_modern_decorate(ms->srv, method, res);
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
-static void list_page(eng_session *s, json_object *id, json_object *params, const char *list,
+static void list_page(eng_session *s, json_object *params, mcp_answer *out, const char *list,
 		      const char *key, mcp_registry *r,
 		      json_object *(*describe)(mcp_entry *e, int rev))
 {
-	list_page_view(s, id, params, list, key, r, describe, NULL, NULL);
+	list_page_view(s, params, out, list, key, r, describe, NULL, NULL);
 }
 
-static void m_tools_list(eng_session *s, json_object *id, json_object *params)
+static void m_tools_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, id, params, "tools", "tools", &sess_of(s)->srv->tools, mcp_tool_describe);
+	list_page(s, params, out, "tools", "tools", &sess_of(s)->srv->tools, mcp_tool_describe);
 }
 
-static void m_resources_list(eng_session *s, json_object *id, json_object *params)
+static void m_resources_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, id, params, "resources", "resources", &sess_of(s)->srv->resources,
+	list_page(s, params, out, "resources", "resources", &sess_of(s)->srv->resources,
 		  mcp_resource_describe);
 }
 
-static void m_templates_list(eng_session *s, json_object *id, json_object *params)
+static void m_templates_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, id, params, "templates", "resourceTemplates", &sess_of(s)->srv->templates,
+	list_page(s, params, out, "templates", "resourceTemplates", &sess_of(s)->srv->templates,
 		  mcp_resource_describe);
 }
 
-static void m_prompts_list(eng_session *s, json_object *id, json_object *params)
+static void m_prompts_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, id, params, "prompts", "prompts", &sess_of(s)->srv->prompts,
+	list_page(s, params, out, "prompts", "prompts", &sess_of(s)->srv->prompts,
 		  mcp_prompt_describe);
 }
 
 /* ---- resource subscriptions -------------------------------------------- */
 
-static void not_found(eng_session *s, json_object *id, const char *uri)
+static void not_found(mcp_answer *out, const char *uri)
 {
 	json_object *data = json_object_new_object();
 	eng_obj_add(data, "uri", json_object_new_string(uri));
-	eng_session_respond_error(s, id, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
-				  data);
+	mcp_answer_error(out, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
+			 data);
 }
 
 /* An RFC 3986 URI as far as its characters go: a scheme, a colon, and only
@@ -367,17 +396,17 @@ static int resource_exists(mcp_server *srv, const char *uri)
 	return t != NULL;
 }
 
-static void m_subscribe(eng_session *s, json_object *id, json_object *params)
+static void m_subscribe(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = sess_of(s);
 	const char *uri = get_str(params, "uri");
 	if (!uri || !uri_valid(uri)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: uri must be a URI string", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: uri must be a URI string", NULL);
 		return;
 	}
 	if (!resource_exists(ms->srv, uri)) {
-		not_found(s, id, uri);
+		not_found(out, uri);
 		return;
 	}
 	pthread_mutex_lock(&ms->mu);
@@ -402,18 +431,18 @@ static void m_subscribe(eng_session *s, json_object *id, json_object *params)
 	}
 	pthread_mutex_unlock(&ms->mu);
 	if (rc != MCP_OK)
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 	else
-		eng_session_respond_result(s, id, json_object_new_object());
+		mcp_answer_result(out, json_object_new_object());
 }
 
-static void m_unsubscribe(eng_session *s, json_object *id, json_object *params)
+static void m_unsubscribe(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = sess_of(s);
 	const char *uri = get_str(params, "uri");
 	if (!uri) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: uri (string) is required", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: uri (string) is required", NULL);
 		return;
 	}
 	pthread_mutex_lock(&ms->mu);
@@ -425,7 +454,7 @@ static void m_unsubscribe(eng_session *s, json_object *id, json_object *params)
 		}
 	}
 	pthread_mutex_unlock(&ms->mu);
-	eng_session_respond_result(s, id, json_object_new_object());
+	mcp_answer_result(out, json_object_new_object());
 }
 
 json_object *mcp_notification(const char *method, json_object *params)
@@ -511,8 +540,11 @@ static int filter_flag(json_object *filter, const char *key)
 	return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
-static void m_listen(eng_session *s, json_object *msg, json_object *id, json_object *params,
-		     mcp_view *v)
+/* A listen request's agreement, before its stream opens: the filter
+ * checked, what the server can honour worked out, and a place among the
+ * MCP_MAX_LISTENS taken.  NULL with *out holding the error otherwise. */
+static mcp_listen *listen_new(eng_session *s, json_object *params, const mcp_view *v,
+			      json_object **agreed_out, mcp_answer *out)
 {
 	mcp_server *srv = sess_of(s)->srv;
 	json_object *filter = mcp_get(params, "notifications");
@@ -521,23 +553,18 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 	if (!json_object_is_type(filter, json_type_object) ||
 	    (uris && !json_object_is_type(uris, json_type_array)) ||
 	    (tids && !json_object_is_type(tids, json_type_array))) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: notifications must be a subscription "
-					  "filter object",
-					  NULL);
-		view_free(v);
-		json_object_put(msg);
-		return;
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: notifications must be a subscription "
+				 "filter object",
+				 NULL);
+		return NULL;
 	}
 	/* Task status needs the tasks extension on this very request
 	 * (SEP-2663). */
-	if (tids && !mcp_tasks_declared(v->caps)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_MISSING_CAPABILITY,
-					  "Missing required client capability",
-					  mcp_tasks_required_data());
-		view_free(v);
-		json_object_put(msg);
-		return;
+	if (tids && !mcp_tasks_declared(v ? v->caps : NULL)) {
+		mcp_answer_error(out, MCP_JSONRPC_MISSING_CAPABILITY,
+				 "Missing required client capability", mcp_tasks_required_data());
+		return NULL;
 	}
 	/* What the server can honour: a kind it serves, URIs it could name,
 	 * tasks the caller may reach. */
@@ -560,10 +587,8 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
 		json_object_put(agreed_tids);
-		view_free(v);
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
-		json_object_put(msg);
-		return;
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		return NULL;
 	}
 	static const struct {
 		const char *key;
@@ -602,23 +627,31 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 		json_object_put(agreed_uris);
 		json_object_put(agreed_tids);
 		free(l);
-		view_free(v);
-		eng_session_respond_error(s, id, MCP_JSONRPC_SERVER_BUSY,
-					  "Server busy: too many open subscriptions", NULL);
-		json_object_put(msg);
-		return;
+		mcp_answer_error(out, MCP_JSONRPC_SERVER_BUSY,
+				 "Server busy: too many open subscriptions", NULL);
+		return NULL;
 	}
-	eng_req *r = eng_session_hold(s, msg, id, v, view_free);
-	if (!r) {
-		pthread_mutex_lock(&srv->sess_mu);
-		srv->nlistens--;
-		pthread_mutex_unlock(&srv->sess_mu);
-		json_object_put(agreed);
-		json_object_put(agreed_uris);
-		json_object_put(agreed_tids);
-		free(l);
-		return;
-	}
+	*agreed_out = agreed;
+	return l;
+}
+
+/* Gives back a listen's place when its request could not be held. */
+static void listen_drop(mcp_listen *l, json_object *agreed)
+{
+	pthread_mutex_lock(&l->srv->sess_mu);
+	l->srv->nlistens--;
+	pthread_mutex_unlock(&l->srv->sess_mu);
+	json_object_put(agreed);
+	json_object_put(l->uris);
+	json_object_put(l->task_ids);
+	free(l);
+}
+
+/* Opens the stream of `l` on its request `r` (a counted reference, which
+ * the listen keeps): the acknowledgement, then the events. */
+static void listen_start(mcp_listen *l, eng_req *r, json_object *agreed)
+{
+	mcp_server *srv = l->srv;
 	l->r = r;
 	/* The acknowledgement is the first message of the stream: it is
 	 * queued under the lock that lists the stream, so a change event
@@ -635,6 +668,28 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 	if (eng_token_on_cancel(&r->token, listen_end, l, NULL) != MCP_OK) {
 		listen_end(MCP_CANCEL_SHUTDOWN, l);
 	}
+}
+
+/* subscriptions/listen on the reader: the request is held in flight
+ * without a worker until its stream ends. */
+static void m_listen(eng_session *s, json_object *msg, json_object *id, json_object *params,
+		     mcp_view *v)
+{
+	mcp_answer a = { 0 };
+	json_object *agreed = NULL;
+	mcp_listen *l = listen_new(s, params, v, &agreed, &a);
+	if (!l) {
+		view_free(v);
+		answer_send(s, id, &a);
+		json_object_put(msg);
+		return;
+	}
+	eng_req *r = eng_session_hold(s, msg, id, v, view_free);
+	if (!r) {
+		listen_drop(l, agreed);
+		return;
+	}
+	listen_start(l, r, agreed);
 }
 
 /* The listen streams that want an event, each counted, for delivery
@@ -691,11 +746,17 @@ void mcp_notify_list_changed(mcp_server *srv, int kind)
 	const char *method = kind == MCP_KIND_TOOLS	  ? "notifications/tools/list_changed"
 			     : kind == MCP_KIND_RESOURCES ? "notifications/resources/list_changed"
 							  : "notifications/prompts/list_changed";
+	/* Built once for every session (thousands of HTTP streams may wait
+	 * for it). */
+	json_object *note = mcp_notification(method, NULL);
+	size_t len = 0;
+	const char *text = note ? eng_json_text(note, &len) : NULL;
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next)
+	for (mcp_sess *ms = srv->sessions; text && ms; ms = ms->next)
 		if (atomic_load(&ms->state) == MCP_SESS_READY && (ms->caps_sent & (unsigned)kind))
-			eng_session_notify(ms->es, mcp_notification(method, NULL));
+			eng_session_notify_text(ms->es, text, len);
 	pthread_mutex_unlock(&srv->sess_mu);
+	json_object_put(note);
 	size_t n;
 	eng_req **ls = listeners(srv, (unsigned)kind, NULL, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -748,6 +809,13 @@ static void trace(mcp_server *srv, const char *event, eng_req *r, const char *re
 /* Prepares the context of a handler about to run for `r`. */
 void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 {
+	mcp_ctx_init(ctx, r, params);
+	ctx->traced = 1;
+	trace(ctx->sess->srv, "started", r, NULL);
+}
+
+void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params)
+{
 	memset(ctx, 0, sizeof *ctx);
 	ctx->req = r;
 	ctx->sess = sess_of(r->sess);
@@ -761,7 +829,6 @@ void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 		   json_object_is_type(pt, json_type_int)))
 		ctx->progress_token = pt;
 	mcp_trace_begin(ctx, params);
-	trace(ctx->sess->srv, "started", r, NULL);
 }
 
 /* Ends a handler's run with exactly one outcome.  `result` is taken; the
@@ -823,7 +890,8 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		why = mcp_cancel_reason_name((mcp_cancel_reason)eng_token_reason(&r->token));
 	/* Traced once the request has its outcome and has left the in-flight
 	 * table: from "cleanup" on, its id may be reused (P5). */
-	trace(ctx->sess->srv, "cleanup", r, why);
+	if (ctx->traced)
+		trace(ctx->sess->srv, "cleanup", r, why);
 	mcp_authz_after(ctx, why, outcome == ENG_OUT_RESPONDED ? code : 0);
 }
 
@@ -1414,7 +1482,7 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 		}
 }
 
-static void m_discover(eng_session *s, json_object *id)
+static void m_discover(eng_session *s, mcp_answer *out)
 {
 	mcp_server *srv = sess_of(s)->srv;
 	json_object *res = json_object_new_object();
@@ -1425,18 +1493,48 @@ static void m_discover(eng_session *s, json_object *id)
 		eng_obj_add(res, "instructions",
 				       json_object_new_string(srv->instructions));
 	mcp_modern_decorate(srv, "server/discover", res);
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
+}
+
+/* The 2026-07-28 methods served without a handler. */
+static void modern_inline(eng_session *s, const char *name, json_object *params,
+			  const mcp_view *v, mcp_answer *out)
+{
+	mcp_server *srv = sess_of(s)->srv;
+	if (strcmp(name, "server/discover") == 0)
+		m_discover(s, out);
+	else if (strncmp(name, "tasks/", 6) == 0)
+		mcp_tasks_modern(s, name, params, v, out);
+	else if (strcmp(name, "skills/list") == 0)
+		mcp_skills_list(s, params, v, out);
+	else if (strcmp(name, "skills/get") == 0)
+		mcp_skills_get(s, params, v, out);
+	else if (strcmp(name, "resources/directory/read") == 0)
+		mcp_skills_read_dir(s, params, v, out);
+	else if (strcmp(name, "tools/list") == 0)
+		list_page_view(s, params, out, "tools", "tools", &srv->tools, mcp_tool_describe, v,
+			       name);
+	else if (strcmp(name, "resources/list") == 0)
+		list_page_view(s, params, out, "resources", "resources", &srv->resources,
+			       mcp_resource_describe, v, name);
+	else if (strcmp(name, "resources/templates/list") == 0)
+		list_page_view(s, params, out, "templates", "resourceTemplates", &srv->templates,
+			       mcp_resource_describe, v, name);
+	else
+		list_page_view(s, params, out, "prompts", "prompts", &srv->prompts,
+			       mcp_prompt_describe, v, name);
 }
 
 static void run_tools_call(eng_req *r);
 static void run_resources_read(eng_req *r);
 static void run_prompts_get(eng_req *r);
 static void run_complete(eng_req *r);
+static void run_hooked(eng_req *r);
+static void run_listen_hooked(eng_req *r);
 
 static void modern_request(eng_session *s, json_object *msg, json_object *id,
 			   const char *name, json_object *params)
 {
-	mcp_sess *ms = sess_of(s);
 	const char *message = NULL;
 	json_object *data = NULL;
 	int code = mcp_modern_check(name, params, NULL, &message, &data);
@@ -1456,11 +1554,15 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 		json_object_put(msg);
 		return;
 	}
+	int listen = strcmp(name, "subscriptions/listen") == 0;
+	if (!run && mcp_authz_hooked(sess_of(s)->srv))
+		/* Served on a worker, between the request hooks. */
+		run = listen ? run_listen_hooked : run_hooked;
 	if (run) {
 		eng_session_submit(s, msg, id, run, v, view_free);
 		return;
 	}
-	if (strcmp(name, "subscriptions/listen") == 0) {
+	if (listen) {
 		m_listen(s, msg, id, params, v);
 		return;
 	}
@@ -1470,47 +1572,29 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 		eng_obj_add(d, "id", json_object_get(id));
 		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
 					  "Invalid Request: id is already in flight", d);
-	} else if (strcmp(name, "server/discover") == 0) {
-		m_discover(s, id);
-	} else if (strncmp(name, "tasks/", 6) == 0) {
-		mcp_tasks_modern(s, id, name, params, v);
-	} else if (strcmp(name, "skills/list") == 0) {
-		mcp_skills_list(s, id, params, v);
-	} else if (strcmp(name, "skills/get") == 0) {
-		mcp_skills_get(s, id, params, v);
-	} else if (strcmp(name, "resources/directory/read") == 0) {
-		mcp_skills_read_dir(s, id, params, v);
-	} else if (strcmp(name, "tools/list") == 0) {
-		list_page_view(s, id, params, "tools", "tools", &ms->srv->tools, mcp_tool_describe,
-			       v, name);
-	} else if (strcmp(name, "resources/list") == 0) {
-		list_page_view(s, id, params, "resources", "resources", &ms->srv->resources,
-			       mcp_resource_describe, v, name);
-	} else if (strcmp(name, "resources/templates/list") == 0) {
-		list_page_view(s, id, params, "templates", "resourceTemplates",
-			       &ms->srv->templates, mcp_resource_describe, v, name);
 	} else {
-		list_page_view(s, id, params, "prompts", "prompts", &ms->srv->prompts,
-			       mcp_prompt_describe, v, name);
+		mcp_answer a = { 0 };
+		modern_inline(s, name, params, v, &a);
+		answer_send(s, id, &a);
 	}
 	view_free(v);
 	json_object_put(msg);
 }
 
 /* Skills (SEP-2640) for sessions of the earlier revisions. */
-static void m_skills_list(eng_session *s, json_object *id, json_object *params)
+static void m_skills_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	mcp_skills_list(s, id, params, NULL);
+	mcp_skills_list(s, params, NULL, out);
 }
 
-static void m_skills_get(eng_session *s, json_object *id, json_object *params)
+static void m_skills_get(eng_session *s, json_object *params, mcp_answer *out)
 {
-	mcp_skills_get(s, id, params, NULL);
+	mcp_skills_get(s, params, NULL, out);
 }
 
-static void m_read_dir(eng_session *s, json_object *id, json_object *params)
+static void m_read_dir(eng_session *s, json_object *params, mcp_answer *out)
 {
-	mcp_skills_read_dir(s, id, params, NULL);
+	mcp_skills_read_dir(s, params, NULL, out);
 }
 
 /* ---- the method table --------------------------------------------------- */
@@ -1582,6 +1666,11 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 		json_object_put(msg);
 		return;
 	}
+	if (m->on_reader && mcp_authz_hooked(sess_of(s)->srv)) {
+		/* Served on a worker, between the request hooks. */
+		eng_session_submit(s, msg, id, run_hooked, NULL, NULL);
+		return;
+	}
 	if (m->on_reader) {
 		/* Answered now, but a duplicate of an id in flight is still a
 		 * duplicate (P5). */
@@ -1591,12 +1680,77 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 			eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
 						  "Invalid Request: id is already in flight", data);
 		} else {
-			m->on_reader(s, id, params);
+			mcp_answer a = { 0 };
+			m->on_reader(s, params, &a);
+			answer_send(s, id, &a);
 		}
 		json_object_put(msg);
 		return;
 	}
 	eng_session_submit(s, msg, id, m->on_worker, NULL, NULL);
+}
+
+/* ---- request hooks around the reader's methods ------------------------------
+ *
+ * With request hooks installed, the methods otherwise answered on the
+ * reader (initialize, ping, setLevel, the lists, subscriptions, tasks/get,
+ * list and cancel; server/discover and the lists of 2026-07-28) run on a
+ * worker instead, so that the hooks run where handlers do: the reader
+ * never waits for application code, a hook that blocks is cancelled like
+ * a handler, and a refusal is answered like a handler's.  Without hooks
+ * nothing changes: one atomic load per such request decides. */
+
+/* Ends a hooked request with the answer its method gave. */
+static void answer_end(mcp_ctx *ctx, mcp_answer *a)
+{
+	if (a->code)
+		mcp_ctx_end(ctx, MCP_EPROTO, NULL, a->code, a->message, a->data);
+	else
+		mcp_ctx_end(ctx, a->result ? MCP_OK : MCP_ENOMEM, a->result, 0, NULL, NULL);
+	*a = (mcp_answer){ 0 };
+}
+
+static void run_hooked(eng_req *r)
+{
+	json_object *params = mcp_get(r->msg, "params");
+	const char *name = get_str(r->msg, "method");
+	mcp_ctx ctx;
+	mcp_ctx_init(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, -1, NULL))
+		return;
+	mcp_answer a = { 0 };
+	if (req_modern(r)) {
+		modern_inline(r->sess, name, params, r->proto, &a);
+	} else {
+		const method *m = find_method(name);
+		m->on_reader(r->sess, params, &a);
+	}
+	answer_end(&ctx, &a);
+}
+
+/* subscriptions/listen between the hooks: the before-hook may refuse it;
+ * once let through, the request is handed from the worker to its stream
+ * (eng_req_keep), which ends it later without a worker, and the after-hook
+ * runs then with the outcome "streaming" (the stream's end, perhaps hours
+ * later and on whichever thread ends it, is not reported). */
+static void run_listen_hooked(eng_req *r)
+{
+	json_object *params = mcp_get(r->msg, "params");
+	mcp_ctx ctx;
+	mcp_ctx_init(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, -1, NULL))
+		return;
+	mcp_answer a = { 0 };
+	json_object *agreed = NULL;
+	mcp_listen *l = listen_new(r->sess, params, r->proto, &agreed, &a);
+	if (!l) {
+		answer_end(&ctx, &a);
+		return;
+	}
+	eng_req_keep(r);
+	eng_req_ref(r);
+	mcp_authz_after(&ctx, "streaming", 0);
+	listen_start(l, r, agreed);
 }
 
 /* A plain request routed from its raw line (no "_meta" in its params, so

@@ -83,6 +83,7 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	mcp_apps_free(srv);
 	mcp_skills_free(srv);
 	mcp_park_destroy(srv);
+	mcp_authz_free(srv);
 	close(srv->wake_fd);
 	free(srv->name);
 	free(srv->version);

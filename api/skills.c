@@ -826,37 +826,37 @@ static json_object *entry(const mcp_skill *s)
 	return o;
 }
 
-static void answer(eng_session *s, json_object *id, json_object *res, const mcp_view *v,
+static void answer(eng_session *s, mcp_answer *out, json_object *res, const mcp_view *v,
 		   const char *method)
 {
 	mcp_sess *ms = s->proto_data;
 	if (!res) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	if (v && v->modern)
 		mcp_modern_decorate(ms->srv, method, res);
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
-static void invalid(eng_session *s, json_object *id, const char *message, const char *uri)
+static void invalid(mcp_answer *out, const char *message, const char *uri)
 {
 	json_object *data = NULL;
 	if (uri) {
 		data = json_object_new_object();
 		eng_obj_add(data, "uri", json_object_new_string(uri));
 	}
-	eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS, message, data);
+	mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS, message, data);
 }
 
-void mcp_skills_list(eng_session *s, json_object *id, json_object *params, const mcp_view *v)
+void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
 {
 	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
 	size_t offset = 0;
 	json_object *jc = mcp_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(srv, json_object_get_string(jc), "skills", &offset) != 0)) {
-		invalid(s, id, "Invalid params: unknown cursor", NULL);
+		invalid(out, "Invalid params: unknown cursor", NULL);
 		return;
 	}
 	size_t page = (size_t)srv->page_size, next = 0;
@@ -879,15 +879,15 @@ void mcp_skills_list(eng_session *s, json_object *id, json_object *params, const
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);
 	}
-	answer(s, id, res, v, "skills/list");
+	answer(s, out, res, v, "skills/list");
 }
 
-void mcp_skills_get(eng_session *s, json_object *id, json_object *params, const mcp_view *v)
+void mcp_skills_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
 {
 	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
 	json_object *ju = mcp_get(params, "uri");
 	if (!json_object_is_type(ju, json_type_string)) {
-		invalid(s, id, "Invalid params: uri (string) is required", NULL);
+		invalid(out, "Invalid params: uri (string) is required", NULL);
 		return;
 	}
 	const char *uri = json_object_get_string(ju);
@@ -898,12 +898,12 @@ void mcp_skills_get(eng_session *s, json_object *id, json_object *params, const 
 			e = entry(srv->skills[i]);
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (!e) {
-		invalid(s, id, "Invalid params: no skill is served at this URI", uri);
+		invalid(out, "Invalid params: no skill is served at this URI", uri);
 		return;
 	}
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "skill", e);
-	answer(s, id, res, v, "skills/get");
+	answer(s, out, res, v, "skills/get");
 }
 
 /* One child of a directory read, from the file URI `u` below `dir`. */
@@ -932,17 +932,17 @@ static int add_child(json_object *seen, const char *dir, const char *u, const sk
 	return eng_obj_add(seen, uri, r);
 }
 
-void mcp_skills_read_dir(eng_session *s, json_object *id, json_object *params, const mcp_view *v)
+void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
 {
 	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
 	json_object *ju = mcp_get(params, "uri");
 	if (!json_object_is_type(ju, json_type_string)) {
-		invalid(s, id, "Invalid params: uri (string) is required", NULL);
+		invalid(out, "Invalid params: uri (string) is required", NULL);
 		return;
 	}
 	char dir[PATH_MAX];
 	if (snprintf(dir, sizeof dir, "%s", json_object_get_string(ju)) >= (int)sizeof dir) {
-		invalid(s, id, "Invalid params: not a directory resource", NULL);
+		invalid(out, "Invalid params: not a directory resource", NULL);
 		return;
 	}
 	size_t dl = strlen(dir);
@@ -952,7 +952,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *id, json_object *params, c
 	json_object *jc = mcp_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(srv, json_object_get_string(jc), list, &offset) != 0)) {
-		invalid(s, id, "Invalid params: unknown cursor", NULL);
+		invalid(out, "Invalid params: unknown cursor", NULL);
 		return;
 	}
 	/* A directory is any proper prefix, at a '/', of a skill file's URI:
@@ -971,12 +971,12 @@ void mcp_skills_read_dir(eng_session *s, json_object *id, json_object *params, c
 		}
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (!seen) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	if (!found) {
 		json_object_put(seen);
-		invalid(s, id, "Invalid params: not a directory resource", dir);
+		invalid(out, "Invalid params: not a directory resource", dir);
 		return;
 	}
 	/* Sorted by URI: the same page for the same cursor. */
@@ -987,7 +987,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *id, json_object *params, c
 		free(keys);
 		json_object_put(arr);
 		json_object_put(seen);
-		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	json_object_object_foreach(seen, key, val)
@@ -1014,5 +1014,5 @@ void mcp_skills_read_dir(eng_session *s, json_object *id, json_object *params, c
 	}
 	free(keys);
 	json_object_put(seen);
-	answer(s, id, res, v, "resources/directory/read");
+	answer(s, out, res, v, "resources/directory/read");
 }

@@ -793,30 +793,30 @@ void mcp_task_decorate(mcp_ctx *ctx, json_object *result)
 
 /* ---- 2025-11-25 methods ------------------------------------------------------- */
 
-static const char *task_id_param(eng_session *s, json_object *id, json_object *params)
+static const char *task_id_param(json_object *params, mcp_answer *out)
 {
 	json_object *v = mcp_get(params, "taskId");
 	if (!json_object_is_type(v, json_type_string)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: taskId (string) is required", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: taskId (string) is required", NULL);
 		return NULL;
 	}
 	return json_object_get_string(v);
 }
 
-static void unknown_task(eng_session *s, json_object *id, const char *task_id)
+static void unknown_task(mcp_answer *out, const char *task_id)
 {
 	json_object *data = json_object_new_object();
 	eng_obj_add(data, "taskId", json_object_new_string(task_id));
-	eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-				  "Invalid params: unknown task", data);
+	mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+			 "Invalid params: unknown task", data);
 }
 
-void mcp_tasks_get(eng_session *s, json_object *id, json_object *params)
+void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
-	const char *tid = task_id_param(s, id, params);
+	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
 	pthread_mutex_lock(&srv->task_mu);
@@ -824,9 +824,9 @@ void mcp_tasks_get(eng_session *s, json_object *id, json_object *params)
 	json_object *res = t ? describe_legacy(t) : NULL;
 	pthread_mutex_unlock(&srv->task_mu);
 	if (t)
-		eng_session_respond_result(s, id, res);
+		mcp_answer_result(out, res);
 	else
-		unknown_task(s, id, tid);
+		unknown_task(out, tid);
 }
 
 /* Cancels `t`: cancelled at once, as SEP-2663 and 2025-11-25 both let a
@@ -850,34 +850,34 @@ static void fire_cancel(eng_req *r)
 	}
 }
 
-void mcp_tasks_cancel(eng_session *s, json_object *id, json_object *params)
+void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
-	const char *tid = task_id_param(s, id, params);
+	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
 	pthread_mutex_lock(&srv->task_mu);
 	mcp_task *t = find(srv, tid, 0, ms, mcp_authz_current(ms));
 	if (!t) {
 		pthread_mutex_unlock(&srv->task_mu);
-		unknown_task(s, id, tid);
+		unknown_task(out, tid);
 		return;
 	}
 	if (terminal(t->status)) {
 		pthread_mutex_unlock(&srv->task_mu);
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: the task has already finished", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: the task has already finished", NULL);
 		return;
 	}
 	eng_req *r = cancel_locked(t);
 	json_object *res = describe_legacy(t);
 	pthread_mutex_unlock(&srv->task_mu);
 	fire_cancel(r);
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
-void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
+void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
@@ -885,8 +885,8 @@ void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
 	json_object *jc = mcp_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: unknown cursor", NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: unknown cursor", NULL);
 		return;
 	}
 	size_t page = (size_t)srv->page_size, i = 0;
@@ -916,19 +916,25 @@ void mcp_tasks_list(eng_session *s, json_object *id, json_object *params)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);
 	}
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
 /* tasks/result blocks until the task ends, so it runs on a worker and
- * waits on the table's condition variable, woken by its own token too. */
+ * waits on the table's condition variable, woken by its own token too.
+ * It runs no handler, but passes the request hooks like one. */
 void mcp_tasks_result(eng_req *r)
 {
 	mcp_sess *ms = r->sess->proto_data;
 	mcp_server *srv = ms->srv;
-	json_object *v = mcp_get(mcp_get(r->msg, "params"), "taskId");
+	json_object *params = mcp_get(r->msg, "params");
+	mcp_ctx ctx;
+	mcp_ctx_init(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, -1, NULL))
+		return;
+	json_object *v = mcp_get(params, "taskId");
 	if (!json_object_is_type(v, json_type_string)) {
-		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS,
-				     "Invalid params: taskId (string) is required", NULL);
+		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
+			    "Invalid params: taskId (string) is required", NULL);
 		return;
 	}
 	const char *tid = json_object_get_string(v);
@@ -945,32 +951,34 @@ void mcp_tasks_result(eng_req *r)
 	pthread_mutex_unlock(&srv->task_mu);
 
 	if (rc == MCP_ECANCELED) {
+		/* Its token fired: nothing is written. */
 		json_object_put(answer);
-		eng_req_finish_silent(r);
+		mcp_ctx_end(&ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
 		return;
 	}
 	if (!t) {
 		json_object *data = json_object_new_object();
 		eng_obj_add(data, "taskId", json_object_new_string(tid));
-		eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS, "Invalid params: unknown task",
-				     data);
+		mcp_ctx_end(&ctx, MCP_ENOENT, NULL, MCP_JSONRPC_INVALID_PARAMS,
+			    "Invalid params: unknown task", data);
 		return;
 	}
 	/* Exactly what the underlying request would have returned; a
 	 * cancelled task never has an answer to give. */
 	json_object *res = mcp_get(answer, "result"), *err = mcp_get(answer, "error");
 	if (status == T_CANCELLED) {
-		eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "The task was cancelled", NULL);
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+			    "The task was cancelled", NULL);
 	} else if (res) {
-		eng_req_finish_result(r, json_object_get(res));
+		mcp_ctx_end(&ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
 	} else if (err) {
 		json_object *data = mcp_get(err, "data");
-		eng_req_finish_error(r, json_object_get_int(mcp_get(err, "code")),
-				     json_object_get_string(mcp_get(err, "message")),
-				     data ? json_object_get(data) : NULL);
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(mcp_get(err, "code")),
+			    json_object_get_string(mcp_get(err, "message")),
+			    data ? json_object_get(data) : NULL);
 	} else {
-		eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR,
-				     "The task ended without a result", NULL);
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+			    "The task ended without a result", NULL);
 	}
 	json_object_put(answer);
 }
@@ -978,17 +986,21 @@ void mcp_tasks_result(eng_req *r)
 /* ---- 2026-07-28 methods (SEP-2663) ------------------------------------------ */
 
 /* The empty acknowledgement of tasks/update and tasks/cancel. */
-static void ack(eng_session *s, json_object *id, mcp_server *srv, const char *method)
+static void ack(mcp_server *srv, const char *method, mcp_answer *out)
 {
 	json_object *res = json_object_new_object();
+	if (!res) {
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		return;
+	}
 	mcp_modern_decorate(srv, method, res);
-	eng_session_respond_result(s, id, res);
+	mcp_answer_result(out, res);
 }
 
 /* tasks/update: the answers for keys outstanding now are kept (others are
  * ignored, as SEP-2663 asks); once every key has its answer the handler
- * waiting for them is woken. */
-static void modern_update(eng_session *s, json_object *id, mcp_task *t, json_object *responses)
+ * waiting for them is woken.  Called with task_mu held; releases it. */
+static void modern_update(mcp_task *t, json_object *responses, mcp_answer *out)
 {
 	mcp_server *srv = t->srv;
 	int complete = 0;
@@ -1017,55 +1029,52 @@ static void modern_update(eng_session *s, json_object *id, mcp_task *t, json_obj
 		}
 	}
 	pthread_mutex_unlock(&srv->task_mu);
-	ack(s, id, srv, "tasks/update");
+	ack(srv, "tasks/update", out);
 }
 
-void mcp_tasks_modern(eng_session *s, json_object *id, const char *method, json_object *params,
-		      const mcp_view *v)
+void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, const mcp_view *v,
+		      mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
-	if (!mcp_tasks_declared(v->caps)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_MISSING_CAPABILITY,
-					  "Missing required client capability",
-					  mcp_tasks_required_data());
+	if (!mcp_tasks_declared(v ? v->caps : NULL)) {
+		mcp_answer_error(out, MCP_JSONRPC_MISSING_CAPABILITY,
+				 "Missing required client capability", mcp_tasks_required_data());
 		return;
 	}
-	const char *tid = task_id_param(s, id, params);
+	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
 	json_object *responses = mcp_get(params, "inputResponses");
 	if (strcmp(method, "tasks/update") == 0 &&
 	    !json_object_is_type(responses, json_type_object)) {
-		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_PARAMS,
-					  "Invalid params: inputResponses (object) is required",
-					  NULL);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: inputResponses (object) is required", NULL);
 		return;
 	}
 	pthread_mutex_lock(&srv->task_mu);
 	mcp_task *t = find(srv, tid, 1, NULL, mcp_authz_current(ms));
 	if (!t) {
 		pthread_mutex_unlock(&srv->task_mu);
-		unknown_task(s, id, tid);
+		unknown_task(out, tid);
 		return;
 	}
 	if (strcmp(method, "tasks/get") == 0) {
 		json_object *res = describe_modern(t, 1);
 		pthread_mutex_unlock(&srv->task_mu);
-		if (res)
+		if (res) {
 			mcp_modern_decorate(srv, method, res);
-		if (res)
-			eng_session_respond_result(s, id, res);
-		else
-			eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR,
-						  "out of memory", NULL);
+			mcp_answer_result(out, res);
+		} else {
+			mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		}
 	} else if (strcmp(method, "tasks/update") == 0) {
-		modern_update(s, id, t, responses);
+		modern_update(t, responses, out);
 	} else {
 		/* Idempotent: a finished task's cancel gets the same ack. */
 		eng_req *r = terminal(t->status) ? NULL : cancel_locked(t);
 		pthread_mutex_unlock(&srv->task_mu);
 		fire_cancel(r);
-		ack(s, id, srv, method);
+		ack(srv, method, out);
 	}
 }

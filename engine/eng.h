@@ -175,6 +175,7 @@ struct eng_req {
 				     (from raw), which also frees it */
 	int started;              /* handler began (for counters) */
 	int finished;             /* an eng_req_finish_* ran */
+	int kept;                 /* its run handed it over (eng_req_keep) */
 	int capped;               /* holds a place of its session's cap
 				     (limits.max_running) until it leaves the
 				     pool */
@@ -543,8 +544,8 @@ void eng_session_trigger(eng_session *s, int reason);
  * who calls them differs. */
 
 /* Dispatches one message: the raw `line` (parsed here, as a reader
- * would), or with `value` non-NULL the caller's parse of it (taken; `line`
- * is then only used for a batch's route).  Any thread; feeds of one
+ * would), or with `value` non-NULL the caller's parse of it by
+ * eng_json_parse_message (taken), whose precheck flags are `pre`.  Any thread; feeds of one
  * session are serialised.  Answers the feed itself produces (errors,
  * requests answered at once) go to `route` (copied when needed; NULL:
  * routed by their id).  *admitted (when not NULL) gets the number of
@@ -552,7 +553,7 @@ void eng_session_trigger(eng_session *s, int reason);
  * by their id.  MCP_OK, or MCP_ECLOSED when the session is closing
  * (nothing was done; `value` is released). */
 int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *value,
-		     const char *route, int *admitted);
+		     unsigned pre, const char *route, int *admitted);
 /* Starts the shutdown sequence of a push session from any thread, without
  * waiting: steps 1-3 now; steps 4-5 as soon as nothing is in flight (on
  * the thread that ends the last request, or here), else at the grace
@@ -585,6 +586,9 @@ void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data);
 /* Sends a notification not tied to a request (taken).  Never blocks. */
 int eng_session_notify(eng_session *s, json_object *msg);
+/* The same for a notification already serialised (`text`, len bytes,
+ * copied): one broadcast to many sessions is built once. */
+int eng_session_notify_text(eng_session *s, const char *text, size_t len);
 /* Registers a request in flight without queueing it: a long-lived one
  * (a subscription) that the protocol layer ends itself with eng_req_finish_*
  * (typically from a cancel callback on its token).  Returns a counted
@@ -631,6 +635,16 @@ int eng_req_emit(eng_req *r, json_object *msg);
  * On MCP_OK *answer is the whole response message (caller owns). */
 int eng_req_call(eng_req *r, json_object *msg, int64_t timeout_ms,
 		 json_object **answer);
+/* From the worker running r: r stays in flight when its run returns,
+ * without a worker, like a request registered by eng_session_hold; whoever
+ * keeps it ends it with eng_req_finish_*.  Call before anything else can
+ * end it (before registering its cancel callback). */
+void eng_req_keep(eng_req *r);
+/* From the worker running r: the request was let through (the protocol
+ * layer's admission checks passed), so a transport that holds back the
+ * start of its response until then may begin it (tp_ops.open_route).
+ * Any other request of that stream begins at its first line anyway. */
+void eng_req_admitted(eng_req *r);
 /* For a request that found its session closed before the shutdown reached
  * its token: fires the token with the session's close reason, so the
  * handler sees why it must stop, and returns MCP_ECANCELED. */

@@ -396,6 +396,15 @@ int eng_session_notify(eng_session *s, json_object *msg)
 	return push_message(s, msg, NULL, 0);
 }
 
+int eng_session_notify_text(eng_session *s, const char *text, size_t len)
+{
+	char *line = malloc(len + 1); /* the writer's spare byte */
+	if (!line)
+		return MCP_ENOMEM;
+	memcpy(line, text, len);
+	return eng_writer_push(&s->writer, line, len, NULL, 0);
+}
+
 int eng_session_close_stream(eng_session *s, eng_req *r, int retry_ms)
 {
 	if (!s->tp->ops->close_route || !r->id_key)
@@ -973,9 +982,9 @@ static void dispatch_run(eng_req *r)
 	atomic_fetch_add(&s->running_n, 1);
 	atomic_fetch_add(&s->stats->started, 1);
 	r->run(r);
-	if (!r->finished)
+	if (!r->finished && !r->kept)
 		eng_req_finish_silent(r);
-	if (r->parsed_here && !r->sink) {
+	if (r->parsed_here && !r->sink && !r->kept) {
 		/* The handler is done with its tree: free it on the thread
 		 * that built it (a detached request's tree stays). */
 		json_object_put(r->msg);
@@ -989,6 +998,24 @@ void eng_req_dispatch(eng_req *r)
 	dispatch_run(r);
 	if (r->capped)
 		sched_leave(r->sess);
+}
+
+void eng_req_keep(eng_req *r)
+{
+	/* It no longer runs: not counted as running, so neither "completed"
+	 * when it ends nor "abandoned" at a shutdown, like a held request. */
+	r->kept = 1;
+	if (r->started) {
+		r->started = 0;
+		atomic_fetch_sub(&r->sess->running_n, 1);
+	}
+}
+
+void eng_req_admitted(eng_req *r)
+{
+	eng_session *s = r->sess;
+	if (s->tp->ops->open_route && r->id_key && !r->batched)
+		s->tp->ops->open_route(s->tp, r->id_key);
 }
 
 void eng_req_finish_silent(eng_req *r)
@@ -1849,7 +1876,7 @@ int eng_session_close_poll(eng_session *s, int64_t now_ns)
 }
 
 int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *value,
-		     const char *route, int *admitted)
+		     unsigned pre, const char *route, int *admitted)
 {
 	if (admitted)
 		*admitted = 0;
@@ -1862,7 +1889,7 @@ int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *
 	s->feed_route = route;
 	s->feed_admitted = 0;
 	if (value)
-		dispatch_value(s, value, line, len, eng_json_precheck(line, len));
+		dispatch_value(s, value, line, len, pre);
 	else
 		dispatch_line(s, line, len);
 	int n = s->feed_admitted;

@@ -16,6 +16,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include <pthread.h>
+#include <stdarg.h>
+
 #include <mcp/mcp.h>
 
 #include "conformance.h"
@@ -210,6 +213,48 @@ static int tool_bad_output(mcp_ctx *ctx, json_object *args, mcp_result *out, voi
 	return rc;
 }
 
+/* ---- authorization fixtures -------------------------------------------------- */
+
+/* Who the request comes from, as the handler sees it (mcp_ctx_auth_*): a
+ * JSON text, {"authenticated":false} over stdio. */
+static int tool_whoami(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "authenticated",
+			       json_object_new_boolean(mcp_ctx_authenticated(ctx)));
+	if (mcp_ctx_auth_subject(ctx))
+		json_object_object_add(o, "subject",
+				       json_object_new_string(mcp_ctx_auth_subject(ctx)));
+	if (mcp_ctx_auth_client_id(ctx))
+		json_object_object_add(o, "client_id",
+				       json_object_new_string(mcp_ctx_auth_client_id(ctx)));
+	size_t n = 0;
+	const char *const *scopes = mcp_ctx_auth_scopes(ctx, &n);
+	json_object *a = json_object_new_array();
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(scopes[i]));
+	json_object_object_add(o, "scopes", a);
+	int rc = mcp_result_add_text(out, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return rc;
+}
+
+/* An echo only tokens with the scope mcp:admin may call or even see (set
+ * with mcp_server_set_scopes in main). */
+static int tool_admin_echo(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)user;
+	/* The schema made `text` a string, if present. */
+	const char *text = "";
+	mcp_args_string(args, "text", &text);
+	char buf[512];
+	snprintf(buf, sizeof buf, "admin: %s", text);
+	return mcp_result_add_text(out, buf);
+}
+
 static const mcp_tool tools[] = {
 	{ .name = "echo", .title = "Echo",
 	  .description = "Returns the text it was given, optionally padded with pad_bytes of 'x'.",
@@ -266,7 +311,158 @@ static const mcp_tool tools[] = {
 	  .output_schema = "{\"type\":\"object\",\"properties\":{\"sum\":{\"type\":\"number\"}},"
 			   "\"required\":[\"sum\"]}",
 	  .fn = tool_bad_output },
+	{ .name = "whoami", .title = "Who am I",
+	  .description = "Returns the caller's principal: subject, client id and scopes of "
+			 "its bearer token (none over stdio).",
+	  .input_schema = "{\"type\":\"object\"}",
+	  .fn = tool_whoami },
+	{ .name = "admin_echo", .title = "Admin echo",
+	  .description = "Echoes text; needs the scope mcp:admin over HTTP with authorization.",
+	  .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
+			  "\"required\":[\"text\"]}",
+	  .fn = tool_admin_echo },
 };
+
+/* ---- request hooks: a rate limit and an access log ------------------------------ */
+
+/* --rate-limit N/SECONDS: a token bucket per principal (its subject, else
+ * its client id; one bucket for local clients), N requests at once and N
+ * more every SECONDS.  A request over the limit is refused with
+ * MCP_REFUSE_RATE_LIMITED: over HTTP 429 with Retry-After, over stdio the
+ * JSON-RPC error -32050 with data.retryAfterMs. */
+#define MAX_BUCKETS 1024
+typedef struct bucket {
+	char who[128];
+	double tokens;
+	int64_t at_ms;
+} bucket;
+static struct {
+	pthread_mutex_t mu;
+	double capacity, per_ms;
+	bucket b[MAX_BUCKETS];
+	int n;
+	int enabled, log;
+} limits = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Takes one token of `who`'s bucket: 0, or the ms until one is there. */
+static int64_t bucket_take(const char *who)
+{
+	int64_t now = mono_ms();
+	pthread_mutex_lock(&limits.mu);
+	bucket *b = NULL, *oldest = NULL;
+	for (int i = 0; i < limits.n && !b; i++) {
+		if (strcmp(limits.b[i].who, who) == 0)
+			b = &limits.b[i];
+		else if (!oldest || limits.b[i].at_ms < oldest->at_ms)
+			oldest = &limits.b[i];
+	}
+	if (!b) {
+		/* A new caller; when the table is full, the one seen least
+		 * recently is forgotten (it comes back with a full bucket). */
+		b = limits.n < MAX_BUCKETS ? &limits.b[limits.n++] : oldest;
+		snprintf(b->who, sizeof b->who, "%s", who);
+		b->tokens = limits.capacity;
+		b->at_ms = now;
+	}
+	b->tokens += (double)(now - b->at_ms) * limits.per_ms;
+	if (b->tokens > limits.capacity)
+		b->tokens = limits.capacity;
+	b->at_ms = now;
+	int64_t wait = 0;
+	if (b->tokens >= 1)
+		b->tokens -= 1;
+	else
+		wait = (int64_t)((1 - b->tokens) / limits.per_ms) + 1;
+	pthread_mutex_unlock(&limits.mu);
+	return wait;
+}
+
+/* One line per event, written at once so lines of several workers never
+ * interleave. */
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	fwrite(line, 1, (size_t)n, stderr);
+}
+
+static const char *or_dash(const char *s)
+{
+	return s ? s : "-";
+}
+
+/* The W3C trace context a client put in the request's _meta, if any. */
+static const char *traceparent(mcp_ctx *ctx)
+{
+	json_object *v = NULL;
+	json_object_object_get_ex(mcp_ctx_meta(ctx), "traceparent", &v);
+	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static int before_hook(mcp_ctx *ctx, void *user)
+{
+	(void)user;
+	const char *who = mcp_ctx_auth_subject(ctx);
+	if (!who)
+		who = mcp_ctx_auth_client_id(ctx);
+	if (limits.log)
+		log_line("hook before method=%s name=%s sub=%s client=%s traceparent=%s",
+			 or_dash(mcp_ctx_method(ctx)), or_dash(mcp_ctx_target(ctx)),
+			 or_dash(mcp_ctx_auth_subject(ctx)), or_dash(mcp_ctx_auth_client_id(ctx)),
+			 or_dash(traceparent(ctx)));
+	if (!limits.enabled)
+		return MCP_OK;
+	int64_t wait = bucket_take(who ? who : "");
+	if (wait > 0)
+		return mcp_ctx_refuse(ctx, MCP_REFUSE_RATE_LIMITED, "Too many requests", wait);
+	return MCP_OK;
+}
+
+static void after_hook(mcp_ctx *ctx, const char *outcome, int code, int64_t duration_us,
+		       void *user)
+{
+	(void)user;
+	if (limits.log)
+		log_line("hook after method=%s name=%s sub=%s outcome=%s code=%d us=%lld "
+			 "traceparent=%s",
+			 or_dash(mcp_ctx_method(ctx)), or_dash(mcp_ctx_target(ctx)),
+			 or_dash(mcp_ctx_auth_subject(ctx)), outcome, code,
+			 (long long)duration_us, or_dash(traceparent(ctx)));
+}
+
+/* "N/SECONDS" of --rate-limit. */
+static int parse_rate(const char *s)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(s, &end, 10);
+	if (errno || end == s || *end != '/' || n < 1 || n > 1000000)
+		return -1;
+	const char *p = end + 1;
+	long secs = strtol(p, &end, 10);
+	if (errno || end == p || *end || secs < 1 || secs > 86400)
+		return -1;
+	limits.capacity = (double)n;
+	limits.per_ms = (double)n / ((double)secs * 1000.0);
+	limits.enabled = 1;
+	return 0;
+}
 
 /* ---- main ------------------------------------------------------------------ */
 
@@ -301,7 +497,63 @@ static void usage(FILE *f)
 		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
 		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n"
 		"                      [--unchecked-args] [--instance TAG] [--max-tasks N]\n"
-		"                      [--task-ttl-ms N]\n");
+		"                      [--task-ttl-ms N]\n"
+		"                      [--auth-resource URI --auth-jwks FILE [--auth-issuer ISS]\n"
+		"                       [--auth-server URL]... [--auth-scopes SCOPES]\n"
+		"                       [--auth-require SCOPES]]\n"
+		"                      [--rate-limit N/SECONDS] [--access-log]\n");
+}
+
+/* --auth-*: an OAuth 2.1 protected resource whose tokens are JWTs signed
+ * by the keys of a JWKS file, from the issuer (also the authorization
+ * server the metadata names, unless --auth-server says otherwise).  0, or
+ * -1 after saying what is wrong. */
+static int configure_auth(mcp_server *srv, const char *resource, const char *jwks,
+			  const char *issuer, const char *const *servers, int nservers,
+			  const char *scopes, const char *require)
+{
+	if (!resource) {
+		if (jwks || issuer || nservers || scopes || require) {
+			fprintf(stderr, "mcp-everything: --auth-* options need --auth-resource\n");
+			return -1;
+		}
+		return 0;
+	}
+	if (!jwks) {
+		fprintf(stderr, "mcp-everything: --auth-resource needs --auth-jwks\n");
+		return -1;
+	}
+	int rc;
+	const char *what = "--auth-resource";
+	if ((rc = mcp_server_set_auth_resource(srv, resource)) == MCP_OK) {
+		what = "--auth-jwks";
+		rc = mcp_server_set_auth_jwks_file(srv, jwks);
+	}
+	if (rc == MCP_OK && issuer) {
+		what = "--auth-issuer";
+		rc = mcp_server_set_auth_issuer(srv, issuer);
+	}
+	for (int i = 0; rc == MCP_OK && i < nservers; i++) {
+		what = "--auth-server";
+		rc = mcp_server_add_auth_server(srv, servers[i]);
+	}
+	if (rc == MCP_OK && !nservers && issuer) {
+		what = "--auth-issuer (as the authorization server)";
+		rc = mcp_server_add_auth_server(srv, issuer);
+	}
+	if (rc == MCP_OK && scopes) {
+		what = "--auth-scopes";
+		rc = mcp_server_set_auth_scopes_supported(srv, scopes);
+	}
+	if (rc == MCP_OK && require) {
+		what = "--auth-require";
+		rc = mcp_server_set_auth_required_scopes(srv, require);
+	}
+	if (rc != MCP_OK) {
+		fprintf(stderr, "mcp-everything: %s: %s\n", what, mcp_strerror(rc));
+		return -1;
+	}
+	return 0;
 }
 
 /* 64 hex digits into 32 bytes; 0, or -1 when malformed. */
@@ -361,6 +613,10 @@ int main(int argc, char **argv)
 	int n_hosts = 0, n_origins = 0;
 	const char *instance = NULL;
 	long max_tasks = -1, task_ttl = -1;
+	const char *auth_resource = NULL, *auth_jwks = NULL, *auth_issuer = NULL;
+	const char *auth_scopes = NULL, *auth_require = NULL;
+	const char *auth_servers[8];
+	int n_auth_servers = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -424,6 +680,23 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--task-ttl-ms") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1000, 1L << 31, &task_ttl))
 				goto bad;
+		} else if (strcmp(a, "--auth-resource") == 0 && i + 1 < argc) {
+			auth_resource = argv[++i];
+		} else if (strcmp(a, "--auth-jwks") == 0 && i + 1 < argc) {
+			auth_jwks = argv[++i];
+		} else if (strcmp(a, "--auth-issuer") == 0 && i + 1 < argc) {
+			auth_issuer = argv[++i];
+		} else if (strcmp(a, "--auth-server") == 0 && i + 1 < argc && n_auth_servers < 8) {
+			auth_servers[n_auth_servers++] = argv[++i];
+		} else if (strcmp(a, "--auth-scopes") == 0 && i + 1 < argc) {
+			auth_scopes = argv[++i];
+		} else if (strcmp(a, "--auth-require") == 0 && i + 1 < argc) {
+			auth_require = argv[++i];
+		} else if (strcmp(a, "--rate-limit") == 0 && i + 1 < argc) {
+			if (parse_rate(argv[++i]))
+				goto bad;
+		} else if (strcmp(a, "--access-log") == 0) {
+			limits.log = 1;
 		} else if (strcmp(a, "--trace") == 0) {
 			want_trace = 1;
 		} else if (strcmp(a, "--unchecked-args") == 0) {
@@ -498,6 +771,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mcp-everything: bad --allow-origin %s\n", allow_origin[i]);
 			return 2;
 		}
+	if (configure_auth(srv, auth_resource, auth_jwks, auth_issuer, auth_servers,
+			   n_auth_servers, auth_scopes, auth_require) != 0)
+		return 2;
+	if ((limits.enabled || limits.log) &&
+	    mcp_server_set_request_hooks(srv, before_hook, after_hook, NULL) != MCP_OK) {
+		fprintf(stderr, "mcp-everything: cannot install the request hooks\n");
+		return 1;
+	}
 	mcp_server_set_instructions(srv, "The libmcp fixture server: echo, sleep, spin, "
 					 "roots and progress tools for tests and benchmarks.");
 	if (want_trace)
@@ -515,6 +796,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mcp-everything: extension fixtures: %s\n", mcp_strerror(crc));
 		return 1;
 	}
+	/* Only tokens with mcp:admin see or call it; local clients, which
+	 * carry no token, are not restricted. */
+	mcp_server_set_scopes(srv, MCP_ITEM_TOOL, "admin_echo", "mcp:admin");
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
 		mcp_tool t = tools[i];
 		/* --unchecked-args: the benchmark's reference, arguments

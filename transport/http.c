@@ -106,6 +106,10 @@ typedef struct stream {
 	char hang_text[40];
 	size_t hang_len, hang_off;
 	int finished;               /* nothing more will be added */
+	/* TP_HTTP_HOLD: the SSE response has not begun, and waits for the
+	 * request to be let through (`opened`) or for a line. */
+	int held;
+	int opened;
 	int closed;                 /* finished by the session's close */
 	/* The attached connection (NULL: none) and its state. */
 	struct MHD_Connection *conn;
@@ -476,7 +480,11 @@ static void watch_add(stream *st)
 		i = h->free_watch;
 	}
 	watch_slot *w = &h->watches[i];
-	struct epoll_event ev = { .events = EPOLLRDHUP,
+	/* One-shot: once it fired the registration is spent; it is removed
+	 * when the attachment ends, not at every wake-up in between (a
+	 * broadcast to thousands of streams would cost two system calls
+	 * each). */
+	struct epoll_event ev = { .events = EPOLLRDHUP | EPOLLONESHOT,
 				  .data.u64 = (uint64_t)(w->gen + 1) << 32 | (uint32_t)i };
 	if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, st->fd, &ev) != 0) {
 		pthread_mutex_unlock(&h->watch_mu);
@@ -558,7 +566,6 @@ static void stream_kick(stream *st)
 {
 	if (st->suspended && st->conn) {
 		st->suspended = 0;
-		watch_del(st);
 		MHD_resume_connection(st->conn);
 	}
 }
@@ -581,7 +588,9 @@ static void watch_fired(tp_http *h, uint64_t data)
 	pthread_mutex_lock(&h->watch_mu);
 	stream *st = h->watches[i].used && h->watches[i].gen == gen ? h->watches[i].st : NULL;
 	pthread_mutex_unlock(&h->watch_mu);
-	if (st && st->conn && st->suspended) {
+	if (st && st->conn) {
+		/* Gone, waiting or not (a response being written notices it
+		 * too, at its next write). */
 		st->peer_gone = 1;
 		stream_kick(st);
 	}
@@ -694,7 +703,7 @@ static int sse_log(stream *st, const char *data, size_t n)
  * stream stays for a resumption.  Under ts->mu. */
 static void cut_slow_reader(stream *st)
 {
-	if (st->conn && !st->suspended && !st->cut && st->fd >= 0 &&
+	if (st->conn && !st->held && !st->suspended && !st->cut && st->fd >= 0 &&
 	    st->owed > st->ts->h->cfg.stream_backlog) {
 		st->cut = 1;
 		shutdown(st->fd, SHUT_RDWR);
@@ -804,7 +813,7 @@ static void stream_put(tp_http_sess *ts, stream *st, const tp_out *o, int is_sta
 		stream_detach(ts, st);
 		return;
 	}
-	if (o->is_response && !is_standalone && !st->conn && !st->answer) {
+	if (o->is_response && !is_standalone && (!st->conn || st->held) && !st->answer) {
 		/* Answered before its response began: kept whole too, so the
 		 * POST can be answered as plain JSON (see post_respond). */
 		st->answer = malloc(o->len);
@@ -915,6 +924,19 @@ static int hs_close_route(tp_conn *c, const char *route, int retry_ms)
 	return rc;
 }
 
+/* The request of `route` was let through: a held SSE response may begin. */
+static void hs_open_route(tp_conn *c, const char *route)
+{
+	tp_http_sess *ts = (tp_http_sess *)c;
+	pthread_mutex_lock(&ts->mu);
+	stream *st = stream_of_route(ts, route);
+	if (st && st->held && !st->opened) {
+		st->opened = 1;
+		stream_kick(st);
+	}
+	pthread_mutex_unlock(&ts->mu);
+}
+
 static void hs_set_features(tp_conn *c, unsigned flags)
 {
 	tp_http_sess *ts = (tp_http_sess *)c;
@@ -935,6 +957,7 @@ static const struct tp_ops hs_ops = {
 	.wake = hs_wake,
 	.close_output = hs_close_output,
 	.close_route = hs_close_route,
+	.open_route = hs_open_route,
 	.can_request = hs_can_request,
 	.set_features = hs_set_features,
 	.free = hs_free,
@@ -979,12 +1002,16 @@ void tp_http_reply(tp_http_req *rq, unsigned status, const char *content_type, c
 static void reply_answer(tp_http_req *rq, tp_http_answer *a)
 {
 	char retry[16];
-	const char *hdrs[5] = { NULL };
+	const char *hdrs[7] = { NULL };
 	int k = 0;
 	if (a->retry_after_s > 0) {
 		snprintf(retry, sizeof retry, "%d", a->retry_after_s);
 		hdrs[k++] = "Retry-After";
 		hdrs[k++] = retry;
+	}
+	if (a->www_authenticate) {
+		hdrs[k++] = "WWW-Authenticate";
+		hdrs[k++] = a->www_authenticate;
 	}
 	if (rq->session_header) {
 		hdrs[k++] = "Mcp-Session-Id";
@@ -993,6 +1020,7 @@ static void reply_answer(tp_http_req *rq, tp_http_answer *a)
 	tp_http_reply(rq, a->status, a->body ? a->content_type : NULL, a->body, a->body ? a->len : 0,
 		      hdrs);
 	free(a->body);
+	free(a->www_authenticate);
 }
 
 /* The post_answer hook's answer for a stream that ended before its
@@ -1174,8 +1202,10 @@ int tp_http_post_open(tp_http_req *rq, tp_http_sess *ts, const char *route, unsi
 		return -EEXIST;
 	}
 	stream *st = stream_new(ts, route, sse);
-	if (st)
+	if (st) {
 		st->no_ids = (flags & TP_HTTP_NO_IDS) != 0;
+		st->held = sse && (flags & TP_HTTP_HOLD) != 0;
+	}
 	if (!st || (sse && !st->no_ids && (ts->features & TP_FEATURE_RESUMABLE) &&
 		    sse_log(st, NULL, 0) != 0)) {
 		if (st) {
@@ -1205,6 +1235,7 @@ static void post_answer_now(tp_http_req *rq)
 	size_t len = st->answer_len;
 	int closed = st->closed;
 	st->answer = NULL;
+	watch_del(st);
 	st->conn = NULL;
 	st->fd = -1;
 	stream_detach(ts, st);
@@ -1212,6 +1243,34 @@ static void post_answer_now(tp_http_req *rq)
 	rq->st = NULL;
 	pthread_mutex_unlock(&ts->mu);
 	answer_ended(rq, line, len, closed);
+}
+
+/* Whether a held SSE stream must still wait before its response begins:
+ * not let through, nothing to send, not ended, no hang-up.  Under ts->mu. */
+static int held_waits(const stream *st)
+{
+	return st->held && !st->opened && !st->finished && st->nlines == 0 && !st->hangup;
+}
+
+/* Begins the answer of an SSE POST that need not wait (any more): as SSE,
+ * or, for a held one that ended first with at most its answer (a refusal,
+ * an error given before it ran), as plain JSON, whose status the
+ * post_answer hook chooses. */
+static void sse_begin(tp_http_req *rq)
+{
+	stream *st = rq->st;
+	tp_http_sess *ts = rq->ts;
+	pthread_mutex_lock(&ts->mu);
+	if (st->held && !st->opened && st->finished && st->nlines <= 1 && !st->hangup) {
+		pthread_mutex_unlock(&ts->mu);
+		post_answer_now(rq);
+		return;
+	}
+	st->held = 0;
+	st->refs++; /* the response's */
+	pthread_mutex_unlock(&ts->mu);
+	sess_ref(ts);
+	rq->answered = start_sse(rq->conn, st, rq->session_header) == MHD_YES ? 1 : -1;
 }
 
 void tp_http_post_respond(tp_http_req *rq, int admitted, const char *session_header)
@@ -1237,15 +1296,14 @@ void tp_http_post_respond(tp_http_req *rq, int admitted, const char *session_hea
 		return;
 	}
 	attach_locked(st, rq->conn);
-	if (st->sse) {
-		st->refs++; /* the response's */
+	if (st->sse && !held_waits(st)) {
 		pthread_mutex_unlock(&ts->mu);
-		sess_ref(ts);
-		rq->answered = start_sse(rq->conn, st, rq->session_header) == MHD_YES ? 1 : -1;
+		sse_begin(rq);
 		return;
 	}
-	/* JSON: the connection waits, suspended and watched, until the
-	 * answer is in; then libmicrohttpd calls us again (on_request). */
+	/* JSON, or SSE held back: the connection waits, suspended and
+	 * watched, until there is something to say; then libmicrohttpd calls
+	 * us again (on_request). */
 	st->suspended = 1;
 	rq->waiting = 1;
 	MHD_suspend_connection(rq->conn);
@@ -1358,6 +1416,33 @@ const char *tp_http_req_header(tp_http_req *rq, const char *name)
 	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
+typedef struct query_find {
+	const char *name;
+	int found;
+} query_find;
+
+static enum MHD_Result query_param(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	query_find *q = cls;
+	(void)kind;
+	(void)value;
+	if (key && strcmp(key, q->name) == 0) {
+		q->found = 1;
+		return MHD_NO; /* enough */
+	}
+	return MHD_YES;
+}
+
+int tp_http_req_has_query_param(tp_http_req *rq, const char *name)
+{
+	/* libmicrohttpd splits the query into GET arguments, names and
+	 * values percent-decoded; the path it hands over has no query. */
+	query_find q = { name, 0 };
+	MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, query_param, &q);
+	return q.found;
+}
+
 const char *tp_http_req_body(const tp_http_req *rq, size_t *len)
 {
 	*len = rq->len;
@@ -1468,7 +1553,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (gone)
 			return MHD_NO; /* closes the connection; on_completed cleans up */
 		rq->answered = 0;
-		post_answer_now(rq);
+		pthread_mutex_lock(&rq->ts->mu);
+		int sse = rq->st->sse;
+		pthread_mutex_unlock(&rq->ts->mu);
+		if (sse)
+			sse_begin(rq); /* a held SSE response */
+		else
+			post_answer_now(rq);
 		return rq->answered > 0 ? MHD_YES : MHD_NO;
 	}
 	if (rq->answered)
@@ -1505,7 +1596,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		tp_http_sess *ts = rq->ts;
 		pthread_mutex_lock(&ts->mu);
 		stream *st = rq->st;
-		if (!st->sse) {
+		if (!st->sse || st->held) {
+			/* An SSE response that never began is dropped like a JSON
+			 * one: its client saw no event id to resume from. */
 			if (st->conn == conn) {
 				watch_del(st);
 				st->conn = NULL;
@@ -1601,16 +1694,19 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
  * sessions whose output closed leave. */
 static void housekeeping(tp_http *h, int64_t now, int expire)
 {
-	/* The LRU list is in the order sessions were put at its end; a use
-	 * only stores the time (sess_touch), so a head used since it was put
-	 * there goes back to the end now.  Each session moves at most once
-	 * per idle period, and a pass ends where it meets one it moved. */
+	/* The LRU list is in the order sessions were put at its end (their
+	 * lru_pos_ns), and a use only stores the time (sess_touch).  A pass
+	 * looks at the sessions put there more than half an idle period ago:
+	 * one used since goes back to the end, one idle too long expires.
+	 * So each session is looked at about twice per idle period whatever
+	 * the number of sessions, and one expires within one and a half idle
+	 * periods of its last use. */
 	int64_t idle = h->cfg.session_idle_ms * 1000000;
 	while (expire) {
 		void *app = NULL;
 		pthread_mutex_lock(&h->mu);
 		tp_http_sess *ts = h->lru_head;
-		if (!ts || ts->lru_pos_ns >= now) {
+		if (!ts || now - ts->lru_pos_ns < idle / 2) {
 			pthread_mutex_unlock(&h->mu);
 			break;
 		}

@@ -77,6 +77,11 @@ struct tp_ops {
 	 * later messages wait for it to resume.  0, -ENOENT (no such live
 	 * route) or -ENOTSUP. */
 	int (*close_route)(tp_conn *c, const char *route, int retry_ms);
+	/* Optional: the request of `route` was let through by the layers
+	 * above (eng_req_admitted): a stream whose response was held back
+	 * until then (so that a refusal could still choose its status) may
+	 * begin it now. */
+	void (*open_route)(tp_conn *c, const char *route);
 	/* Optional: whether a request to the client can travel on the stream
 	 * of `route` (an HTTP POST answered as one JSON body cannot carry
 	 * one).  1 when absent. */

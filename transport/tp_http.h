@@ -41,6 +41,7 @@ typedef struct tp_http_answer {
 	char *body;                /* malloc'd, taken by the transport; or NULL */
 	size_t len;
 	int retry_after_s;         /* > 0: a Retry-After header */
+	char *www_authenticate;    /* malloc'd, taken; or NULL: no such header */
 } tp_http_answer;
 
 typedef struct tp_http_hooks {
@@ -111,6 +112,9 @@ const char *tp_http_req_method(const tp_http_req *rq);
 const char *tp_http_req_path(const tp_http_req *rq);
 /* A request header's value (case-insensitive name), or NULL. */
 const char *tp_http_req_header(tp_http_req *rq, const char *name);
+/* Whether the request target's query names the parameter `name` (with or
+ * without a value; names compared after percent-decoding). */
+int tp_http_req_has_query_param(tp_http_req *rq, const char *name);
 /* The body (NUL-terminated; *len excludes the NUL). */
 const char *tp_http_req_body(const tp_http_req *rq, size_t *len);
 /* Remembers the layer above's state for this request, for post_answer
@@ -146,6 +150,13 @@ void tp_http_session_end(tp_http_sess *ts);
 enum {
 	TP_HTTP_SSE = 1,     /* answer as text/event-stream */
 	TP_HTTP_NO_IDS = 2,  /* SSE events without ids (no resumption) */
+	/* With TP_HTTP_SSE: the SSE response begins only once the request's
+	 * session says it was let through (tp_ops.open_route, from
+	 * eng_req_admitted) or its stream has something to send; until then
+	 * the connection waits like a JSON one.  A request that ends first
+	 * with nothing but its answer (a refusal) is answered as plain JSON
+	 * by the post_answer hook, which can still choose the status. */
+	TP_HTTP_HOLD = 4,
 };
 
 /* Opens the stream a POSTed request will be answered on, before the

@@ -1322,17 +1322,17 @@ MCP_EXTERN int mcp_result_set_url_elicitation_required(mcp_result *out, const ch
 /* item, and hooks around every request.                                  */
 /*                                                                        */
 /* Over Streamable HTTP the server is an OAuth 2.1 resource server as the */
-/* MCP authorization specification (2025-06-18 onward) describes: a token */
-/* is taken from the Authorization header only, verified (by the built-in */
-/* JWT verifier or the application's), and its principal travels with    */
-/* the request to scope checks, hooks and handlers.  Status of this       */
-/* release: configuration, verification, scope checks, the principal in   */
-/* the handler and the hooks are in place and tested in-process; the HTTP */
-/* transport does not yet call them (no metadata document is served and   */
-/* no token is asked for): see doc/auth.md.  Over stdio and in-process    */
-/* connections there is no token (the MCP specification leaves local      */
-/* credentials to the environment): requests there carry no principal    */
-/* and are not restricted by scopes.                                      */
+/* MCP authorization specification (2025-06-18 onward) describes: it      */
+/* serves its Protected Resource Metadata (RFC 9728) at                   */
+/* /.well-known/oauth-protected-resource[/path], takes a token from the   */
+/* Authorization header only, verifies it (built-in JWT verifier or the   */
+/* application's), answers 401/400/403 with WWW-Authenticate challenges   */
+/* and JSON-RPC bodies, binds each session to the token's party (another  */
+/* party's token on it: 404), and the principal travels with the request */
+/* to scope checks, hooks and handlers; see doc/auth.md.  Over stdio and  */
+/* in-process connections there is no token (the MCP specification       */
+/* leaves local credentials to the environment): requests there carry no */
+/* principal and are not restricted by scopes.                            */
 /* ====================================================================== */
 
 /* JSON-RPC errors of refusals.  Over HTTP they come with the status in
@@ -1482,10 +1482,18 @@ typedef enum mcp_item_kind {
 MCP_EXTERN int mcp_server_set_scopes(mcp_server *srv, mcp_item_kind kind, const char *key,
 				     const char *scopes);
 
-/* Hooks around every request that runs on a worker: tools/call,
- * resources/read, prompts/get and completion/complete, in both protocol
- * eras and on every transport.  (Methods answered on the connection's
- * reader, such as ping and the lists, are not hooked.)
+/* Hooks around every request, in both protocol eras and on every
+ * transport: initialize, ping, logging/setLevel, the lists, resources/read,
+ * subscribe and unsubscribe, tools/call, prompts/get, completion/complete,
+ * tasks/get, list, cancel and result, and in 2026-07-28 server/discover
+ * and subscriptions/listen.
+ * Installing hooks moves the methods a connection otherwise answers on its
+ * reader (all but the calls, reads, gets and completions) to the worker
+ * pool, so that hooks always run on a worker; without hooks nothing
+ * changes.  Not hooked: what is refused before any method runs (a
+ * malformed message, an unknown method, a request before initialize, a
+ * duplicate id, a full queue, the 2026-07-28 _meta and header checks),
+ * notifications, and answers to the server's own requests.
  *
  * `before` runs on the worker before the handler, after the scope check;
  * it sees the method, the name, the principal and the request's _meta
@@ -1494,7 +1502,9 @@ MCP_EXTERN int mcp_server_set_scopes(mcp_server *srv, mcp_item_kind kind, const 
  * other non-zero return refuses it with MCP_JSONRPC_FORBIDDEN.
  * `after` runs on the worker once the request has its answer (refused
  * ones included): `outcome` is "completed", "error", "refused",
- * "peer_cancelled", "transport_closed", "shutdown" or "timeout"; `code` the
+ * "peer_cancelled", "transport_closed", "shutdown" or "timeout" ("streaming"
+ * for a subscriptions/listen let through: its stream goes on without a
+ * worker, and its end is not reported); `code` the
  * JSON-RPC error code answered (0 for a result or nothing written);
  * `duration_us` the time since `before` was called.
  * Hooks hold no lock of the library; they may block, and a blocking

@@ -2,7 +2,8 @@
 // JOSE implementation (jose), so that libmcp is checked against tokens it did
 // not make itself.  Writes one JSON document to standard output:
 //
-//   { resource, issuer, now, jwks, cases: [ { name, token, status, ... } ] }
+//   { resource, issuer, now, jwks, jwks_single,
+//     cases: [ { name, token, status, ... } ], http: { party: token } }
 //
 // `status` is what the HTTP layer must answer (200: accepted); accepted
 // cases also say which subject, client id and scopes the principal gets.
@@ -213,4 +214,21 @@ add('valid, with the required scopes', good, ok(), { required: 'mcp:read' });
 for (const c of cases)
 	if (!c.token) throw new Error(`case "${c.name}" has no token`);
 
-process.stdout.write(JSON.stringify({ resource, issuer, now, jwks, jwks_single, cases }, null, 1) + '\n');
+// ---- parties for the HTTP tests (tests/http/test_auth_http.py) -------------
+// Valid tokens of several subjects: two sessions' owners for the hijack
+// check, a step-up of the same subject, and callers of their own for the
+// rate limit and the hooks, so that no test uses up another's bucket.
+const http = {};
+const parties = {
+	alice: { sub: 'alice', client_id: 'client-a', scope: 'mcp:read' },
+	alice_admin: { sub: 'alice', client_id: 'client-a', scope: 'mcp:read mcp:admin' },
+	bob: { sub: 'bob', client_id: 'client-b', scope: 'mcp:read' },
+	carol: { sub: 'carol', client_id: 'client-c', scope: 'mcp:read' },
+	dave: { sub: 'dave', client_id: 'client-d', scope: 'mcp:read mcp:admin' },
+	erin: { sub: 'erin', client_id: 'client-e', scope: 'mcp:read' },
+};
+for (const [name, claims] of Object.entries(parties))
+	http[name] = await sign(ec1.privateKey, { alg: 'ES256', kid: 'ec-1' }, claims);
+
+process.stdout.write(JSON.stringify({ resource, issuer, now, jwks, jwks_single, cases, http },
+	null, 1) + '\n');

@@ -623,8 +623,17 @@ static int before_hook(mcp_ctx *ctx, void *user)
 {
 	(void)user;
 	const char *who = mcp_ctx_auth_subject(ctx);
-	if (!who)
-		return MCP_OK; /* local clients are not limited */
+	json_object *meta = mcp_ctx_meta(ctx);
+	json_object *tp = mcp_get(meta, "traceparent");
+	if (tp && strcmp(json_object_get_string(tp), "deny") == 0)
+		return mcp_ctx_refuse(ctx, MCP_REFUSE_FORBIDDEN, NULL, 0);
+	if (tp && strcmp(json_object_get_string(tp), "block") == 0)
+		/* A hook that waits (for a rate limiter's slot, say): only the
+		 * request's cancellation ends it. */
+		return mcp_ctx_sleep(ctx, 600000);
+	/* Local clients are not limited; only calls count. */
+	if (!who || strcmp(mcp_ctx_method(ctx), "tools/call") != 0)
+		return MCP_OK;
 	int64_t now = eng_now_ns();
 	pthread_mutex_lock(&log_mu);
 	bucket *b = NULL;
@@ -648,10 +657,6 @@ static int before_hook(mcp_ctx *ctx, void *user)
 	pthread_mutex_unlock(&log_mu);
 	if (!allowed)
 		return mcp_ctx_refuse(ctx, MCP_REFUSE_RATE_LIMITED, "Rate limit exceeded", wait_ms);
-	json_object *meta = mcp_ctx_meta(ctx);
-	json_object *tp = mcp_get(meta, "traceparent");
-	if (tp && strcmp(json_object_get_string(tp), "deny") == 0)
-		return mcp_ctx_refuse(ctx, MCP_REFUSE_FORBIDDEN, NULL, 0);
 	return MCP_OK;
 }
 
@@ -802,6 +807,13 @@ static void setup(void)
 					      "\"capabilities\":{}}"));
 	ck_assert_int_eq(mcp_server_set_request_hooks(srv, NULL, NULL, NULL), MCP_ESTATE);
 	send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	/* initialize ran between the hooks too; each test counts its own. */
+	wait_log(1);
+	pthread_mutex_lock(&log_mu);
+	ck_assert_int_eq(nlog, 1);
+	ck_assert_str_eq(access_log[0], "initialize - sub=- outcome=completed code=0");
+	nlog = 0;
+	pthread_mutex_unlock(&log_mu);
 }
 
 static void teardown(void)
@@ -848,9 +860,10 @@ START_TEST(no_principal_is_unrestricted)
 	m = request("resources/read", "{\"uri\":\"test://secret\"}");
 	ck_assert_ptr_nonnull(mcp_get(m, "result"));
 	json_object_put(m);
-	wait_log(2);
+	wait_log(3);
 	pthread_mutex_lock(&log_mu);
-	ck_assert_int_eq(nlog, 2);
+	ck_assert_int_eq(nlog, 3);
+	ck_assert_int_eq(log_count("tools/list - sub=- outcome=completed code=0"), 1);
 	ck_assert_int_eq(log_count("tools/call secret sub=- outcome=completed code=0"), 1);
 	ck_assert_int_eq(log_count("resources/read test://secret sub=- outcome=completed code=0"), 1);
 	pthread_mutex_unlock(&log_mu);
@@ -913,9 +926,11 @@ START_TEST(scopes_filter_lists_and_refuse_calls)
 	json_object_put(m);
 	/* Lifting a requirement while serving. */
 	ck_assert_int_eq(mcp_server_set_scopes(srv, MCP_ITEM_PROMPT, "p", NULL), MCP_OK);
-	wait_log(6);
+	wait_log(11);
 	pthread_mutex_lock(&log_mu);
-	ck_assert_int_eq(nlog, 6);
+	ck_assert_int_eq(nlog, 11);
+	ck_assert_int_eq(log_count("tools/list - sub=user-1 outcome=completed code=0"), 2);
+	ck_assert_int_eq(log_count("prompts/list - sub=user-1 outcome=completed code=0"), 1);
 	ck_assert_int_eq(log_count("tools/call whoami sub=user-1 outcome=completed code=0"), 1);
 	ck_assert_int_eq(log_count("tools/call secret sub=user-1 outcome=refused code=-32052"), 1);
 	ck_assert_int_eq(log_count("resources/read test://doc/7 sub=user-1 outcome=refused code=-32052"), 1);
@@ -968,6 +983,129 @@ START_TEST(hooks_rate_limit_and_refuse)
 	ck_assert_int_eq(nlog, 6);
 	ck_assert_int_eq(log_count("tools/call whoami sub=user-2 outcome=refused code=-32052"), 1);
 	ck_assert_int_eq(log_count("tools/call whoami sub=user-2 outcome=completed code=0"), 4);
+	pthread_mutex_unlock(&log_mu);
+}
+END_TEST
+
+/* The methods a connection's reader answers itself without hooks run on a
+ * worker between them once hooks are installed: every one is seen, and
+ * the before-hook may refuse any of them. */
+START_TEST(hooks_cover_every_method)
+{
+	bind_principal("user-3", "mcp:read");
+	static const char *const calls[][2] = {
+		{ "ping", "{}" },
+		{ "logging/setLevel", "{\"level\":\"info\"}" },
+		{ "tools/list", "{}" },
+		{ "resources/list", "{}" },
+		{ "resources/templates/list", "{}" },
+		{ "prompts/list", "{}" },
+		{ "resources/subscribe", "{\"uri\":\"test://open\"}" },
+		{ "resources/unsubscribe", "{\"uri\":\"test://open\"}" },
+		{ "tasks/list", "{}" },
+		{ "tasks/get", "{\"taskId\":\"none\"}" },
+		{ "tasks/cancel", "{\"taskId\":\"none\"}" },
+		{ "tasks/result", "{\"taskId\":\"none\"}" },
+	};
+	size_t n = sizeof calls / sizeof calls[0];
+	for (size_t i = 0; i < n; i++) {
+		json_object *m = request(calls[i][0], calls[i][1]);
+		int is_task = strncmp(calls[i][0], "tasks/", 6) == 0 && strcmp(calls[i][0], "tasks/list");
+		if (is_task)
+			ck_assert_int_eq(error_code(m), MCP_JSONRPC_INVALID_PARAMS);
+		else
+			ck_assert_ptr_nonnull(mcp_get(m, "result"));
+		json_object_put(m);
+	}
+	/* 2026-07-28 methods on the same connection. */
+	static const char modern_meta[] =
+		"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":{}";
+	char params[512];
+	snprintf(params, sizeof params, "{%s}}", modern_meta);
+	json_object *m = request("server/discover", params);
+	ck_assert_ptr_nonnull(mcp_get(mcp_get(m, "result"), "supportedVersions"));
+	json_object_put(m);
+	m = request("tools/list", params);
+	ck_assert_uint_eq(list_len(m, "tools"), 1); /* scope-filtered: whoami only */
+	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(m, "result"), "resultType")),
+			 "complete");
+	json_object_put(m);
+	/* A listen is let through by the before-hook, then handed to its
+	 * stream: the after-hook sees it then, as "streaming". */
+	char line_buf[640];
+	snprintf(line_buf, sizeof line_buf,
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"listen-1\",\"method\":\"subscriptions/listen\","
+		 "\"params\":{\"notifications\":{\"toolsListChanged\":true},%s}}}",
+		 modern_meta);
+	send_msg(line_buf);
+	for (int acked = 0; !acked;) {
+		char *line;
+		size_t len;
+		ck_assert_int_eq(mcp_memconn_recv(conn, 10000, &line, &len), 1);
+		acked = strstr(line, "notifications/subscriptions/acknowledged") != NULL;
+		free(line);
+	}
+	/* Refused by the before-hook, which reads each request's _meta. */
+	m = request("ping", "{\"_meta\":{\"traceparent\":\"deny\"}}");
+	ck_assert_int_eq(error_code(m), MCP_JSONRPC_FORBIDDEN);
+	json_object_put(m);
+	snprintf(params, sizeof params, "{%s,\"traceparent\":\"deny\"}}", modern_meta);
+	m = request("server/discover", params);
+	ck_assert_int_eq(error_code(m), MCP_JSONRPC_FORBIDDEN);
+	json_object_put(m);
+	wait_log((int)n + 5);
+	pthread_mutex_lock(&log_mu);
+	ck_assert_int_eq(nlog, (int)n + 5);
+	for (size_t i = 0; i < n; i++) {
+		char line[128];
+		int is_task = strncmp(calls[i][0], "tasks/", 6) == 0 && strcmp(calls[i][0], "tasks/list");
+		snprintf(line, sizeof line, "%s - sub=user-3 outcome=%s", calls[i][0],
+			 is_task ? "error code=-32602" : "completed code=0");
+		/* tools/list twice: once in each era. */
+		int want = strcmp(calls[i][0], "tools/list") == 0 ? 2 : 1;
+		ck_assert_msg(log_count(line) == want, "not %d line(s) \"%s\"", want, line);
+	}
+	ck_assert_int_eq(log_count("server/discover - sub=user-3 outcome=completed code=0"), 1);
+	ck_assert_int_eq(log_count("subscriptions/listen - sub=user-3 outcome=streaming code=0"), 1);
+	ck_assert_int_eq(log_count("ping - sub=user-3 outcome=refused code=-32052"), 1);
+	ck_assert_int_eq(log_count("server/discover - sub=user-3 outcome=refused code=-32052"), 1);
+	pthread_mutex_unlock(&log_mu);
+}
+END_TEST
+
+/* A before-hook that blocks is cancelled like a handler: the client's
+ * cancellation wakes it, nothing is written for the request, and the
+ * after-hook sees the cancellation. */
+START_TEST(blocking_hook_is_cancelled)
+{
+	send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"blocked\",\"method\":\"ping\","
+		 "\"params\":{\"_meta\":{\"traceparent\":\"block\"}}}");
+	send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"blocked-call\",\"method\":\"tools/call\","
+		 "\"params\":{\"name\":\"whoami\",\"_meta\":{\"traceparent\":\"block\"}}}");
+	/* Both hooks now wait on workers; the connection answers others. */
+	json_object *m = request("ping", "{}");
+	ck_assert_ptr_nonnull(mcp_get(m, "result"));
+	json_object_put(m);
+	send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+		 "\"params\":{\"requestId\":\"blocked\"}}");
+	send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+		 "\"params\":{\"requestId\":\"blocked-call\"}}");
+	wait_log(3);
+	/* Whatever was written for the cancelled ones would come before the
+	 * answer to a later request. */
+	send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"after\",\"method\":\"ping\"}");
+	for (int done = 0; !done;) {
+		char *line;
+		size_t len;
+		ck_assert_int_eq(mcp_memconn_recv(conn, 10000, &line, &len), 1);
+		ck_assert_msg(!strstr(line, "\"blocked"), "written for a cancelled request: %s", line);
+		done = strstr(line, "\"id\":\"after\"") != NULL;
+		free(line);
+	}
+	pthread_mutex_lock(&log_mu);
+	ck_assert_int_eq(log_count("ping - sub=- outcome=peer_cancelled code=0"), 1);
+	ck_assert_int_eq(log_count("tools/call whoami sub=- outcome=peer_cancelled code=0"), 1);
 	pthread_mutex_unlock(&log_mu);
 }
 END_TEST
@@ -1092,6 +1230,8 @@ static Suite *suite(void)
 	tcase_add_test(conn_tc, no_principal_is_unrestricted);
 	tcase_add_test(conn_tc, scopes_filter_lists_and_refuse_calls);
 	tcase_add_test(conn_tc, hooks_rate_limit_and_refuse);
+	tcase_add_test(conn_tc, hooks_cover_every_method);
+	tcase_add_test(conn_tc, blocking_hook_is_cancelled);
 	suite_add_tcase(s, conn_tc);
 	const char *path = getenv("MCP_AUTH_VECTORS");
 	if (path && *path) {

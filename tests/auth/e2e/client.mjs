@@ -1,33 +1,40 @@
-// client.mjs - end-to-end authorization with a real OAuth client.  NOT RUN
-// YET: it needs the HTTP transport to call the authorization code of
-// api/authz.c (doc/auth.md, "Wiring"), and mcp-everything to take
-// --auth-jwks, --auth-issuer, --auth-resource and a tool that needs a scope.
+// client.mjs - end-to-end authorization with a real OAuth client: the
+// official TypeScript SDK client's OAuth flow against oauth2-mock-server (the
+// authorization server) and a libmcp resource server.  make check-auth-e2e
+// runs it (tests/auth/e2e/run.sh).
 //
-//   node client.mjs --as-port PORT --jwks-out FILE --mcp URL
-//                   [--tool NAME] [--scoped-tool NAME --scoped-scope SCOPE]
+//   node client.mjs --server PATH/mcp-everything [--log FILE]
+//   node client.mjs --as-port PORT --jwks-out FILE --mcp URL      (by hand)
 //
-// 1. Starts oauth2-mock-server on 127.0.0.1:PORT as the authorization
-//    server (RS256 key, authorization code with PKCE), writes its public
-//    JWKS to FILE and prints "AS ready <issuer>": start the resource server
-//    then, e.g.
-//      mcp-everything --http 127.0.0.1:9401 --auth-jwks FILE
-//        --auth-issuer http://127.0.0.1:PORT --auth-resource URL
-// 2. Waits until URL answers, then runs the official TypeScript SDK
-//    client's OAuth flow against it: the first request gets 401; the client
-//    reads resource_metadata and scope from WWW-Authenticate, fetches the
-//    Protected Resource Metadata, discovers the authorization server,
-//    authorizes with PKCE and the resource indicator, and connects.
+// 1. Starts oauth2-mock-server on 127.0.0.1 (RS256 key, authorization code
+//    with PKCE; port from the OS unless --as-port), writes its public JWKS
+//    and prints "AS ready <issuer>".  With --server it starts the resource
+//    server itself on a free loopback port:
+//      mcp-everything --http 127.0.0.1:P --auth-resource http://127.0.0.1:P/mcp
+//        --auth-jwks JWKS --auth-issuer ISSUER --auth-scopes "mcp:read mcp:admin"
+//        --auth-require mcp:read
+//    (by hand, start it yourself once "AS ready" is printed).
+// 2. Waits until the endpoint accepts connections (bounded), then runs the
+//    SDK client's OAuth flow: the first request gets 401; the client reads
+//    resource_metadata and scope from WWW-Authenticate, fetches the Protected
+//    Resource Metadata, discovers the authorization server, authorizes with
+//    PKCE and the resource indicator, and connects.
 // 3. Calls --tool (default echo), then --scoped-tool (default admin_echo),
 //    which needs --scoped-scope (default mcp:admin): the server answers 403
 //    insufficient_scope, the client steps up (a new authorization for the
 //    scopes the challenge names) and the retry succeeds.
+// 4. With --server: stops it with SIGTERM and checks its exit status.
 // Prints one "ok" or "FAIL" line per step; exits 0 when all passed.
 //
 // The mock server knows neither dynamic registration nor RFC 8707, so the
 // client is pre-registered (client_id "libmcp-e2e"), and a hook gives each
 // access token the audience the client asked for (its `resource`) and the
-// scope it was authorized for.
-import { writeFileSync } from 'node:fs';
+// scope it was authorized for.  Everything listens on 127.0.0.1 only.
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OAuth2Server, Events } from 'oauth2-mock-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -37,16 +44,41 @@ function arg(name, dflt) {
 	const i = process.argv.indexOf(name);
 	return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
 }
-const asPort = Number(arg('--as-port', '9400'));
-const jwksOut = arg('--jwks-out', null);
-const mcpUrl = arg('--mcp', null);
+const serverBin = arg('--server', null);
+const serverLog = arg('--log', null);
+const asPort = Number(arg('--as-port', '0'));
 const tool = arg('--tool', 'echo');
 const scopedTool = arg('--scoped-tool', 'admin_echo');
 const scopedScope = arg('--scoped-scope', 'mcp:admin');
-if (!jwksOut || !mcpUrl) {
-	console.error('usage: client.mjs --as-port PORT --jwks-out FILE --mcp URL [--tool NAME] ' +
+const scratch = serverBin ? mkdtempSync(join(tmpdir(), 'libmcp-e2e-')) : null;
+const jwksOut = arg('--jwks-out', scratch ? join(scratch, 'jwks.json') : null);
+let mcpUrl = arg('--mcp', null);
+if (!jwksOut || (!mcpUrl && !serverBin)) {
+	console.error('usage: client.mjs --server PATH [--log FILE] | ' +
+		'--as-port PORT --jwks-out FILE --mcp URL; [--tool NAME] ' +
 		'[--scoped-tool NAME --scoped-scope SCOPE]');
 	process.exit(2);
+}
+
+// A port the OS says is free on the loopback.
+async function freePort() {
+	return new Promise((resolve, reject) => {
+		const s = createServer();
+		s.on('error', reject);
+		s.listen(0, '127.0.0.1', () => {
+			const { port } = s.address();
+			s.close(() => resolve(port));
+		});
+	});
+}
+
+// Whether a TCP connection to host:port succeeds.
+function accepts(port) {
+	return new Promise((resolve) => {
+		const c = connect(port, '127.0.0.1');
+		c.on('connect', () => { c.destroy(); resolve(true); });
+		c.on('error', () => resolve(false));
+	});
 }
 
 let failures = 0;
@@ -59,6 +91,9 @@ function step(ok, what) {
 const as = new OAuth2Server();
 await as.issuer.keys.generate('RS256');
 await as.start(asPort, '127.0.0.1');
+// It would name itself http://localhost:PORT; the loopback address keeps
+// every connection on 127.0.0.1 whatever "localhost" resolves to.
+as.issuer.url = `http://127.0.0.1:${as.address().port}`;
 const issuer = as.issuer.url;
 writeFileSync(jwksOut, JSON.stringify({ keys: as.issuer.keys.toJSON() }));
 const granted = new Map(); // authorization code -> scope asked for
@@ -106,6 +141,8 @@ const provider = {
 		seen.authorizations.push(url);
 		const res = await fetch(url, { redirect: 'manual' });
 		const location = res.headers.get('location');
+		exchanges.push(`GET AS${url.pathname} (the user agent; scope=${url.searchParams.get('scope')}, ` +
+			`resource=${url.searchParams.get('resource')}) -> ${res.status}`);
 		this._code = location ? new URL(location).searchParams.get('code') : undefined;
 	},
 };
@@ -114,17 +151,51 @@ function claims(token) {
 	return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 }
 
+// Waits until the endpoint accepts connections: at most 300 tries 50 ms
+// apart, and no longer once the server process has exited.
 async function waitFor(url) {
-	for (let i = 0; i < 300; i++) {
-		try {
-			await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+	const port = Number(new URL(url).port);
+	for (let i = 0; i < 300 && !(server && server.exitCode !== null); i++) {
+		if (await accepts(port))
 			return true;
-		} catch {
-			await new Promise((r) => setTimeout(r, 100));
-		}
+		await new Promise((r) => setTimeout(r, 50));
 	}
 	return false;
 }
+
+// ---- the resource server ------------------------------------------------------
+let server = null;
+if (serverBin) {
+	const port = await freePort();
+	mcpUrl = `http://127.0.0.1:${port}/mcp`;
+	const args = ['--http', `127.0.0.1:${port}`, '--auth-resource', mcpUrl, '--auth-jwks', jwksOut,
+		'--auth-issuer', issuer, '--auth-scopes', 'mcp:read mcp:admin', '--auth-require', 'mcp:read',
+		'--access-log'];
+	console.log(`resource server: ${serverBin} ${args.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')}`);
+	server = spawn(serverBin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+	if (serverLog)
+		server.stderr.pipe(createWriteStream(serverLog));
+	else
+		server.stderr.resume();
+}
+
+// Every HTTP exchange of the SDK client with either server, for the report.
+const exchanges = [];
+const loggingFetch = async (url, init) => {
+	const res = await fetch(url, init);
+	const u = new URL(url);
+	let what = init?.method ?? 'GET';
+	if (typeof init?.body === 'string' && init.body.startsWith('{')) {
+		try {
+			const m = JSON.parse(init.body);
+			what += ` ${m.method ?? 'response'}${m.params?.name ? ` ${m.params.name}` : ''}`;
+		} catch { /* not JSON */ }
+	}
+	const www = res.headers.get('www-authenticate');
+	exchanges.push(`${what} ${u.host === new URL(issuer).host ? 'AS' : 'RS'}${u.pathname} -> ` +
+		`${res.status}${www ? ` [WWW-Authenticate: ${www}]` : ''}`);
+	return res;
+};
 
 // Runs fn; when the client had to send the user to authorize, completes the
 // authorization with the code and runs fn again.
@@ -160,7 +231,8 @@ try {
 			`the metadata names the authorization server ${issuer}`);
 	}
 
-	let transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
+	const opts = { authProvider: provider, fetch: loggingFetch };
+	let transport = new StreamableHTTPClientTransport(new URL(mcpUrl), opts);
 	const client = new Client({ name: 'libmcp-e2e', version: '1.0.0' });
 	try {
 		await client.connect(transport);
@@ -168,7 +240,7 @@ try {
 		if (!(e instanceof UnauthorizedError) || !provider._code) throw e;
 		await transport.finishAuth(provider._code);
 		provider._code = undefined;
-		transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
+		transport = new StreamableHTTPClientTransport(new URL(mcpUrl), opts);
 		await client.connect(transport);
 	}
 	step(seen.tokens.length === 1, 'the client got a token from the authorization server');
@@ -200,7 +272,18 @@ try {
 } catch (e) {
 	step(false, `unexpected error: ${e?.stack ?? e}`);
 } finally {
+	if (server && server.exitCode === null) {
+		const exited = new Promise((r) => server.once('exit', (code) => r(code)));
+		server.kill('SIGTERM');
+		const code = await exited;
+		step(code === 0, `the resource server exits 0 on SIGTERM (got ${code})`);
+	}
 	await as.stop();
+	if (scratch)
+		rmSync(scratch, { recursive: true, force: true });
 }
+console.log('\nthe client\'s HTTP exchanges, in order:');
+for (const x of exchanges)
+	console.log(`  ${x}`);
 console.log(failures ? `${failures} step(s) failed` : 'all steps passed');
 process.exit(failures ? 1 : 0);

@@ -1,0 +1,90 @@
+#!/bin/sh
+# run.sh BUILD_DIR SRC_DIR: make check-auth-e2e.  Installs Node and the
+# packages pinned in tests/auth/e2e/package.json and package-lock.json (the
+# MCP TypeScript SDK and oauth2-mock-server) into BUILD_DIR/.auth-e2e-node
+# with npm ci when they are missing or the pins changed, then runs
+# client.mjs, which starts the authorization server and mcp-everything
+# --http --auth-* on loopback ports the OS picks and drives the SDK client's
+# OAuth flow through them (see the top of client.mjs).
+#
+# Exits 0 when every step passed, 77 (skip) when npm is missing or the
+# registry cannot be reached, 1 or 2 on failures.
+set -eu
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 BUILD_DIR SRC_DIR" >&2
+	exit 2
+fi
+build=$1
+src=$2
+here="$src/tests/auth/e2e"
+prefix="$build/.auth-e2e-node"
+node="$prefix/node_modules/.bin/node"
+bin="$build/examples/mcp-everything"
+
+pin() {
+	sed -n "s|^[ 	]*\"$1\"[ 	]*:[ 	]*\"\([^\"]*\)\".*|\1|p" "$here/package.json" | head -n 1
+}
+sdk_pin=$(pin '@modelcontextprotocol/sdk')
+mock_pin=$(pin oauth2-mock-server)
+node_pin=$(pin node)
+if [ -z "$sdk_pin" ] || [ -z "$mock_pin" ] || [ -z "$node_pin" ]; then
+	echo "check-auth-e2e: no pinned SDK, oauth2-mock-server and node versions in $here/package.json" >&2
+	exit 2
+fi
+if [ ! -x "$bin" ]; then
+	echo "check-auth-e2e: $bin is not built" >&2
+	exit 2
+fi
+
+version_of() {
+	sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' "$1" 2>/dev/null | head -n 1
+}
+installed() {
+	[ -x "$node" ] || return 1
+	[ "$("$node" --version 2>/dev/null || :)" = "v$node_pin" ] || return 1
+	[ "$(version_of "$prefix/node_modules/@modelcontextprotocol/sdk/package.json")" = "$sdk_pin" ] || return 1
+	[ "$(version_of "$prefix/node_modules/oauth2-mock-server/package.json")" = "$mock_pin" ] || return 1
+	cmp -s "$here/package.json" "$prefix/package.json" || return 1
+	cmp -s "$here/package-lock.json" "$prefix/package-lock.json.pinned" || return 1
+}
+
+limited() {
+	if command -v timeout >/dev/null 2>&1; then
+		timeout "$@"
+	else
+		shift
+		"$@"
+	fi
+}
+
+if ! installed; then
+	if ! command -v npm >/dev/null 2>&1; then
+		echo "check-auth-e2e: SKIP: npm is not installed (needed to install Node $node_pin, the SDK $sdk_pin and oauth2-mock-server $mock_pin)"
+		exit 77
+	fi
+	if ! limited 120 npm view "oauth2-mock-server@$mock_pin" version >/dev/null 2>&1; then
+		echo "check-auth-e2e: SKIP: the npm registry is not reachable (npm view oauth2-mock-server@$mock_pin failed)"
+		exit 77
+	fi
+	echo "check-auth-e2e: installing Node $node_pin, @modelcontextprotocol/sdk $sdk_pin and oauth2-mock-server $mock_pin into $prefix"
+	rm -rf "$prefix"
+	mkdir -p "$prefix"
+	cp "$here/package.json" "$here/package-lock.json" "$prefix/"
+	if ! (cd "$prefix" && limited 900 npm ci --no-audit --no-fund --loglevel=error); then
+		echo "check-auth-e2e: FAIL: npm ci into $prefix failed" >&2
+		exit 1
+	fi
+	cp "$here/package-lock.json" "$prefix/package-lock.json.pinned"
+	if ! installed; then
+		echo "check-auth-e2e: FAIL: $prefix does not hold the pinned versions after npm ci" >&2
+		exit 1
+	fi
+fi
+
+# The script resolves its packages from its own location.
+cp "$here/client.mjs" "$prefix/"
+log="$build/tests/auth/e2e-server.log"
+mkdir -p "$build/tests/auth"
+# Bounded: every wait inside is bounded too; this is the backstop.
+limited 300 "$node" "$prefix/client.mjs" --server "$bin" --log "$log"
