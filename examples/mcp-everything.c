@@ -407,12 +407,14 @@ static const char *or_dash(const char *s)
 	return s ? s : "-";
 }
 
-/* The W3C trace context a client put in the request's _meta, if any. */
+/* The W3C traceparent a client sent with the request, if valid: the
+ * library checked its format, so a client cannot write what it likes into
+ * the log through it. */
 static const char *traceparent(mcp_ctx *ctx)
 {
-	json_object *v = NULL;
-	json_object_object_get_ex(mcp_ctx_meta(ctx), "traceparent", &v);
-	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	const char *tp = NULL;
+	mcp_ctx_trace_context(ctx, &tp, NULL);
+	return tp;
 }
 
 static int before_hook(mcp_ctx *ctx, void *user)

@@ -611,6 +611,44 @@ def http_cancel_and_trace_header():
         raise Fail(f"stats at exit {st}")
 
 
+def hooks_see_checked_trace_context_and_task_methods():
+    """With request hooks installed (--access-log) every method runs between
+    them, tasks/get and tasks/cancel included; the hooks see a request's
+    traceparent only when it is well formed, so a client cannot write into
+    the log through it."""
+    s = EraServer("--access-log", task_keys=True)
+    ids = Ids()
+    tid = new_task(s, 1, "confirm_delete", {"filename": "h"}, extra={"traceparent": TP})
+    s.wait_err(f"hook before method=tools/call name=confirm_delete sub=- client=- "
+               f"traceparent={TP}")
+    until(s, ids, tid, lambda t: t["status"] == "input_required", "asked")
+    s.wait_err("hook after method=tasks/get name=- sub=- outcome=completed code=0")
+    # The call's after-hook brackets its handler's run, which a task
+    # prolongs beyond the CreateTaskResult: not yet.
+    if any(l.startswith("hook after method=tools/call name=confirm_delete") for l in s.err):
+        raise Fail(f"after-hook before the task's handler ended: {s.err[-6:]}")
+    rc = ids()
+    s.send(mreq(rc, "tasks/cancel", {"taskId": tid}))
+    result(s, rc)
+    s.wait_err("hook after method=tasks/cancel name=- sub=- outcome=completed code=0")
+    s.wait_err("hook after method=tools/call name=confirm_delete sub=- outcome=peer_cancelled "
+               "code=0")
+    line = [l for l in s.err if l.startswith("hook after method=tools/call name=confirm_delete")]
+    if len(line) != 1 or not line[0].endswith(f"traceparent={TP}"):
+        raise Fail(f"the task's after-hook, once, with its traceparent: {line}")
+    # An invalid one: never in the log, not even cut short.
+    evil = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 sub=root"
+    s.send(mcall(2, "test_input_required_result_elicitation", caps={"elicitation": {}},
+                 extra={"traceparent": evil}))
+    result(s, 2)
+    s.wait_err("hook after method=tools/call name=test_input_required_result_elicitation")
+    mine = [l for l in s.err if "name=test_input_required_result_elicitation" in l]
+    if len(mine) != 2 or not all(l.endswith("traceparent=-") for l in mine) or \
+            any("sub=root" in l for l in mine):
+        raise Fail(f"an invalid traceparent reached the hooks: {mine}")
+    s.finish()
+
+
 SCENARIOS = [
     modern_task_lifecycle_and_gating,
     eof_with_tasks_running,
@@ -619,6 +657,7 @@ SCENARIOS = [
     input_rounds_partial_ttl_and_limit,
     status_notifications_on_listen,
     trace_context_passed_on,
+    hooks_see_checked_trace_context_and_task_methods,
     apps_listing,
     skills_both_eras,
     http_result_after_its_connection_is_gone,
