@@ -80,7 +80,8 @@ suite() {
 }
 
 # byname ARGS -- NAME:MIN...: the named scenarios, one run each, against one
-# fresh server.
+# fresh server (started with the options in $server_opts, if any).
+server_opts=""
 byname() {
 	args=""
 	while [ "$1" != "--" ]; do
@@ -89,7 +90,9 @@ byname() {
 	done
 	shift
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-	"$build/examples/mcp-everything" --http "127.0.0.1:$port" 2>"$build/conformance-byname-server.log" &
+	# shellcheck disable=SC2086
+	"$build/examples/mcp-everything" --http "127.0.0.1:$port" $server_opts \
+		2>"$build/conformance-byname-server.log" &
 	pid=$!
 	trap 'kill -TERM $pid 2>/dev/null || true' EXIT
 	i=0
@@ -98,12 +101,12 @@ byname() {
 		[ $i -lt 100 ] || { echo "check-conformance: server did not start"; exit 1; }
 		sleep 0.05
 	done
-	echo "=== conformance alpha by name:$args"
+	echo "=== conformance alpha by name:$args${server_opts:+ (server: $server_opts)}"
 	bad=0
 	for entry in "$@"; do
 		name=${entry%%:*}
 		min=${entry##*:}
-		out="$build/conformance-byname-$name$(echo "$args" | tr -d ' -').out"
+		out="$build/conformance-byname-$name$(echo "$args$server_opts" | tr -d ' -').out"
 		rc=0
 		# shellcheck disable=SC2086
 		PATH="$build/.conformance-alpha-node/node_modules/.bin:$PATH" conformance server \
@@ -150,3 +153,10 @@ byname -- tasks-lifecycle:9 tasks-capability-negotiation:5 tasks-wire-fields:4 \
 # attributes, whose two checks skip there).
 byname --spec-version 2025-11-25 --force -- sep-2640-skills-directory:7 \
 	sep-2640-skills-enumeration:30 sep-2640-skills-manifest:6
+# With request hooks installed every method runs on a worker between them
+# (tasks/get, skills/list... included): the same scenarios must pass.
+server_opts=--access-log byname -- tasks-lifecycle:9 tasks-capability-negotiation:5 \
+	tasks-wire-fields:4 tasks-request-state-removal:3 tasks-mrtr-input:4 \
+	tasks-request-headers:5 tasks-dispatch-and-envelope:9 tasks-required-task-error:3 \
+	tasks-mrtr-composition:2 sep-2640-skills-directory:7 sep-2640-skills-enumeration:32 \
+	sep-2640-skills-manifest:6
