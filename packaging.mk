@@ -43,7 +43,8 @@ MAN3_PAGES = man/libmcp.3 man/mcp_strerror.3 man/mcp_server_new.3 \
 	man/mcp_form_new.3 man/mcp_ctx_require_input.3 \
 	man/mcp_server_set_auth_resource.3 man/mcp_ctx_auth_subject.3 \
 	man/mcp_server_set_request_hooks.3 \
-	man/mcp_args_string.3
+	man/mcp_args_string.3 man/mcp_ctx_become_task.3 man/mcp_ctx_trace_context.3 \
+	man/mcp_app_new.3 man/mcp_skill_new.3
 MAN1_PAGES = man/mcp-everything.1 man/mcp-files.1
 dist_man_MANS = $(MAN1_PAGES) $(MAN3_PAGES)
 EXTRA_DIST += man/mlinks.sh

@@ -106,7 +106,9 @@ MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total,
 	int rc = emit_gate(ctx);
 	if (rc != MCP_OK)
 		return rc;
-	if (!ctx->progress_token)
+	/* No progress for a 2026-07-28 task (SEP-2663): its request is
+	 * answered, and its status is what tasks/get reports. */
+	if (!ctx->progress_token || (ctx->task && ctx->view.modern))
 		return MCP_OK;
 	json_object *p = json_object_new_object();
 	if (!p)
@@ -138,6 +140,9 @@ MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger
 	int rc = emit_gate(ctx);
 	/* A 2026-07-28 request is logged only at the level it asked for. */
 	int threshold = ctx->view.modern ? ctx->view.log_level : atomic_load(&ctx->sess->log_level);
+	/* Nor logging (SEP-2663: not on the listen stream, not for tasks). */
+	if (ctx->task && ctx->view.modern)
+		threshold = -1;
 	if (rc != MCP_OK || threshold < 0 || (int)level < threshold) {
 		json_object_put(data);
 		return rc;
@@ -190,6 +195,12 @@ static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
 		json_object_put(params);
 		return MCP_ENOTSUP;
 	}
+	/* Inside a task the input travels by tasks/get and tasks/update. */
+	if (ctx->task) {
+		if (params)
+			mcp_trace_meta_add(ctx, params);
+		return mcp_task_ask(ctx, method, params, timeout_ms, result);
+	}
 	return mcp_park_call(ctx, method, params, timeout_ms, result);
 }
 
@@ -230,6 +241,12 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 		eng_obj_add(rel, "taskId", json_object_new_string(mcp_task_id(ctx->task)));
 		eng_obj_add(meta, "io.modelcontextprotocol/related-task", rel);
 		mcp_task_set_input_required(ctx->task, 1);
+	}
+	/* The request's trace goes on into what the server asks for it. */
+	if (ctx->traceparent) {
+		if (!params)
+			params = json_object_new_object();
+		mcp_trace_meta_add(ctx, params);
 	}
 	if (params)
 		eng_obj_add(msg, "params", params);

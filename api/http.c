@@ -527,8 +527,11 @@ static const char *modern_headers_problem(mcp_server *srv, tp_http_req *rq, cons
 		name = json_object_get_string(mcp_get(params, "name"));
 	else if (strcmp(method, "resources/read") == 0)
 		name = json_object_get_string(mcp_get(params, "uri"));
+	else if (strncmp(method, "tasks/", 6) == 0) /* SEP-2663: routing by task */
+		name = json_object_get_string(mcp_get(params, "taskId"));
 	if ((p = header_matches(rq, "Mcp-Name", name,
-				"Header mismatch: Mcp-Name must equal params.name (or params.uri)")))
+				"Header mismatch: Mcp-Name must equal params.name (or params.uri, "
+				"or params.taskId)")))
 		return p;
 	if (!name || strcmp(method, "tools/call") != 0)
 		return NULL;
@@ -945,6 +948,9 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 			eng_session_unref(es);
 		return;
 	}
+	/* W3C trace context from the headers when _meta carries none (SEP-414). */
+	mcp_trace_from_headers(m, tp_http_req_header(rq, "traceparent"),
+			       tp_http_req_header(rq, "tracestate"));
 	json_object *id_copy = json_object_get(id);
 	post_to_session(h, rq, es, m, pre, route, id_copy, flags, ephemeral, modern, 0, new_sid);
 	json_object_put(id_copy);

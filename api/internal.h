@@ -16,6 +16,10 @@
 
 struct jschema;
 
+/* The longest instance tag (mcp_server_set_instance_id) and task id. */
+#define MCP_INSTANCE_ID_MAX 32
+#define MCP_TASK_ID_MAX (MCP_INSTANCE_ID_MAX + 1 + 32 + 1)
+
 /* Protocol revisions, oldest first.  Index order is chronological, so
  * "at least revision X" is an integer comparison. */
 enum {
@@ -36,6 +40,11 @@ int mcp_revision_index(const char *version);
 #define MCP_META_INFO "io.modelcontextprotocol/clientInfo"
 #define MCP_META_LOG "io.modelcontextprotocol/logLevel"
 #define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
+
+/* Extension identifiers (capabilities.extensions). */
+#define MCP_EXT_TASKS "io.modelcontextprotocol/tasks"
+#define MCP_EXT_UI "io.modelcontextprotocol/ui"
+#define MCP_EXT_SKILLS "io.modelcontextprotocol/skills"
 
 /* The 2026-07-28 error codes. */
 #define MCP_JSONRPC_HEADER_MISMATCH (-32020)
@@ -94,6 +103,8 @@ typedef struct mcp_tool_entry {
 	mcp_tool_fn fn;
 	void *user;
 	mcp_task_support task_support;
+	unsigned flags;                  /* MCP_TOOL_* */
+	struct mcp_server *srv;          /* its server (the UI links: apps.c) */
 } mcp_tool_entry;
 
 typedef struct mcp_resource_entry {
@@ -104,6 +115,12 @@ typedef struct mcp_resource_entry {
 	mcp_resource_fn read;
 	mcp_complete_fn complete;
 	void *user;
+	/* Resources the library registers itself (MCP Apps, skills): `user`
+	 * is theirs, released with free_user; `meta` is the _meta of their
+	 * listing (owned, read-only). */
+	void (*free_user)(void *user);
+	json_object *meta;
+	int unlisted;                    /* readable, left out of resources/list */
 } mcp_resource_entry;
 
 typedef struct mcp_prompt_entry {
@@ -154,6 +171,21 @@ struct mcp_server {
 	int session_workers;             /* per-session cap; 0: workers - 1 */
 	int session_queue;               /* requests waiting for that cap */
 	int64_t task_ttl_default, task_ttl_max;
+	/* Tasks of both eras (api/tasks.c): one table for the server. */
+	pthread_mutex_t task_mu;         /* the table, every task, task_host */
+	pthread_cond_t task_cv;          /* a task reached a final state */
+	eng_idtable tasks;               /* by id */
+	struct mcp_task *task_list, *task_tail; /* oldest first */
+	size_t ntasks;
+	int max_tasks;
+	char instance[MCP_INSTANCE_ID_MAX + 1]; /* task id prefix, or "" */
+	eng_session *task_host;          /* where HTTP's 2026-07-28 tasks run */
+	/* MCP Apps: tool -> UI links (api/apps.c), under reg_lock. */
+	struct tool_ui *tool_ui;
+	size_t ntool_ui;
+	/* Skills (api/skills.c), in registration order, under reg_lock. */
+	struct mcp_skill **skills;
+	size_t nskills;
 	/* Parked handlers (api/park.c). */
 	pthread_mutex_t park_mu;
 	struct mcp_park *parks;          /* under park_mu */
@@ -194,8 +226,6 @@ typedef struct mcp_sess {
 	unsigned caps_sent;          /* MCP_KIND_* bits whose listChanged was advertised */
 	char **elicitations;         /* URL elicitation ids sent here (under mu) */
 	size_t nelicitations;
-	struct mcp_task *tasks;      /* this connection's tasks (under mu) */
-	pthread_cond_t task_cv;      /* a task reached a final state */
 	_Atomic int state;
 	int rev;                     /* negotiated revision index */
 	/* The client's capabilities: the compact JSON text initialize sent,
@@ -243,8 +273,12 @@ struct mcp_ctx {
 	const char *mrtr_name;       /* tool or prompt name, or URI */
 	json_object *mrtr_args;      /* borrowed: bound into the sealed state */
 	struct mcp_task *task;       /* the task this handler runs for, or NULL */
+	struct mcp_tool_entry *tool; /* tools/call: the tool (borrowed) */
 	struct mcp_park *park;       /* 2026-07-28: this handler is parked */
 	json_object *progress_token; /* borrowed from the request, or NULL */
+	/* Its W3C trace context, checked (api/trace.c); borrowed from the
+	 * request's _meta, NULL when absent or invalid. */
+	const char *traceparent, *tracestate;
 	double last_progress;
 	int sent_progress;
 	/* Authorization and hooks (api/authz.c). */
@@ -392,16 +426,37 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 
 /* Tasks (tasks.c). */
 struct mcp_task;
+int mcp_tasks_init(mcp_server *srv);
+void mcp_tasks_destroy(mcp_server *srv);
 /* Whether any tool can run as a task (then the capability is advertised). */
 int mcp_tasks_offered(mcp_server *srv);
-/* Starts `tool` as a task for the tools/call request `r` running on this
- * worker: answers r with CreateTaskResult and runs the handler (with ctx)
- * to its end.  Returns 0 when it took over the request. */
-int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_object *args,
-		      json_object *task_params);
+/* Whether request capabilities `caps` declare the tasks extension; the
+ * data of the -32021 that asks for it (caller owns). */
+int mcp_tasks_declared(json_object *caps);
+json_object *mcp_tasks_required_data(void);
+/* Makes the tools/call running with ctx a task (2025-11-25: `task_params`
+ * are the client's params.task): answers the request with the task now
+ * and lets the handler go on as its work, its final answer kept in the
+ * task.  MCP_OK, MCP_EINVAL (bad params.task), MCP_EBUSY (the table is
+ * full), MCP_ENOMEM, MCP_ECANCELED, MCP_ECLOSED. */
+int mcp_task_start(mcp_ctx *ctx, json_object *task_params);
+/* 2026-07-28, for a task whose handler returned MCP_EINPUT: its requests
+ * are the task's input_required, tasks/update answers them, the handler
+ * is called again; until it returns something else.  Its last code. */
+int mcp_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
+		    void *arg);
+/* A blocking client call inside a 2026-07-28 task (`params` taken). */
+int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+		 json_object **result);
+/* The 2025-11-25 related-task _meta of a task's result. */
+void mcp_task_decorate(mcp_ctx *ctx, json_object *result);
 void mcp_task_set_input_required(struct mcp_task *t, int waiting);
 const char *mcp_task_id(const struct mcp_task *t);
+/* A 2026-07-28 task `id` exists and `who` may reach it. */
+int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who);
 void mcp_tasks_free(mcp_sess *ms);
+/* Ends the task host at the end of a run (server.c). */
+void mcp_task_host_end(mcp_server *srv);
 /* The answer of a method served without a handler (initialize, ping, the
  * lists, subscriptions, tasks/get...).  Such a method fills it and its
  * caller writes it: on the reader (eng_session_respond_*), or, with
@@ -422,6 +477,58 @@ void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out);
 void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out);
 void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out);
 void mcp_tasks_result(eng_req *r);
+/* tasks/get, tasks/update, tasks/cancel of a 2026-07-28 request. */
+void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, const mcp_view *v,
+		      mcp_answer *out);
+/* notifications/tasks (`params` taken) to the listen streams that asked
+ * for `task_id` (protocol.c). */
+void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params);
+
+/* Resources the library owns (resources.c): registered with `user` freed
+ * by `free_user` (also on failure) and `meta` (taken, may be NULL) as the
+ * _meta of their listing. */
+int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
+			   const char *title, const char *description, const char *mime_type,
+			   int64_t size, mcp_resource_fn read, void *user,
+			   void (*free_user)(void *), json_object *meta, int unlisted);
+/* One contents item of `len` bytes: as text when `text` (it must be UTF-8),
+ * else base64 blob; `meta` (borrowed, copied; may be NULL) as its _meta. */
+int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
+			  const void *data, size_t len, int text, json_object *meta);
+
+/* MCP Apps (apps.c): whether a UI resource is registered; a tool's _meta.ui
+ * (caller owns; NULL when it has none; reg_lock held); the links freed. */
+int mcp_apps_offered(mcp_server *srv);
+json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool);
+void mcp_apps_free(mcp_server *srv);
+
+/* Skills (skills.c, skills-yaml.c). */
+int mcp_skills_offered(mcp_server *srv);
+void mcp_skills_free(mcp_server *srv);
+/* skills/list, skills/get, resources/directory/read: `v` is the
+ * 2026-07-28 request's view, NULL in a session of an earlier revision. */
+void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_skills_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
+			 mcp_answer *out);
+/* The frontmatter of a SKILL.md as JSON (caller owns), or NULL with a
+ * one-line reason in why[whylen]; *body_at (may be NULL) gets the offset
+ * of what follows it. */
+json_object *mcp_skill_parse_frontmatter(const char *text, size_t len, size_t *body_at,
+					 char *why, size_t whylen);
+
+/* Trace context (trace.c): adds the request's traceparent and tracestate
+ * to the _meta of `params` (an object) of a request the server sends. */
+void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params);
+/* Takes the checked trace context of a request into its context. */
+void mcp_trace_begin(mcp_ctx *ctx, json_object *params);
+/* The W3C formats: a version-00 traceparent, a tracestate list. */
+int mcp_trace_valid_parent(const char *v);
+int mcp_trace_valid_state(const char *v);
+/* Over HTTP: the POST's traceparent and tracestate headers (NULL when
+ * absent), checked, into the _meta of the request `msg` when its _meta has
+ * no traceparent of its own. */
+void mcp_trace_from_headers(json_object *msg, const char *traceparent, const char *tracestate);
 /* Shared by the paged lists (cursor.c): a cursor names its list and an
  * offset under a MAC; parse gives -1 for any cursor the server did not
  * issue for `list`.  derive makes the cursor keys from the state keys. */

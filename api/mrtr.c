@@ -231,7 +231,7 @@ MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *
 	const char *cap = needed_capability(method);
 	if (!cap)
 		return MCP_EINVAL;
-	if (!ctx->mrtr_method || ctx->task)
+	if (!ctx->mrtr_method)
 		return MCP_ESTATE;
 	if (!json_object_object_get_ex(mcp_ctx_caps(ctx), cap, NULL)) {
 		if (ctx->view.modern)
@@ -247,6 +247,7 @@ MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *
 		json_object_put(p);
 		return MCP_ENOMEM;
 	}
+	mcp_trace_meta_add(ctx, p);
 	eng_obj_add(req, "method", json_object_new_string(method));
 	eng_obj_add(req, "params", p);
 	eng_obj_add(ctx->input_requests, key, req);
@@ -268,7 +269,7 @@ MCP_EXTERN int mcp_ctx_set_request_state(mcp_ctx *ctx, const char *state)
 {
 	if (!ctx || !state || strlen(state) > STATE_MAX)
 		return MCP_EINVAL;
-	if (!ctx->mrtr_method || ctx->task)
+	if (!ctx->mrtr_method)
 		return MCP_ESTATE;
 	char *copy = strdup(state);
 	if (!copy)

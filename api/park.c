@@ -183,6 +183,7 @@ static int input_required(mcp_ctx *ctx, mcp_park *p, const char *method, json_ob
 		json_object_put(params);
 		return MCP_ENOMEM;
 	}
+	mcp_trace_meta_add(ctx, params);
 	eng_obj_add(one, "method", json_object_new_string(method));
 	eng_obj_add(one, "params", params);
 	eng_obj_add(reqs, key, one);

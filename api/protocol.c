@@ -86,8 +86,8 @@ static json_object *server_capabilities(mcp_sess *ms)
 }
 
 /* The capabilities object for revision `rev`.  In 2026-07-28 listChanged
- * and subscribe mean delivery on subscriptions/listen streams; tasks there
- * are an extension not served yet. */
+ * and subscribe mean delivery on subscriptions/listen streams, and tasks
+ * are the io.modelcontextprotocol/tasks extension. */
 static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 {
 	int modern = rev >= MCP_REV_LEGACY_COUNT;
@@ -134,6 +134,26 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 		eng_obj_set(t, "requests", req, &bad);
 		eng_obj_set(caps, "tasks", t, &bad);
 	}
+	/* Extensions (SEP-2133): settings objects under their ids.  Tasks are
+	 * one for 2026-07-28 only (2025-11-25 has them in core); MCP Apps and
+	 * skills in every revision, while one is registered. */
+	json_object *ext = json_object_new_object();
+	if (modern && mcp_tasks_offered(srv))
+		eng_obj_set(ext, MCP_EXT_TASKS, json_object_new_object(), &bad);
+	if (mcp_apps_offered(srv))
+		eng_obj_set(ext, MCP_EXT_UI, json_object_new_object(), &bad);
+	if (mcp_skills_offered(srv)) {
+		/* Skills (SEP-2640), with resources/directory/read. */
+		json_object *set = json_object_new_object();
+		eng_obj_set(set, "directoryRead", json_object_new_boolean(1), &bad);
+		eng_obj_set(ext, MCP_EXT_SKILLS, set, &bad);
+	}
+	if (!ext)
+		bad = 1;
+	else if (json_object_object_length(ext) > 0)
+		eng_obj_set(caps, "extensions", ext, &bad);
+	else
+		json_object_put(ext);
 	if (kinds_out)
 		*kinds_out = kinds;
 	if (bad) {
@@ -236,6 +256,9 @@ struct list_filter {
 static int list_visible(mcp_entry *e, void *arg)
 {
 	struct list_filter *f = arg;
+	/* A skill's supporting files are reached through its entry. */
+	if (f->kind == MCP_ITEM_RESOURCE && ((mcp_resource_entry *)e)->unlisted)
+		return 0;
 	return mcp_authz_visible(f->srv, f->kind, e->key, f->who);
 }
 
@@ -258,10 +281,10 @@ static void list_page_view(eng_session *s, json_object *params, mcp_answer *out,
 	mcp_server *srv = ms->srv;
 	mcp_principal *who = mcp_authz_current(ms);
 	json_object *items;
-	if (mcp_authz_filters(srv, who)) {
-		/* Only what the caller's scopes reach; a page may then hold
-		 * fewer items, and the cursor continues after the last item
-		 * looked at. */
+	if (mcp_authz_filters(srv, who) || (r == &srv->resources && srv->nskills)) {
+		/* Only what the caller's scopes reach (and, for resources,
+		 * what is listed); a page may then hold fewer items, and the
+		 * cursor continues after the last item looked at. */
 		struct list_filter f = { srv, who,
 					 r == &srv->tools	? MCP_ITEM_TOOL
 					 : r == &srv->resources ? MCP_ITEM_RESOURCE
@@ -460,6 +483,7 @@ typedef struct mcp_listen {
 	mcp_server *srv;
 	unsigned kinds;              /* MCP_KIND_* agreed */
 	json_object *uris;           /* array of resource URIs agreed */
+	json_object *task_ids;       /* array of task ids agreed (tasks extension) */
 } mcp_listen;
 
 /* Sends `method` (params taken, may be NULL) on a listen stream, tagged.
@@ -506,6 +530,7 @@ static void listen_end(mcp_cancel_reason reason, void *arg)
 	}
 	eng_req_unref(l->r);
 	json_object_put(l->uris);
+	json_object_put(l->task_ids);
 	free(l);
 }
 
@@ -518,28 +543,50 @@ static int filter_flag(json_object *filter, const char *key)
 /* A listen request's agreement, before its stream opens: the filter
  * checked, what the server can honour worked out, and a place among the
  * MCP_MAX_LISTENS taken.  NULL with *out holding the error otherwise. */
-static mcp_listen *listen_new(eng_session *s, json_object *params, json_object **agreed_out,
-			      mcp_answer *out)
+static mcp_listen *listen_new(eng_session *s, json_object *params, const mcp_view *v,
+			      json_object **agreed_out, mcp_answer *out)
 {
 	mcp_server *srv = sess_of(s)->srv;
 	json_object *filter = mcp_get(params, "notifications");
 	json_object *uris = mcp_get(filter, "resourceSubscriptions");
+	json_object *tids = mcp_get(filter, "taskIds");
 	if (!json_object_is_type(filter, json_type_object) ||
-	    (uris && !json_object_is_type(uris, json_type_array))) {
+	    (uris && !json_object_is_type(uris, json_type_array)) ||
+	    (tids && !json_object_is_type(tids, json_type_array))) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: notifications must be a subscription "
 				 "filter object",
 				 NULL);
 		return NULL;
 	}
-	/* What the server can honour: a kind it serves, URIs it could name. */
+	/* Task status needs the tasks extension on this very request
+	 * (SEP-2663). */
+	if (tids && !mcp_tasks_declared(v ? v->caps : NULL)) {
+		mcp_answer_error(out, MCP_JSONRPC_MISSING_CAPABILITY,
+				 "Missing required client capability", mcp_tasks_required_data());
+		return NULL;
+	}
+	/* What the server can honour: a kind it serves, URIs it could name,
+	 * tasks the caller may reach. */
+	json_object *agreed_tids = NULL;
+	if (tids) {
+		agreed_tids = json_object_new_array();
+		const mcp_principal *who = mcp_authz_current(sess_of(s));
+		for (size_t i = 0; agreed_tids && i < json_object_array_length(tids); i++) {
+			json_object *t = json_object_array_get_idx(tids, i);
+			if (json_object_is_type(t, json_type_string) &&
+			    mcp_task_known(srv, json_object_get_string(t), who))
+				eng_arr_add(agreed_tids, json_object_get(t));
+		}
+	}
 	mcp_listen *l = calloc(1, sizeof *l);
 	json_object *agreed = json_object_new_object();
 	json_object *agreed_uris = json_object_new_array();
-	if (!l || !agreed || !agreed_uris) {
+	if (!l || !agreed || !agreed_uris || (tids && !agreed_tids)) {
 		free(l);
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
+		json_object_put(agreed_tids);
 		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return NULL;
 	}
@@ -564,7 +611,10 @@ static mcp_listen *listen_new(eng_session *s, json_object *params, json_object *
 	}
 	if (json_object_array_length(agreed_uris) > 0)
 		eng_obj_add(agreed, "resourceSubscriptions", json_object_get(agreed_uris));
+	if (agreed_tids)
+		eng_obj_add(agreed, "taskIds", json_object_get(agreed_tids));
 	l->uris = agreed_uris;
+	l->task_ids = agreed_tids;
 	l->srv = srv;
 
 	pthread_mutex_lock(&srv->sess_mu);
@@ -575,6 +625,7 @@ static mcp_listen *listen_new(eng_session *s, json_object *params, json_object *
 	if (full) {
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
+		json_object_put(agreed_tids);
 		free(l);
 		mcp_answer_error(out, MCP_JSONRPC_SERVER_BUSY,
 				 "Server busy: too many open subscriptions", NULL);
@@ -592,6 +643,7 @@ static void listen_drop(mcp_listen *l, json_object *agreed)
 	pthread_mutex_unlock(&l->srv->sess_mu);
 	json_object_put(agreed);
 	json_object_put(l->uris);
+	json_object_put(l->task_ids);
 	free(l);
 }
 
@@ -625,7 +677,7 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 {
 	mcp_answer a = { 0 };
 	json_object *agreed = NULL;
-	mcp_listen *l = listen_new(s, params, &agreed, &a);
+	mcp_listen *l = listen_new(s, params, v, &agreed, &a);
 	if (!l) {
 		view_free(v);
 		answer_send(s, id, &a);
@@ -659,6 +711,34 @@ static eng_req **listeners(mcp_server *srv, unsigned kind, const char *uri, size
 	}
 	pthread_mutex_unlock(&srv->sess_mu);
 	return out;
+}
+
+void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&srv->sess_mu);
+	eng_req **out = srv->nlistens ? malloc(srv->nlistens * sizeof *out) : NULL;
+	for (mcp_listen *l = srv->listens; out && l; l = l->next) {
+		int want = 0;
+		size_t nt = l->task_ids ? json_object_array_length(l->task_ids) : 0;
+		for (size_t i = 0; !want && i < nt; i++)
+			want = strcmp(json_object_get_string(
+					      json_object_array_get_idx(l->task_ids, i)),
+				      task_id) == 0;
+		if (want) {
+			eng_req_ref(l->r);
+			out[n++] = l->r;
+		}
+	}
+	pthread_mutex_unlock(&srv->sess_mu);
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = i + 1 < n ? mcp_json_copy(params) : json_object_get(params);
+		if (p)
+			listen_emit(out[i], "notifications/tasks", p);
+		eng_req_unref(out[i]);
+	}
+	free(out);
+	json_object_put(params);
 }
 
 void mcp_notify_list_changed(mcp_server *srv, int kind)
@@ -748,6 +828,7 @@ void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params)
 	if (pt && (json_object_is_type(pt, json_type_string) ||
 		   json_object_is_type(pt, json_type_int)))
 		ctx->progress_token = pt;
+	mcp_trace_begin(ctx, params);
 }
 
 /* Ends a handler's run with exactly one outcome.  `result` is taken; the
@@ -902,11 +983,26 @@ static void run_tools_call(eng_req *r)
 		return;
 	}
 
-	/* Task augmentation (2025-11-25), per the tool's taskSupport. */
-	/* (2026-07-28 moved tasks to an extension, not served yet.) */
-	json_object *task = rev >= MCP_REV_2025_11_25 && !req_modern(r) ? mcp_get(params, "task") : NULL;
-	if ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
-	    (!task && tool->task_support == MCP_TASKS_REQUIRED && rev >= MCP_REV_2025_11_25)) {
+	/* Tasks.  2025-11-25: the client asks with params.task, per the
+	 * tool's taskSupport.  2026-07-28 (SEP-2663): the server decides, for
+	 * requests that declare the extension; a legacy params.task is
+	 * ignored, and a tool that only runs as a task is refused to a request
+	 * that cannot take one. */
+	int modern = req_modern(r);
+	int declared = modern && mcp_tasks_declared(((const mcp_view *)r->proto)->caps);
+	json_object *task = rev >= MCP_REV_2025_11_25 && !modern ? mcp_get(params, "task") : NULL;
+	if (modern && !declared && tool->task_support == MCP_TASKS_REQUIRED) {
+		eng_req_finish_error(r, MCP_JSONRPC_MISSING_CAPABILITY,
+				     "Missing required client capability: this tool runs only as a "
+				     "task (io.modelcontextprotocol/tasks)",
+				     mcp_tasks_required_data());
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
+	if (!modern && ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
+			(!task && tool->task_support == MCP_TASKS_REQUIRED &&
+			 rev >= MCP_REV_2025_11_25))) {
 		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
 				     task ? "This tool cannot run as a task"
 					  : "This tool runs only as a task (send params.task)",
@@ -915,20 +1011,22 @@ static void run_tools_call(eng_req *r)
 		mcp_entry_unref(&tool->base);
 		return;
 	}
-	mcp_ctx ctx;
-	mcp_ctx_begin(&ctx, r, params);
-	if (mcp_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
+	/* Made a task before the handler runs, unless the handler decides
+	 * when (MCP_TOOL_TASK_BY_HANDLER: after gathering input, say). */
+	int up_front = task || (declared && tool->task_support != MCP_TASKS_FORBIDDEN &&
+				!(tool->flags & MCP_TOOL_TASK_BY_HANDLER));
+	if (task && !json_object_is_type(task, json_type_object)) {
+		finish_invalid(r, "Invalid params: task must be an object with an optional "
+				  "non-negative integer ttl",
+			       NULL);
 		json_object_put(own_args);
 		mcp_entry_unref(&tool->base);
 		return;
 	}
-	if (task) {
-		if (!json_object_is_type(task, json_type_object) ||
-		    mcp_task_run_tool(r, &ctx, tool, args, task) != 0)
-			mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
-				"Invalid params: task must be an object with an optional "
-				"non-negative integer ttl",
-				NULL);
+	mcp_ctx ctx;
+	mcp_ctx_begin(&ctx, r, params);
+	ctx.tool = tool;
+	if (mcp_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
 		json_object_put(own_args);
 		mcp_entry_unref(&tool->base);
 		return;
@@ -943,15 +1041,37 @@ static void run_tools_call(eng_req *r)
 		mcp_entry_unref(&tool->base);
 		return;
 	}
+	int rc = up_front ? mcp_task_start(&ctx, task) : MCP_OK;
+	if (rc != MCP_OK) {
+		if (rc == MCP_EINVAL)
+			mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_INVALID_PARAMS,
+				    "Invalid params: task must be an object with an optional "
+				    "non-negative integer ttl",
+				    NULL);
+		else if (rc == MCP_EBUSY)
+			mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_SERVER_BUSY,
+				    "Server busy: too many tasks", NULL);
+		else
+			mcp_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
+				    NULL);
+		mcp_mrtr_end(&ctx);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
 	mcp_result res;
 	mcp_result_init(&res, rev);
 	struct tool_run tr = { tool, &ctx, args, &res, rev };
-	int rc = mcp_mrtr_run(&ctx, tool_invoke, tool_reset, &tr);
+	rc = mcp_mrtr_run(&ctx, tool_invoke, tool_reset, &tr);
+	if (ctx.task && modern)
+		rc = mcp_task_rounds(&ctx, rc, tool_invoke, tool_reset, &tr);
 	json_object *result = NULL;
-	if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx)))
+	if (rc == MCP_EINPUT && !ctx.task && (result = mcp_mrtr_input_required(&ctx)))
 		rc = MCP_OK;
 	else
 		rc = mcp_tool_outcome(&ctx, tool, &res, rc, &result);
+	if (result)
+		mcp_task_decorate(&ctx, result);
 	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
 	mcp_result_clear(&res);
@@ -1244,7 +1364,8 @@ static void run_complete(eng_req *r)
 static const char *const modern_methods[] = {
 	"server/discover", "tools/list",	  "tools/call", "resources/list",
 	"resources/templates/list", "resources/read", "prompts/list", "prompts/get",
-	"completion/complete", "subscriptions/listen",
+	"completion/complete", "subscriptions/listen", "tasks/get", "tasks/update",
+	"tasks/cancel", "skills/list", "skills/get", "resources/directory/read",
 };
 
 int mcp_modern_method(const char *method)
@@ -1351,7 +1472,8 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 	eng_obj_add(meta, MCP_META_SERVER, si);
 	static const char *const cacheable[] = { "server/discover", "tools/list",
 						 "resources/list", "resources/templates/list",
-						 "prompts/list", "resources/read" };
+						 "prompts/list", "resources/read", "skills/list",
+						 "skills/get" };
 	for (size_t i = 0; method && i < sizeof cacheable / sizeof cacheable[0]; i++)
 		if (strcmp(method, cacheable[i]) == 0) {
 			eng_obj_add(result, "ttlMs", json_object_new_int(0));
@@ -1381,6 +1503,14 @@ static void modern_inline(eng_session *s, const char *name, json_object *params,
 	mcp_server *srv = sess_of(s)->srv;
 	if (strcmp(name, "server/discover") == 0)
 		m_discover(s, out);
+	else if (strncmp(name, "tasks/", 6) == 0)
+		mcp_tasks_modern(s, name, params, v, out);
+	else if (strcmp(name, "skills/list") == 0)
+		mcp_skills_list(s, params, v, out);
+	else if (strcmp(name, "skills/get") == 0)
+		mcp_skills_get(s, params, v, out);
+	else if (strcmp(name, "resources/directory/read") == 0)
+		mcp_skills_read_dir(s, params, v, out);
 	else if (strcmp(name, "tools/list") == 0)
 		list_page_view(s, params, out, "tools", "tools", &srv->tools, mcp_tool_describe, v,
 			       name);
@@ -1451,6 +1581,22 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 	json_object_put(msg);
 }
 
+/* Skills (SEP-2640) for sessions of the earlier revisions. */
+static void m_skills_list(eng_session *s, json_object *params, mcp_answer *out)
+{
+	mcp_skills_list(s, params, NULL, out);
+}
+
+static void m_skills_get(eng_session *s, json_object *params, mcp_answer *out)
+{
+	mcp_skills_get(s, params, NULL, out);
+}
+
+static void m_read_dir(eng_session *s, json_object *params, mcp_answer *out)
+{
+	mcp_skills_read_dir(s, params, NULL, out);
+}
+
 /* ---- the method table --------------------------------------------------- */
 
 enum {
@@ -1482,6 +1628,9 @@ static const method methods[] = {
 	{ "tasks/list", mcp_tasks_list, NULL, 0 },
 	{ "tasks/cancel", mcp_tasks_cancel, NULL, 0 },
 	{ "tasks/result", NULL, mcp_tasks_result, 0 },
+	{ "skills/list", m_skills_list, NULL, 0 },
+	{ "skills/get", m_skills_get, NULL, 0 },
+	{ "resources/directory/read", m_read_dir, NULL, 0 },
 };
 
 static const method *find_method(const char *name)
@@ -1593,7 +1742,7 @@ static void run_listen_hooked(eng_req *r)
 		return;
 	mcp_answer a = { 0 };
 	json_object *agreed = NULL;
-	mcp_listen *l = listen_new(r->sess, params, &agreed, &a);
+	mcp_listen *l = listen_new(r->sess, params, r->proto, &agreed, &a);
 	if (!l) {
 		answer_end(&ctx, &a);
 		return;
@@ -1704,7 +1853,6 @@ static void on_free(eng_session *s)
 		free(ms->elicitations[i]);
 	free(ms->elicitations);
 	mcp_tasks_free(ms);
-	pthread_cond_destroy(&ms->task_cv);
 	json_object_put(atomic_load(&ms->client_caps));
 	free(ms->client_caps_text);
 	mcp_authz_sess_free(ms);
@@ -1756,7 +1904,6 @@ mcp_sess *mcp_sess_new(mcp_server *srv)
 		return NULL;
 	ms->srv = srv;
 	pthread_mutex_init(&ms->mu, NULL);
-	pthread_cond_init(&ms->task_cv, NULL);
 	atomic_init(&ms->state, MCP_SESS_NEW);
 	ms->rev = MCP_REV_LEGACY_COUNT - 1;
 	atomic_init(&ms->log_level, MCP_LOG_DEBUG);

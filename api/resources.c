@@ -15,6 +15,9 @@ static void resource_destroy(mcp_entry *e)
 	free(r->title);
 	free(r->description);
 	free(r->mime_type);
+	if (r->free_user)
+		r->free_user(r->user);
+	json_object_put(r->meta);
 	free(r);
 }
 
@@ -86,6 +89,24 @@ MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *res)
 	return mcp_registry_add(srv, &srv->resources, &r->base);
 }
 
+int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
+			   const char *title, const char *description, const char *mime_type,
+			   int64_t size, mcp_resource_fn read, void *user,
+			   void (*free_user)(void *), json_object *meta, int unlisted)
+{
+	mcp_resource_entry *r = entry_new(uri, name, title, description, mime_type, read, user);
+	if (!r) {
+		free_user(user);
+		json_object_put(meta);
+		return MCP_ENOMEM;
+	}
+	r->free_user = free_user;
+	r->meta = meta;
+	r->size = size;
+	r->unlisted = unlisted;
+	return mcp_registry_add(srv, &srv->resources, &r->base);
+}
+
 MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
 						const mcp_resource_template *tpl)
 {
@@ -130,6 +151,8 @@ json_object *mcp_resource_describe(mcp_entry *e, int rev)
 	mcp_json_add_str(o, "mimeType", r->mime_type);
 	if (!r->is_template && r->size > 0)
 		eng_obj_add(o, "size", json_object_new_int64(r->size));
+	if (r->meta) /* a copy: listings are built on many threads */
+		eng_obj_add(o, "_meta", mcp_json_copy(r->meta));
 	return o;
 }
 
@@ -214,6 +237,26 @@ static int add_contents(mcp_contents *out, const char *uri, const char *mime_typ
 	}
 	eng_arr_add(out->items, c);
 	return MCP_OK;
+}
+
+int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
+			  const void *data, size_t len, int text, json_object *meta)
+{
+	json_object *v;
+	if (text) {
+		v = json_object_new_string_len(data, (int)len);
+	} else {
+		char *b64 = mcp_base64(data, len);
+		v = b64 ? json_object_new_string(b64) : NULL;
+		free(b64);
+	}
+	int rc = add_contents(out, uri, mime_type, text ? "text" : "blob", v);
+	if (rc == MCP_OK && meta) {
+		size_t n = json_object_array_length(out->items);
+		eng_obj_add(json_object_array_get_idx(out->items, n - 1), "_meta",
+			    mcp_json_copy(meta));
+	}
+	return rc;
 }
 
 MCP_EXTERN int mcp_contents_add_text(mcp_contents *out, const char *uri,

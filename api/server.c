@@ -50,7 +50,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->task_ttl_max = 24 * 3600 * 1000;
 	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!srv->name || !srv->version || srv->wake_fd < 0 || mcp_state_key_init(srv) != MCP_OK ||
-	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0) {
+	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0 || mcp_tasks_init(srv) != MCP_OK) {
 		if (srv->wake_fd >= 0)
 			close(srv->wake_fd);
 		free(srv->name);
@@ -79,6 +79,9 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	mcp_registry_clear(&srv->prompts);
 	pthread_rwlock_destroy(&srv->reg_lock);
 	pthread_mutex_destroy(&srv->sess_mu);
+	mcp_tasks_destroy(srv);
+	mcp_apps_free(srv);
+	mcp_skills_free(srv);
 	mcp_park_destroy(srv);
 	mcp_authz_free(srv);
 	close(srv->wake_fd);
@@ -292,7 +295,6 @@ eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_re
 	if (!s) {
 		free(ms->client_caps_text);
 		pthread_mutex_destroy(&ms->mu);
-		pthread_cond_destroy(&ms->task_cv);
 		free(ms);
 		tp->ops->free(tp);
 		return NULL;
@@ -355,6 +357,8 @@ int mcp_server_begin(mcp_server *srv)
 
 void mcp_server_end(mcp_server *srv)
 {
+	/* The tasks that outlived their HTTP sessions end with the run. */
+	mcp_task_host_end(srv);
 	/* The sessions already waited for their handlers up to the grace
 	 * period; what still runs now is abandoned. */
 	eng_pool_stop(&srv->pool, eng_now_ns() + 50 * ENG_NS_PER_MS);

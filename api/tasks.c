@@ -1,17 +1,45 @@
 /*
- * tasks.c - task-augmented tools/call (2025-11-25): the per-connection task
- * store, tasks/get, tasks/list, tasks/cancel and tasks/result, status
- * notifications and ttl expiry.
+ * tasks.c - tasks in both eras: one server-wide table, one TTL, and one
+ * cancellation path into the handler's token.
  *
- * A task is the same request detached from the client's id: the engine
- * keeps it in flight (so shutdown cancels and waits for it as for any
- * request) and hands its final answer to the task instead of the wire.
+ *  - 2025-11-25 (client-directed): a tools/call with params.task becomes a
+ *    task of its session; tasks/get, tasks/list, tasks/cancel and
+ *    tasks/result are answered to that session only, status changes go to
+ *    it as notifications/tasks/status, and the task ends with it.
+ *  - 2026-07-28 (the io.modelcontextprotocol/tasks extension, SEP-2663;
+ *    server-directed): a tools/call whose request declares the extension
+ *    may be answered with a CreateTaskResult (resultType "task"); the task
+ *    belongs to no connection and is reached by its id from any request
+ *    that declares the extension (tasks/get inlines its result, tasks/update
+ *    delivers input, tasks/cancel), with status changes on
+ *    subscriptions/listen streams that asked for its id.
+ *
+ * A task is the request that started it, detached from the client's id:
+ * the engine keeps it in flight (so a shutdown cancels it and waits for it
+ * like any request), the client's request is answered at once, and the
+ * handler's final answer comes here instead of the wire.  A 2026-07-28
+ * request over HTTP without a session has an ephemeral session that ends
+ * with its answer: its task moves to the server's task host, an internal
+ * session with no client, which only the server's shutdown ends.
+ *
+ * Input inside a 2026-07-28 task: the handler asks as it would in a
+ * request (mcp_ctx_require_input, or the blocking client calls); the task
+ * goes input_required with the requests under keys unique over its life,
+ * its worker waits on the request's token for tasks/update to answer all
+ * of them (or for tasks/cancel, the shutdown, or the end of the task's
+ * TTL), and the handler goes on.
+ *
+ * Locks: srv->task_mu guards the table and every task's fields; it is
+ * taken before srv->sess_mu (listen streams) and before a request token's
+ * mutex, never after them.  Tokens are fired outside it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "api/auth.h"
 #include "api/internal.h"
 
 enum { T_WORKING = 0, T_INPUT_REQUIRED, T_COMPLETED, T_FAILED, T_CANCELLED };
@@ -23,15 +51,28 @@ static const char *const status_names[] = {
 #define RELATED_TASK "io.modelcontextprotocol/related-task"
 
 typedef struct mcp_task {
-	struct mcp_task *next;      /* ms->tasks, under ms->mu */
-	char id[33];
-	int status;                 /* under ms->mu */
+	eng_idnode node;            /* srv->tasks, key = id */
+	struct mcp_task *next, *prev; /* srv->task_list, oldest first */
+	char id[MCP_TASK_ID_MAX];
+	int modern;                 /* 2026-07-28 shapes and rules */
+	mcp_sess *owner;            /* 2025-11-25: its session; NULL otherwise */
+	mcp_principal *who;         /* counted: who may reach it, or NULL */
+	int status;
+	char *status_message;
 	int64_t created_ms, updated_ms; /* wall clock */
 	int64_t ttl_ms;
-	int64_t expires_ns;         /* monotonic; kept at least this long */
+	int64_t created_ns, expires_ns; /* monotonic; kept at least until then */
 	json_object *answer;        /* the final response message, owned */
 	eng_req *req;               /* counted while the handler runs */
-	mcp_sess *ms;
+	mcp_server *srv;
+	/* 2026-07-28 input: the requests outstanding (wire key -> request)
+	 * and the answers gathered for them this round; the round numbers
+	 * the keys, so none is reused over the task's life. */
+	json_object *asked, *answered;
+	int round;
+	int input_ready;            /* under req->token.mu: the round whose
+				       answers are all in (a late update of
+				       an earlier round wakes nobody) */
 } mcp_task;
 
 static int64_t wall_ms(void)
@@ -62,6 +103,11 @@ const char *mcp_task_id(const mcp_task *t)
 	return t->id;
 }
 
+MCP_EXTERN const char *mcp_ctx_task_id(const mcp_ctx *ctx)
+{
+	return ctx && ctx->task ? ctx->task->id : NULL;
+}
+
 int mcp_tasks_offered(mcp_server *srv)
 {
 	int offered = 0;
@@ -72,8 +118,179 @@ int mcp_tasks_offered(mcp_server *srv)
 	return offered;
 }
 
-/* The Task object; under ms->mu. */
-static json_object *describe(const mcp_task *t)
+int mcp_tasks_declared(json_object *caps)
+{
+	return json_object_is_type(mcp_get(mcp_get(caps, "extensions"), MCP_EXT_TASKS),
+				   json_type_object);
+}
+
+json_object *mcp_tasks_required_data(void)
+{
+	json_object *ext = json_object_new_object();
+	eng_obj_add(ext, MCP_EXT_TASKS, json_object_new_object());
+	json_object *caps = json_object_new_object();
+	eng_obj_add(caps, "extensions", ext);
+	json_object *data = json_object_new_object();
+	eng_obj_add(data, "requiredCapabilities", caps);
+	return data;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+int mcp_tasks_init(mcp_server *srv)
+{
+	if (eng_idtable_init(&srv->tasks) != 0)
+		return MCP_ENOMEM;
+	pthread_mutex_init(&srv->task_mu, NULL);
+	pthread_cond_init(&srv->task_cv, NULL);
+	srv->max_tasks = 10000;
+	return MCP_OK;
+}
+
+static void task_free(mcp_task *t)
+{
+	json_object_put(t->answer);
+	json_object_put(t->asked);
+	json_object_put(t->answered);
+	free(t->status_message);
+	if (t->who)
+		auth_principal_unref(t->who);
+	free(t);
+}
+
+/* Under task_mu. */
+static void task_unlink(mcp_server *srv, mcp_task *t)
+{
+	eng_idtable_del(&srv->tasks, &t->node);
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		srv->task_list = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	else
+		srv->task_tail = t->prev;
+	srv->ntasks--;
+}
+
+void mcp_tasks_destroy(mcp_server *srv)
+{
+	mcp_task *t = srv->task_list;
+	while (t) {
+		mcp_task *n = t->next;
+		task_free(t);
+		t = n;
+	}
+	srv->task_list = srv->task_tail = NULL;
+	eng_idtable_destroy(&srv->tasks);
+	pthread_mutex_destroy(&srv->task_mu);
+	pthread_cond_destroy(&srv->task_cv);
+}
+
+/* A finished task whose TTL has passed is forgotten.  Under task_mu. */
+static int expired(const mcp_task *t, int64_t now)
+{
+	return terminal(t->status) && !t->req && now >= t->expires_ns;
+}
+
+static void purge(mcp_server *srv)
+{
+	int64_t now = eng_now_ns();
+	for (mcp_task *t = srv->task_list; t;) {
+		mcp_task *n = t->next;
+		if (expired(t, now)) {
+			task_unlink(srv, t);
+			task_free(t);
+		}
+		t = n;
+	}
+}
+
+/* Whether `who` (NULL: no principal) may reach `t`: the same party that
+ * created it, or neither had a principal.  An id is a bearer secret, but
+ * not across principals (SEP-2663, auth binding). */
+static int reachable(const mcp_task *t, const mcp_principal *who)
+{
+	if (!t->who || !who)
+		return !t->who && !who;
+	return auth_principal_same_party(t->who, who);
+}
+
+/* The task `id` as `who` may see it in the era of the asking request
+ * (and, for 2025-11-25, of its session), or NULL.  Under task_mu. */
+static mcp_task *find(mcp_server *srv, const char *id, int modern, const mcp_sess *owner,
+		      const mcp_principal *who)
+{
+	mcp_task *t = (mcp_task *)eng_idtable_get(&srv->tasks, id);
+	if (!t || t->modern != modern || (!modern && t->owner != owner) || !reachable(t, who))
+		return NULL;
+	if (expired(t, eng_now_ns())) {
+		task_unlink(srv, t);
+		task_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who)
+{
+	pthread_mutex_lock(&srv->task_mu);
+	int known = find(srv, id, 1, NULL, who) != NULL;
+	pthread_mutex_unlock(&srv->task_mu);
+	return known;
+}
+
+void mcp_tasks_free(mcp_sess *ms)
+{
+	/* The session's tasks end with it: nothing can ask for them. */
+	mcp_server *srv = ms->srv;
+	pthread_mutex_lock(&srv->task_mu);
+	for (mcp_task *t = srv->task_list; t;) {
+		mcp_task *n = t->next;
+		if (t->owner == ms) {
+			task_unlink(srv, t);
+			task_free(t);
+		}
+		t = n;
+	}
+	pthread_mutex_unlock(&srv->task_mu);
+}
+
+MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n)
+{
+	if (!srv || n < 1 || n > 10000000)
+		return MCP_EINVAL;
+	if (atomic_load(&srv->running))
+		return MCP_ESTATE;
+	srv->max_tasks = n;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag)
+{
+	if (!srv)
+		return MCP_EINVAL;
+	if (atomic_load(&srv->running))
+		return MCP_ESTATE;
+	size_t n = tag ? strlen(tag) : 0;
+	/* What a proxy can match in a header with a plain pattern, and short
+	 * enough to leave the id its 32 random digits. */
+	if (n > MCP_INSTANCE_ID_MAX)
+		return MCP_EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char c = tag[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_'))
+			return MCP_EINVAL;
+	}
+	snprintf(srv->instance, sizeof srv->instance, "%s", n ? tag : "");
+	return MCP_OK;
+}
+
+/* ---- shapes ---------------------------------------------------------------- */
+
+/* The 2025-11-25 Task object.  Under task_mu. */
+static json_object *describe_legacy(const mcp_task *t)
 {
 	json_object *o = json_object_new_object();
 	if (!o)
@@ -85,161 +302,501 @@ static json_object *describe(const mcp_task *t)
 	eng_obj_add(o, "ttl", json_object_new_int64(t->ttl_ms));
 	eng_obj_add(o, "pollInterval", json_object_new_int(POLL_INTERVAL_MS));
 	if (t->status == T_FAILED && t->answer) {
-		json_object *err = NULL;
-		if (json_object_object_get_ex(t->answer, "error", &err))
-			eng_obj_add(o, "statusMessage",
-					       json_object_new_string(json_object_get_string(
-						       json_object_object_get(err, "message"))));
-		else
-			eng_obj_add(o, "statusMessage",
-					       json_object_new_string("the tool reported an error"));
+		json_object *err = mcp_get(t->answer, "error");
+		json_object *msg = mcp_get(err, "message");
+		eng_obj_add(o, "statusMessage",
+			    json_object_new_string(msg ? json_object_get_string(msg)
+						       : "the tool reported an error"));
 	}
 	return o;
 }
 
-/* Changes the status under ms->mu and tells the client.  Called with the
- * lock held; the notification only queues a line, it never blocks. */
-static void set_status(mcp_task *t, int status)
+/* The 2026-07-28 Task, and with `detailed` the DetailedTask of tasks/get
+ * and notifications/tasks: the outstanding input requests, the result or
+ * the error.  Under task_mu. */
+static json_object *describe_modern(const mcp_task *t, int detailed)
 {
-	if (t->status == status || terminal(t->status))
+	json_object *o = json_object_new_object();
+	if (!o)
+		return NULL;
+	eng_obj_add(o, "taskId", json_object_new_string(t->id));
+	eng_obj_add(o, "status", json_object_new_string(status_names[t->status]));
+	if (t->status_message)
+		eng_obj_add(o, "statusMessage", json_object_new_string(t->status_message));
+	eng_obj_add(o, "createdAt", iso8601(t->created_ms));
+	eng_obj_add(o, "lastUpdatedAt", iso8601(t->updated_ms));
+	eng_obj_add(o, "ttlMs", json_object_new_int64(t->ttl_ms));
+	eng_obj_add(o, "pollIntervalMs", json_object_new_int(POLL_INTERVAL_MS));
+	if (!detailed)
+		return o;
+	if (t->status == T_INPUT_REQUIRED)
+		eng_obj_add(o, "inputRequests",
+			    t->asked ? mcp_json_copy(t->asked) : json_object_new_object());
+	json_object *res = mcp_get(t->answer, "result"), *err = mcp_get(t->answer, "error");
+	if (t->status == T_COMPLETED && res)
+		eng_obj_add(o, "result", mcp_json_copy(res));
+	else if (t->status == T_FAILED && err)
+		eng_obj_add(o, "error", mcp_json_copy(err));
+	return o;
+}
+
+/* Changes the status and tells whoever listens: the session of a
+ * 2025-11-25 task, the listen streams that asked for a 2026-07-28 one.
+ * Under task_mu; the deliveries only queue lines. */
+static void set_status(mcp_task *t, int status, const char *message)
+{
+	if (terminal(t->status) || (t->status == status && !message))
 		return;
 	t->status = status;
 	t->updated_ms = wall_ms();
-	if (terminal(status))
-		pthread_cond_broadcast(&t->ms->task_cv);
-	json_object *p = describe(t);
-	if (p)
-		eng_session_notify(t->ms->es, mcp_notification("notifications/tasks/status", p));
+	if (message) {
+		free(t->status_message);
+		t->status_message = strdup(message);
+	}
+	if (terminal(status)) {
+		/* Kept its TTL from creation, and at least min(TTL, 1 min)
+		 * after it ended: a task that ends at its TTL (its input never
+		 * came) still shows how it ended. */
+		int64_t keep = t->ttl_ms < 60000 ? t->ttl_ms : 60000;
+		int64_t until = eng_now_ns() + keep * ENG_NS_PER_MS;
+		if (until > t->expires_ns)
+			t->expires_ns = until;
+		pthread_cond_broadcast(&t->srv->task_cv);
+	}
+	if (t->modern) {
+		json_object *p = describe_modern(t, 1);
+		if (p)
+			mcp_listen_task_status(t->srv, t->id, p);
+	} else if (t->owner) {
+		json_object *p = describe_legacy(t);
+		if (p)
+			eng_session_notify(t->owner->es,
+					   mcp_notification("notifications/tasks/status", p));
+	}
 }
 
 void mcp_task_set_input_required(mcp_task *t, int waiting)
 {
-	pthread_mutex_lock(&t->ms->mu);
-	set_status(t, waiting ? T_INPUT_REQUIRED : T_WORKING);
-	pthread_mutex_unlock(&t->ms->mu);
+	pthread_mutex_lock(&t->srv->task_mu);
+	set_status(t, waiting ? T_INPUT_REQUIRED : T_WORKING, NULL);
+	pthread_mutex_unlock(&t->srv->task_mu);
 }
 
-/* Drops expired, finished tasks.  Under ms->mu. */
-static void purge(mcp_sess *ms)
+/* ---- the task host ------------------------------------------------------------
+ *
+ * An engine session with no client: the 2026-07-28 tasks whose own session
+ * ends with its HTTP answer move here.  Nothing is ever fed to it and
+ * nothing it writes goes anywhere (a task's answer goes to its sink). */
+
+static int null_send(tp_conn *c, const struct iovec *iov, int n, const _Atomic int64_t *dl)
 {
-	int64_t now = eng_now_ns();
-	for (mcp_task **pp = &ms->tasks; *pp;) {
-		mcp_task *t = *pp;
-		if (terminal(t->status) && !t->req && now >= t->expires_ns) {
-			*pp = t->next;
-			json_object_put(t->answer);
-			free(t);
-		} else {
-			pp = &t->next;
-		}
+	(void)c, (void)iov, (void)n, (void)dl;
+	return 0;
+}
+
+static int null_send_routed(tp_conn *c, const tp_out *out, int n, const _Atomic int64_t *dl)
+{
+	(void)c, (void)out, (void)n, (void)dl;
+	return 0;
+}
+
+static int null_recv(tp_conn *c, const char **line, size_t *len)
+{
+	(void)c, (void)line, (void)len;
+	return TP_EOF;
+}
+
+static void null_noop(tp_conn *c)
+{
+	(void)c;
+}
+
+static void null_free(tp_conn *c)
+{
+	free(c);
+}
+
+static const struct tp_ops null_ops = {
+	.recv = null_recv,
+	.send = null_send,
+	.send_routed = null_send_routed,
+	.wake = null_noop,
+	.close_output = null_noop,
+	.free = null_free,
+};
+
+/* The host, made at the first task that needs it; NULL without memory.
+ * Under task_mu. */
+static eng_session *task_host(mcp_server *srv)
+{
+	if (srv->task_host)
+		return srv->task_host;
+	tp_conn *tp = calloc(1, sizeof *tp);
+	if (!tp)
+		return NULL;
+	tp->ops = &null_ops;
+	tp->max_message = srv->max_message;
+	srv->task_host = mcp_server_open_session(srv, tp, -1, 1);
+	return srv->task_host;
+}
+
+void mcp_task_host_end(mcp_server *srv)
+{
+	pthread_mutex_lock(&srv->task_mu);
+	eng_session *host = srv->task_host;
+	srv->task_host = NULL;
+	pthread_mutex_unlock(&srv->task_mu);
+	if (!host)
+		return;
+	/* Usually closed already (an HTTP server's shutdown closes every
+	 * session it knows); waited for up to its grace, as any session. */
+	eng_session_close(host, MCP_CANCEL_SHUTDOWN);
+	while (!eng_session_close_poll(host, eng_now_ns())) {
+		struct timespec ts = { 0, 2 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
 	}
+	mcp_server_drop_session(srv, host);
 }
 
-/* Under ms->mu. */
-static mcp_task *find(mcp_sess *ms, const char *id)
-{
-	purge(ms);
-	for (mcp_task *t = ms->tasks; t; t = t->next)
-		if (strcmp(t->id, id) == 0)
-			return t;
-	return NULL;
-}
+/* ---- starting a task ------------------------------------------------------- */
 
 /* The engine hands the handler's final answer here (msg taken; NULL when
- * the handler stopped because it was cancelled). */
+ * it stopped because it was cancelled or cut off). */
 static void task_sink(eng_req *r, json_object *msg, void *arg)
 {
 	mcp_task *t = arg;
-	mcp_sess *ms = t->ms;
-	pthread_mutex_lock(&ms->mu);
+	mcp_server *srv = t->srv;
+	pthread_mutex_lock(&srv->task_mu);
 	t->answer = msg;
 	int status = T_CANCELLED;
+	const char *why = NULL;
 	if (msg) {
-		json_object *res = NULL, *is_error = NULL;
-		status = T_FAILED;
-		if (json_object_object_get_ex(msg, "result", &res))
-			status = json_object_object_get_ex(res, "isError", &is_error) &&
-						 json_object_get_boolean(is_error)
-					 ? T_FAILED
-					 : T_COMPLETED;
+		json_object *res = mcp_get(msg, "result"), *is_error = mcp_get(res, "isError");
+		/* 2025-11-25 reports a tool error as failed; SEP-2663 keeps
+		 * failed for JSON-RPC errors and a tool error is completed. */
+		if (!res)
+			status = T_FAILED;
+		else if (!t->modern && json_object_get_boolean(is_error))
+			status = T_FAILED;
+		else
+			status = T_COMPLETED;
+		if (status == T_FAILED && t->modern)
+			why = json_object_get_string(mcp_get(mcp_get(msg, "error"), "message"));
+	} else {
+		int reason = eng_token_reason(&r->token);
+		why = reason != MCP_CANCEL_NONE ? mcp_cancel_reason_name((mcp_cancel_reason)reason)
+						 : NULL;
 	}
-	if (!terminal(t->status))
-		set_status(t, status);
+	json_object_put(t->asked);
+	t->asked = NULL;
+	set_status(t, status, t->modern ? why : NULL);
 	t->req = NULL;
-	pthread_mutex_unlock(&ms->mu);
+	pthread_mutex_unlock(&srv->task_mu);
 	eng_req_unref(r);
 }
 
-int mcp_task_run_tool(eng_req *r, mcp_ctx *ctx, mcp_tool_entry *tool, json_object *args,
-		      json_object *task_params)
+int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 {
+	eng_req *r = ctx->req;
 	mcp_sess *ms = ctx->sess;
 	mcp_server *srv = ms->srv;
+	int modern = ctx->view.modern;
+	if (ctx->task)
+		return MCP_OK;
 	int64_t ttl = srv->task_ttl_default;
-	json_object *jttl = NULL;
-	if (json_object_object_get_ex(task_params, "ttl", &jttl)) {
+	json_object *jttl = mcp_get(task_params, "ttl");
+	if (!modern && jttl) {
 		if (!json_object_is_type(jttl, json_type_int) || json_object_get_int64(jttl) < 0)
-			return -1;
+			return MCP_EINVAL;
 		ttl = json_object_get_int64(jttl);
 		if (ttl > srv->task_ttl_max)
 			ttl = srv->task_ttl_max;
 	}
 	mcp_task *t = calloc(1, sizeof *t);
 	if (!t)
-		return -1;
-	mcp_random_hex(t->id);
-	t->ms = ms;
+		return MCP_ENOMEM;
+	char hex[33];
+	mcp_random_hex(hex);
+	/* A tagged id names the process that holds the task, for a proxy
+	 * in front of several (README, "Running more than one process"). */
+	if (srv->instance[0])
+		snprintf(t->id, sizeof t->id, "%s.%s", srv->instance, hex);
+	else
+		snprintf(t->id, sizeof t->id, "%s", hex);
+	t->node.key = t->id;
+	t->node.hash = eng_idhash(t->id);
+	t->modern = modern;
+	t->owner = modern ? NULL : ms;
+	t->srv = srv;
 	t->status = T_WORKING;
 	t->created_ms = t->updated_ms = wall_ms();
 	t->ttl_ms = ttl;
-	t->expires_ns = eng_now_ns() + ttl * ENG_NS_PER_MS;
+	t->created_ns = eng_now_ns();
+	t->expires_ns = t->created_ns + ttl * ENG_NS_PER_MS;
+	if (ctx->principal)
+		t->who = auth_principal_ref(ctx->principal);
 	eng_req_ref(r);
 	t->req = r;
 
-	pthread_mutex_lock(&ms->mu);
-	purge(ms);
-	t->next = ms->tasks;
-	ms->tasks = t;
-	json_object *created = json_object_new_object();
-	eng_obj_add(created, "task", describe(t));
-	pthread_mutex_unlock(&ms->mu);
-
-	char key[48];
-	snprintf(key, sizeof key, "#task:%s", t->id);
-	if (eng_req_detach(r, created, key, task_sink, t) != MCP_OK) {
-		/* Cancelled before the task could start: it ends at once. */
-		pthread_mutex_lock(&ms->mu);
-		set_status(t, T_CANCELLED);
-		t->req = NULL;
-		pthread_mutex_unlock(&ms->mu);
+	pthread_mutex_lock(&srv->task_mu);
+	purge(srv);
+	if (srv->ntasks >= (size_t)srv->max_tasks) {
+		pthread_mutex_unlock(&srv->task_mu);
 		eng_req_unref(r);
-		mcp_ctx_end(ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
-		return 0;
+		task_free(t);
+		return MCP_EBUSY;
+	}
+	/* A 2026-07-28 request of an HTTP POST without a session: its session
+	 * ends with this answer, the task must not. */
+	eng_session *to = modern && ms->stateless_only ? task_host(srv) : NULL;
+	if (modern && ms->stateless_only && !to) {
+		pthread_mutex_unlock(&srv->task_mu);
+		eng_req_unref(r);
+		task_free(t);
+		return MCP_ENOMEM;
+	}
+	/* In the table before the client hears of it: a tasks/get sent the
+	 * moment the CreateTaskResult arrives finds it (SEP-2663, durable
+	 * creation). */
+	eng_idtable_put(&srv->tasks, &t->node);
+	t->prev = srv->task_tail;
+	if (srv->task_tail)
+		srv->task_tail->next = t;
+	else
+		srv->task_list = t;
+	srv->task_tail = t;
+	srv->ntasks++;
+	json_object *created;
+	if (modern) {
+		created = describe_modern(t, 0);
+		eng_obj_add(created, "resultType", json_object_new_string("task"));
+	} else {
+		created = json_object_new_object();
+		eng_obj_add(created, "task", describe_legacy(t));
+	}
+	pthread_mutex_unlock(&srv->task_mu);
+	if (modern && created)
+		mcp_modern_decorate(srv, "tools/call", created);
+
+	char key[MCP_TASK_ID_MAX + 8];
+	snprintf(key, sizeof key, "#task:%s", t->id);
+	int rc = created ? eng_req_detach_to(r, to, created, key, task_sink, t) : MCP_ENOMEM;
+	if (rc != MCP_OK) {
+		pthread_mutex_lock(&srv->task_mu);
+		task_unlink(srv, t);
+		pthread_mutex_unlock(&srv->task_mu);
+		eng_req_unref(r);
+		task_free(t);
+		return rc;
 	}
 	ctx->task = t;
-	mcp_result res;
-	mcp_result_init(&res, ms->rev);
-	json_object *result = NULL;
-	int rc = mcp_tool_outcome(ctx, tool, &res, tool->fn(ctx, args, &res, tool->user), &result);
-	if (result) {
-		/* Messages about a task carry its id (related-task _meta). */
-		json_object *meta = json_object_new_object();
-		json_object *rel = json_object_new_object();
-		eng_obj_add(rel, "taskId", json_object_new_string(t->id));
-		eng_obj_add(meta, RELATED_TASK, rel);
+	if (to) {
+		/* The handler now runs for the host; the principal it had was
+		 * its old session's, the task's own reference replaces it. */
+		ctx->sess = to->proto_data;
+	}
+	ctx->principal = t->who;
+	if (modern)
+		ctx->progress_token = NULL; /* SEP-2663: no progress for a task */
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_ctx_become_task(mcp_ctx *ctx)
+{
+	if (!ctx)
+		return MCP_EINVAL;
+	if (ctx->task)
+		return MCP_OK;
+	/* Only a 2026-07-28 tools/call of a tool that may be a task, from a
+	 * request that declared the extension: the server decides then.  A
+	 * 2025-11-25 client decides itself, with params.task. */
+	if (!ctx->view.modern || !ctx->tool || ctx->tool->task_support == MCP_TASKS_FORBIDDEN ||
+	    !mcp_tasks_declared(ctx->view.caps))
+		return MCP_ENOTSUP;
+	if (eng_token_reason(&ctx->req->token) != MCP_CANCEL_NONE)
+		return MCP_ECANCELED;
+	return mcp_task_start(ctx, NULL);
+}
+
+/* ---- input inside a 2026-07-28 task -------------------------------------------- */
+
+/* Adds the request's trace context to an input request's params. */
+static json_object *with_trace(mcp_ctx *ctx, json_object *req)
+{
+	json_object *params = mcp_get(req, "params");
+	if (json_object_is_type(params, json_type_object))
+		mcp_trace_meta_add(ctx, params);
+	return req;
+}
+
+/* Publishes `requests` (key -> {method, params}; borrowed) as the task's
+ * outstanding input under keys unique over its life, then waits for all
+ * of them to be answered.  *answers gets key -> result (caller owns).
+ * MCP_OK, MCP_ECANCELED (the token fired: a tasks/cancel, the shutdown, a
+ * close, or the TTL ran out while waiting), MCP_ETIMEDOUT (`timeout_ms`
+ * passed), MCP_ENOMEM. */
+static int ask_and_wait(mcp_ctx *ctx, json_object *requests, int64_t timeout_ms,
+			json_object **answers)
+{
+	mcp_task *t = ctx->task;
+	mcp_server *srv = t->srv;
+	eng_token *tok = &ctx->req->token;
+	*answers = NULL;
+	json_object *asked = json_object_new_object();
+	json_object *answered = json_object_new_object();
+	if (!asked || !answered) {
+		json_object_put(asked);
+		json_object_put(answered);
+		return MCP_ENOMEM;
+	}
+	pthread_mutex_lock(&srv->task_mu);
+	int round = ++t->round;
+	json_object_object_foreach(requests, key, req)
+	{
+		char wire[256];
+		snprintf(wire, sizeof wire, "%d.%.200s", round, key);
+		eng_obj_add(asked, wire, with_trace(ctx, mcp_json_copy(req)));
+	}
+	json_object_put(t->asked);
+	json_object_put(t->answered);
+	t->asked = asked;
+	t->answered = answered;
+	set_status(t, T_INPUT_REQUIRED, NULL);
+	pthread_mutex_unlock(&srv->task_mu);
+
+	/* Bounded by the task's TTL: a client that never answers must not
+	 * hold a worker forever. */
+	int64_t deadline = t->expires_ns;
+	int by_timeout = 0;
+	if (timeout_ms >= 0 && eng_now_ns() + timeout_ms * ENG_NS_PER_MS < deadline) {
+		deadline = eng_now_ns() + timeout_ms * ENG_NS_PER_MS;
+		by_timeout = 1;
+	}
+	struct timespec ts;
+	eng_abstime(deadline, &ts);
+	int ready = 0, timed_out = 0;
+	eng_pool_blocking();
+	pthread_mutex_lock(&tok->mu);
+	while (t->input_ready != round && atomic_load(&tok->reason) == MCP_CANCEL_NONE)
+		if (pthread_cond_timedwait(&tok->cv, &tok->mu, &ts) == ETIMEDOUT) {
+			timed_out = t->input_ready != round;
+			break;
+		}
+	ready = t->input_ready == round;
+	pthread_mutex_unlock(&tok->mu);
+	eng_pool_unblocked();
+
+	pthread_mutex_lock(&srv->task_mu);
+	json_object *got = t->answered;
+	t->answered = NULL;
+	json_object_put(t->asked);
+	t->asked = NULL;
+	if (ready && atomic_load(&tok->reason) == MCP_CANCEL_NONE)
+		set_status(t, T_WORKING, NULL);
+	pthread_mutex_unlock(&srv->task_mu);
+	if (!ready) {
+		json_object_put(got);
+		if (timed_out && !by_timeout) {
+			/* The TTL ran out: the task ends as a request whose
+			 * deadline passed. */
+			eng_token_fire(tok, MCP_CANCEL_TIMEOUT);
+			return MCP_ECANCELED;
+		}
+		return timed_out ? MCP_ETIMEDOUT : MCP_ECANCELED;
+	}
+	/* Back to the handler's own keys. */
+	json_object *out = json_object_new_object();
+	char prefix[24];
+	int plen = snprintf(prefix, sizeof prefix, "%d.", round);
+	json_object_object_foreach(got, wire, value)
+	{
+		if (strncmp(wire, prefix, (size_t)plen) == 0)
+			eng_obj_add(out, wire + plen, json_object_get(value));
+	}
+	json_object_put(got);
+	if (!out)
+		return MCP_ENOMEM;
+	*answers = out;
+	return MCP_OK;
+}
+
+int mcp_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
+		    void *arg)
+{
+	while (rc == MCP_EINPUT && ctx->input_requests) {
+		json_object *answers = NULL;
+		json_object *requests = ctx->input_requests;
+		ctx->input_requests = NULL;
+		int wrc = ask_and_wait(ctx, requests, -1, &answers);
+		json_object_put(requests);
+		if (wrc != MCP_OK)
+			return wrc;
+		json_object_put(ctx->input_responses);
+		ctx->input_responses = answers;
+		free(ctx->state_in);
+		ctx->state_in = ctx->state_out;
+		ctx->state_out = NULL;
+		reset(arg);
+		rc = invoke(arg);
+	}
+	if (rc == MCP_EINPUT) /* asked for nothing: nothing can ever answer */
+		rc = MCP_ESTATE;
+	return rc;
+}
+
+int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+		 json_object **result)
+{
+	json_object *requests = json_object_new_object();
+	json_object *one = json_object_new_object();
+	if (!params)
+		params = json_object_new_object();
+	if (!requests || !one || !params) {
+		json_object_put(requests);
+		json_object_put(one);
+		json_object_put(params);
+		return MCP_ENOMEM;
+	}
+	eng_obj_add(one, "method", json_object_new_string(method));
+	eng_obj_add(one, "params", params);
+	eng_obj_add(requests, "input", one);
+	json_object *answers = NULL;
+	int rc = ask_and_wait(ctx, requests, timeout_ms, &answers);
+	json_object_put(requests);
+	if (rc != MCP_OK)
+		return rc;
+	json_object *v = mcp_get(answers, "input");
+	rc = MCP_EPROTO;
+	if (json_object_is_type(v, json_type_object)) {
+		*result = json_object_get(v);
+		rc = MCP_OK;
+	}
+	json_object_put(answers);
+	return rc;
+}
+
+void mcp_task_decorate(mcp_ctx *ctx, json_object *result)
+{
+	/* 2025-11-25: messages about a task carry its id.  SEP-2663 drops
+	 * the key: the id is at the root of tasks/get. */
+	if (!ctx->task || ctx->task->modern || !json_object_is_type(result, json_type_object))
+		return;
+	json_object *meta = mcp_get(result, "_meta");
+	if (!json_object_is_type(meta, json_type_object)) {
+		meta = json_object_new_object();
 		eng_obj_add(result, "_meta", meta);
 	}
-	mcp_ctx_end(ctx, rc, result, res.err_code, res.err_message, res.err_data);
-	res.err_data = NULL;
-	mcp_result_clear(&res);
-	return 0;
+	json_object *rel = json_object_new_object();
+	eng_obj_add(rel, "taskId", json_object_new_string(ctx->task->id));
+	eng_obj_add(meta, RELATED_TASK, rel);
 }
+
+/* ---- 2025-11-25 methods ------------------------------------------------------- */
 
 static const char *task_id_param(json_object *params, mcp_answer *out)
 {
-	json_object *v = NULL;
-	if (!json_object_object_get_ex(params, "taskId", &v) ||
-	    !json_object_is_type(v, json_type_string)) {
+	json_object *v = mcp_get(params, "taskId");
+	if (!json_object_is_type(v, json_type_string)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: taskId (string) is required", NULL);
 		return NULL;
@@ -258,83 +815,103 @@ static void unknown_task(mcp_answer *out, const char *task_id)
 void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
+	mcp_server *srv = ms->srv;
 	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
-	pthread_mutex_lock(&ms->mu);
-	mcp_task *t = find(ms, tid);
-	json_object *res = t ? describe(t) : NULL;
-	pthread_mutex_unlock(&ms->mu);
+	pthread_mutex_lock(&srv->task_mu);
+	mcp_task *t = find(srv, tid, 0, ms, mcp_authz_current(ms));
+	json_object *res = t ? describe_legacy(t) : NULL;
+	pthread_mutex_unlock(&srv->task_mu);
 	if (t)
 		mcp_answer_result(out, res);
 	else
 		unknown_task(out, tid);
 }
 
-void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out)
+/* Cancels `t`: cancelled at once, as SEP-2663 and 2025-11-25 both let a
+ * client observe.  Under task_mu; returns the handler's request (counted)
+ * for the caller to fire outside the lock, as a client's cancel of a
+ * request would, or NULL when no handler runs. */
+static eng_req *cancel_locked(mcp_task *t)
 {
-	mcp_sess *ms = s->proto_data;
-	const char *tid = task_id_param(params, out);
-	if (!tid)
-		return;
-	pthread_mutex_lock(&ms->mu);
-	mcp_task *t = find(ms, tid);
-	if (!t) {
-		pthread_mutex_unlock(&ms->mu);
-		unknown_task(out, tid);
-		return;
-	}
-	if (terminal(t->status)) {
-		pthread_mutex_unlock(&ms->mu);
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
-				 "Invalid params: the task has already finished", NULL);
-		return;
-	}
 	eng_req *r = t->req;
 	if (r)
 		eng_req_ref(r);
-	set_status(t, T_CANCELLED);
-	json_object *res = describe(t);
-	pthread_mutex_unlock(&ms->mu);
-	/* Fired outside the store's lock: callbacks may run. */
+	set_status(t, T_CANCELLED, t->modern ? "cancelled by the client" : NULL);
+	return r;
+}
+
+static void fire_cancel(eng_req *r)
+{
 	if (r) {
 		eng_token_fire(&r->token, MCP_CANCEL_PEER);
 		eng_req_unref(r);
 	}
+}
+
+void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out)
+{
+	mcp_sess *ms = s->proto_data;
+	mcp_server *srv = ms->srv;
+	const char *tid = task_id_param(params, out);
+	if (!tid)
+		return;
+	pthread_mutex_lock(&srv->task_mu);
+	mcp_task *t = find(srv, tid, 0, ms, mcp_authz_current(ms));
+	if (!t) {
+		pthread_mutex_unlock(&srv->task_mu);
+		unknown_task(out, tid);
+		return;
+	}
+	if (terminal(t->status)) {
+		pthread_mutex_unlock(&srv->task_mu);
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: the task has already finished", NULL);
+		return;
+	}
+	eng_req *r = cancel_locked(t);
+	json_object *res = describe_legacy(t);
+	pthread_mutex_unlock(&srv->task_mu);
+	fire_cancel(r);
 	mcp_answer_result(out, res);
 }
 
 void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
+	mcp_server *srv = ms->srv;
 	size_t offset = 0;
-	json_object *jc = NULL;
-	if (json_object_object_get_ex(params, "cursor", &jc) &&
-	    (!json_object_is_type(jc, json_type_string) ||
-	     mcp_parse_cursor(ms->srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
+	json_object *jc = mcp_get(params, "cursor");
+	if (jc && (!json_object_is_type(jc, json_type_string) ||
+		   mcp_parse_cursor(srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: unknown cursor", NULL);
 		return;
 	}
-	size_t page = (size_t)ms->srv->page_size, i = 0;
+	size_t page = (size_t)srv->page_size, i = 0;
 	json_object *arr = json_object_new_array();
 	int more = 0;
-	pthread_mutex_lock(&ms->mu);
-	purge(ms);
-	for (mcp_task *t = ms->tasks; t; t = t->next, i++) {
-		if (i < offset)
+	const mcp_principal *who = mcp_authz_current(ms);
+	pthread_mutex_lock(&srv->task_mu);
+	purge(srv);
+	/* Newest first, as clients show them. */
+	for (mcp_task *t = srv->task_tail; t; t = t->prev) {
+		if (t->modern || t->owner != ms || !reachable(t, who))
 			continue;
-		if (i >= offset + page) {
+		if (i++ < offset)
+			continue;
+		if (i > offset + page) {
 			more = 1;
 			break;
 		}
-		eng_arr_add(arr, describe(t));
+		eng_arr_add(arr, describe_legacy(t));
 	}
-	pthread_mutex_unlock(&ms->mu);
+	pthread_mutex_unlock(&srv->task_mu);
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "tasks", arr);
 	if (more) {
-		char *c = mcp_make_cursor(ms->srv, "tasks", offset + page);
+		char *c = mcp_make_cursor(srv, "tasks", offset + page);
 		if (c)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);
@@ -343,34 +920,35 @@ void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out)
 }
 
 /* tasks/result blocks until the task ends, so it runs on a worker and
- * waits on the store's condition variable, woken by its own token too.  It
- * runs no handler, but passes the request hooks like one. */
+ * waits on the table's condition variable, woken by its own token too.
+ * It runs no handler, but passes the request hooks like one. */
 void mcp_tasks_result(eng_req *r)
 {
 	mcp_sess *ms = r->sess->proto_data;
-	json_object *params = NULL, *v = NULL;
-	json_object_object_get_ex(r->msg, "params", &params);
+	mcp_server *srv = ms->srv;
+	json_object *params = mcp_get(r->msg, "params");
 	mcp_ctx ctx;
 	mcp_ctx_init(&ctx, r, params);
 	if (mcp_ctx_admit(&ctx, -1, NULL))
 		return;
-	if (!json_object_object_get_ex(params, "taskId", &v) ||
-	    !json_object_is_type(v, json_type_string)) {
+	json_object *v = mcp_get(params, "taskId");
+	if (!json_object_is_type(v, json_type_string)) {
 		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
 			    "Invalid params: taskId (string) is required", NULL);
 		return;
 	}
 	const char *tid = json_object_get_string(v);
-	pthread_mutex_lock(&ms->mu);
-	mcp_task *t = find(ms, tid);
+	const mcp_principal *who = mcp_authz_current(ms);
+	pthread_mutex_lock(&srv->task_mu);
+	mcp_task *t = find(srv, tid, 0, ms, who);
 	int rc = MCP_OK;
 	while (t && !terminal(t->status) && rc == MCP_OK) {
-		rc = eng_token_wait_external(&r->token, &ms->task_cv, &ms->mu, -1);
-		t = find(ms, tid); /* it may have expired meanwhile */
+		rc = eng_token_wait_external(&r->token, &srv->task_cv, &srv->task_mu, -1);
+		t = find(srv, tid, 0, ms, who); /* it may have expired meanwhile */
 	}
 	json_object *answer = t && t->answer ? mcp_json_copy(t->answer) : NULL;
 	int status = t ? t->status : -1;
-	pthread_mutex_unlock(&ms->mu);
+	pthread_mutex_unlock(&srv->task_mu);
 
 	if (rc == MCP_ECANCELED) {
 		/* Its token fired: nothing is written. */
@@ -387,18 +965,17 @@ void mcp_tasks_result(eng_req *r)
 	}
 	/* Exactly what the underlying request would have returned; a
 	 * cancelled task never has an answer to give. */
-	json_object *res = NULL, *err = NULL;
+	json_object *res = mcp_get(answer, "result"), *err = mcp_get(answer, "error");
 	if (status == T_CANCELLED) {
 		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
 			    "The task was cancelled", NULL);
-	} else if (answer && json_object_object_get_ex(answer, "result", &res)) {
+	} else if (res) {
 		mcp_ctx_end(&ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
-	} else if (answer && json_object_object_get_ex(answer, "error", &err)) {
-		json_object *code = json_object_object_get(err, "code");
-		json_object *msg = json_object_object_get(err, "message");
-		json_object *data = json_object_object_get(err, "data");
-		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(code),
-			    json_object_get_string(msg), data ? json_object_get(data) : NULL);
+	} else if (err) {
+		json_object *data = mcp_get(err, "data");
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(mcp_get(err, "code")),
+			    json_object_get_string(mcp_get(err, "message")),
+			    data ? json_object_get(data) : NULL);
 	} else {
 		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
 			    "The task ended without a result", NULL);
@@ -406,14 +983,98 @@ void mcp_tasks_result(eng_req *r)
 	json_object_put(answer);
 }
 
-void mcp_tasks_free(mcp_sess *ms)
+/* ---- 2026-07-28 methods (SEP-2663) ------------------------------------------ */
+
+/* The empty acknowledgement of tasks/update and tasks/cancel. */
+static void ack(mcp_server *srv, const char *method, mcp_answer *out)
 {
-	mcp_task *t = ms->tasks;
-	while (t) {
-		mcp_task *n = t->next;
-		json_object_put(t->answer);
-		free(t);
-		t = n;
+	json_object *res = json_object_new_object();
+	if (!res) {
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		return;
 	}
-	ms->tasks = NULL;
+	mcp_modern_decorate(srv, method, res);
+	mcp_answer_result(out, res);
+}
+
+/* tasks/update: the answers for keys outstanding now are kept (others are
+ * ignored, as SEP-2663 asks); once every key has its answer the handler
+ * waiting for them is woken.  Called with task_mu held; releases it. */
+static void modern_update(mcp_task *t, json_object *responses, mcp_answer *out)
+{
+	mcp_server *srv = t->srv;
+	int complete = 0;
+	if (t->status == T_INPUT_REQUIRED && t->asked && t->answered) {
+		json_object_object_foreach(responses, key, value)
+		{
+			if (!mcp_get(t->asked, key) || mcp_get(t->answered, key))
+				continue;
+			if (!json_object_is_type(value, json_type_object))
+				continue; /* not a result: never handed to a handler */
+			eng_obj_add(t->answered, key, mcp_json_copy(value));
+			json_object_object_del(t->asked, key);
+		}
+		complete = json_object_object_length(t->asked) == 0;
+	}
+	if (complete) {
+		/* Observable at once: the handler takes the answers next.  Its
+		 * wait is on its token (taken after task_mu, never before). */
+		set_status(t, T_WORKING, NULL);
+		if (t->req) {
+			eng_token *tok = &t->req->token;
+			pthread_mutex_lock(&tok->mu);
+			t->input_ready = t->round;
+			pthread_cond_broadcast(&tok->cv);
+			pthread_mutex_unlock(&tok->mu);
+		}
+	}
+	pthread_mutex_unlock(&srv->task_mu);
+	ack(srv, "tasks/update", out);
+}
+
+void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, const mcp_view *v,
+		      mcp_answer *out)
+{
+	mcp_sess *ms = s->proto_data;
+	mcp_server *srv = ms->srv;
+	if (!mcp_tasks_declared(v ? v->caps : NULL)) {
+		mcp_answer_error(out, MCP_JSONRPC_MISSING_CAPABILITY,
+				 "Missing required client capability", mcp_tasks_required_data());
+		return;
+	}
+	const char *tid = task_id_param(params, out);
+	if (!tid)
+		return;
+	json_object *responses = mcp_get(params, "inputResponses");
+	if (strcmp(method, "tasks/update") == 0 &&
+	    !json_object_is_type(responses, json_type_object)) {
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: inputResponses (object) is required", NULL);
+		return;
+	}
+	pthread_mutex_lock(&srv->task_mu);
+	mcp_task *t = find(srv, tid, 1, NULL, mcp_authz_current(ms));
+	if (!t) {
+		pthread_mutex_unlock(&srv->task_mu);
+		unknown_task(out, tid);
+		return;
+	}
+	if (strcmp(method, "tasks/get") == 0) {
+		json_object *res = describe_modern(t, 1);
+		pthread_mutex_unlock(&srv->task_mu);
+		if (res) {
+			mcp_modern_decorate(srv, method, res);
+			mcp_answer_result(out, res);
+		} else {
+			mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		}
+	} else if (strcmp(method, "tasks/update") == 0) {
+		modern_update(t, responses, out);
+	} else {
+		/* Idempotent: a finished task's cancel gets the same ack. */
+		eng_req *r = terminal(t->status) ? NULL : cancel_locked(t);
+		pthread_mutex_unlock(&srv->task_mu);
+		fire_cancel(r);
+		ack(srv, method, out);
+	}
 }

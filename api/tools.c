@@ -171,6 +171,8 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 	t->fn = tool->fn;
 	t->user = tool->user;
 	t->task_support = tool->task_support;
+	t->flags = tool->flags;
+	t->srv = srv;
 	int failed = 0;
 	t->title = mcp_strdup_opt(tool->title, &failed);
 	t->description = mcp_strdup_opt(tool->description, &failed);
@@ -284,6 +286,13 @@ json_object *mcp_tool_describe(mcp_entry *e, int rev)
 		eng_obj_set(o, "outputSchema", mcp_json_copy(t->output_schema), &bad);
 	if (t->annotations)
 		eng_obj_set(o, "annotations", mcp_json_copy(t->annotations), &bad);
+	/* MCP Apps: the tool's UI (reg_lock is held while lists are built). */
+	json_object *ui = t->srv ? mcp_tool_ui_meta(t->srv, e->key) : NULL;
+	if (ui) {
+		json_object *meta = json_object_new_object();
+		eng_obj_set(meta, "ui", ui, &bad);
+		eng_obj_set(o, "_meta", meta, &bad);
+	}
 	if (t->task_support != MCP_TASKS_FORBIDDEN && rev >= MCP_REV_2025_11_25) {
 		json_object *ex = json_object_new_object();
 		eng_obj_set(ex, "taskSupport",

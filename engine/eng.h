@@ -617,6 +617,16 @@ void eng_req_finish_silent(eng_req *r);
  * worker running r.  MCP_OK, MCP_ENOMEM or MCP_ECANCELED (already decided). */
 int eng_req_detach(eng_req *r, json_object *result, const char *key,
 		   void (*sink)(eng_req *r, json_object *msg, void *arg), void *arg);
+/* The same, and `r` moves to session `to` (counted there, in its in-flight
+ * table under `key`, cancelled by its shutdown; no longer counted in its
+ * own session, which may then end): for work that must outlive the
+ * session that received it, such as a task started by a request whose
+ * HTTP session ends with its answer.  The answer to the client still
+ * leaves by r's session.  `to` NULL or r's own session: eng_req_detach.
+ * From the worker running r.  MCP_OK, MCP_ENOMEM, MCP_ECANCELED (already
+ * decided) or MCP_ECLOSED (`to` is shutting down; nothing changed). */
+int eng_req_detach_to(eng_req *r, eng_session *to, json_object *result, const char *key,
+		      void (*sink)(eng_req *r, json_object *msg, void *arg), void *arg);
 /* From a worker: a message tied to `r` (progress, log), written before its
  * response and never after a peer cancel.  `msg` taken. */
 int eng_req_emit(eng_req *r, json_object *msg);

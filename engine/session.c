@@ -1149,6 +1149,109 @@ int eng_req_detach(eng_req *r, json_object *result, const char *key,
 	return MCP_OK;
 }
 
+/* The old session's share of a request that moved to another: as req_done
+ * does for a request that ends, the last one out of a closing push session
+ * finishes its shutdown, and a reader's shutdown waiting for idleness is
+ * woken. */
+static void inflight_leave(eng_session *s)
+{
+	if (atomic_fetch_sub(&s->inflight_n, 1) != 1)
+		return;
+	if (s->limits.push) {
+		if (atomic_load(&s->closed))
+			push_close_finish(s);
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	pthread_cond_broadcast(&s->idle_cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+int eng_req_detach_to(eng_req *r, eng_session *to, json_object *result, const char *key,
+		      void (*sink)(eng_req *r, json_object *msg, void *arg), void *arg)
+{
+	eng_session *s = r->sess;
+	if (!to || to == s)
+		return eng_req_detach(r, result, key, sink, arg);
+	char *nkey = strdup(key);
+	json_object *m = result_message(r->id, result);
+	size_t len = 0;
+	char *line = m ? eng_json_dup(m, &len) : NULL;
+	json_object_put(m);
+	if (!nkey || !line) {
+		free(nkey);
+		free(line);
+		return MCP_ENOMEM;
+	}
+	/* A place in the new session first: counted there before it leaves
+	 * the old one, so that neither can finish a shutdown while the
+	 * request is between them.  A session already closing takes no
+	 * newcomer. */
+	pthread_mutex_lock(&to->mu);
+	int closed = atomic_load(&to->closed);
+	if (!closed)
+		atomic_fetch_add(&to->inflight_n, 1);
+	pthread_mutex_unlock(&to->mu);
+	if (closed) {
+		free(nkey);
+		free(line);
+		return MCP_ECLOSED;
+	}
+	/* Out of the old table under its lock, as eng_req_detach does: a peer
+	 * cancel either finds it before (and decides its outcome, checked
+	 * here) or never. */
+	pthread_mutex_lock(&s->mu);
+	table_del_locked(s, r);
+	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
+		pthread_mutex_unlock(&s->mu);
+		free(nkey);
+		free(line);
+		inflight_leave(to);
+		return MCP_ECANCELED;
+	}
+	if (r->client_key)
+		free(r->id_key);
+	else
+		r->client_key = r->id_key;
+	r->id_key = nkey;
+	r->node.key = nkey;
+	r->sink = sink;
+	r->sink_arg = arg;
+	pthread_mutex_unlock(&s->mu);
+	/* The client's answer leaves by the old session, routed by the id it
+	 * asked with, before the old session can see itself idle. */
+	const char *route = s->tp->ops->send_routed ? eng_json_text(r->id, NULL) : NULL;
+	eng_writer_push_routed(&s->writer, line, len, NULL, route, 1);
+	/* Now the new session's: its table (a shutdown finds it there), its
+	 * counters, its reference.  Its place in the old session's worker
+	 * cap is given back, since it no longer runs for that session. */
+	eng_session_ref(to);
+	pthread_mutex_lock(&to->mu);
+	int rc = table_put_locked(to, r);
+	r->sess = to;
+	closed = atomic_load(&to->closed);
+	pthread_mutex_unlock(&to->mu);
+	if (r->started) {
+		atomic_fetch_sub(&s->running_n, 1);
+		atomic_fetch_add(&to->running_n, 1);
+	}
+	if (r->capped) {
+		r->capped = 0;
+		sched_leave(s);
+	}
+	/* A shutdown of `to` that began between the reservation and the
+	 * insertion fired every token in its table but this one. */
+	if (closed) {
+		int reason = atomic_load(&to->close_reason);
+		eng_token_fire(&r->token, reason ? reason : MCP_CANCEL_SHUTDOWN);
+	}
+	inflight_leave(s);
+	eng_session_unref(s);
+	/* Same key twice is a caller bug (keys are random): the request still
+	 * ends through its sink, counted, but no shutdown finds it by key. */
+	return rc == MCP_EEXIST ? MCP_OK : rc;
+}
+
 void eng_req_finish_result(eng_req *r, json_object *result)
 {
 	finish_with(r, result_message(r->id, result));

@@ -22,6 +22,7 @@
 #include <mcp/mcp.h>
 
 #include "conformance.h"
+#include "extensions.h"
 
 static mcp_server *the_server;
 
@@ -406,12 +407,14 @@ static const char *or_dash(const char *s)
 	return s ? s : "-";
 }
 
-/* The W3C trace context a client put in the request's _meta, if any. */
+/* The W3C traceparent a client sent with the request, if valid: the
+ * library checked its format, so a client cannot write what it likes into
+ * the log through it. */
 static const char *traceparent(mcp_ctx *ctx)
 {
-	json_object *v = NULL;
-	json_object_object_get_ex(mcp_ctx_meta(ctx), "traceparent", &v);
-	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	const char *tp = NULL;
+	mcp_ctx_trace_context(ctx, &tp, NULL);
+	return tp;
 }
 
 static int before_hook(mcp_ctx *ctx, void *user)
@@ -495,7 +498,8 @@ static void usage(FILE *f)
 		"                      [--allow-host NAME]... [--allow-origin ORIGIN]...\n"
 		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
 		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n"
-		"                      [--unchecked-args]\n"
+		"                      [--unchecked-args] [--instance TAG] [--max-tasks N]\n"
+		"                      [--task-ttl-ms N]\n"
 		"                      [--auth-resource URI --auth-jwks FILE [--auth-issuer ISS]\n"
 		"                       [--auth-server URL]... [--auth-scopes SCOPES]\n"
 		"                       [--auth-require SCOPES]]\n"
@@ -609,6 +613,8 @@ int main(int argc, char **argv)
 	long max_parked = -1, park_ttl = 60000;
 	const char *allow_host[16], *allow_origin[16];
 	int n_hosts = 0, n_origins = 0;
+	const char *instance = NULL;
+	long max_tasks = -1, task_ttl = -1;
 	const char *auth_resource = NULL, *auth_jwks = NULL, *auth_issuer = NULL;
 	const char *auth_scopes = NULL, *auth_require = NULL;
 	const char *auth_servers[8];
@@ -667,6 +673,14 @@ int main(int argc, char **argv)
 				goto bad;
 		} else if (strcmp(a, "--session-queue") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 0, 10000000, &sess_queue))
+				goto bad;
+		} else if (strcmp(a, "--instance") == 0 && i + 1 < argc) {
+			instance = argv[++i];
+		} else if (strcmp(a, "--max-tasks") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, 10000000, &max_tasks))
+				goto bad;
+		} else if (strcmp(a, "--task-ttl-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1000, 1L << 31, &task_ttl))
 				goto bad;
 		} else if (strcmp(a, "--auth-resource") == 0 && i + 1 < argc) {
 			auth_resource = argv[++i];
@@ -739,6 +753,16 @@ int main(int argc, char **argv)
 	mcp_server_set_parking(srv, max_parked >= 0 ? (int)max_parked : 64, park_ttl);
 	if (bearer)
 		mcp_server_set_http_auth(srv, check_bearer, (void *)bearer);
+	/* Behind a proxy: task ids name this process (README). */
+	if (instance && mcp_server_set_instance_id(srv, instance) != MCP_OK) {
+		fprintf(stderr, "mcp-everything: bad --instance %s (1 to 32 of A-Z a-z 0-9 - _)\n",
+			instance);
+		return 2;
+	}
+	if (max_tasks > 0)
+		mcp_server_set_max_tasks(srv, (int)max_tasks);
+	if (task_ttl > 0)
+		mcp_server_set_task_ttl(srv, task_ttl, task_ttl > 86400000 ? task_ttl : 86400000);
 	for (int i = 0; i < n_hosts; i++)
 		if (mcp_server_add_http_allowed_host(srv, allow_host[i]) != MCP_OK) {
 			fprintf(stderr, "mcp-everything: bad --allow-host %s\n", allow_host[i]);
@@ -767,6 +791,11 @@ int main(int argc, char **argv)
 	int crc = everything_register_conformance(srv);
 	if (crc != MCP_OK) {
 		fprintf(stderr, "mcp-everything: conformance fixtures: %s\n", mcp_strerror(crc));
+		return 1;
+	}
+	crc = everything_register_extensions(srv);
+	if (crc != MCP_OK) {
+		fprintf(stderr, "mcp-everything: extension fixtures: %s\n", mcp_strerror(crc));
 		return 1;
 	}
 	/* Only tokens with mcp:admin see or call it; local clients, which

@@ -1,7 +1,7 @@
 /*
  * mcp-files.c - a read-only MCP server for one directory tree, over stdio.
  *
- *   mcp-files [--workers N] [--max-file-bytes N] [--hidden] ROOT
+ *   mcp-files [--workers N] [--max-file-bytes N] [--hidden] [--skills DIR] ROOT
  *
  * What a client gets:
  *
@@ -12,7 +12,11 @@
  *    written as %2F (files://src%2Fmain.c), also for files created later;
  *  - tools: search (a grep with progress and cancellation), stat and list;
  *  - the prompt summarize_file, which embeds a file in a user message;
- *  - completion of relative paths for the template and the prompt.
+ *  - completion of relative paths for the template and the prompt;
+ *  - with --skills DIR, every Agent Skill under DIR (a directory holding a
+ *    SKILL.md) through the skills extension (skills/list, skills/get, its
+ *    files as skill:// resources, directory reads), read by the library as
+ *    strictly as the rules below.
  *
  * Safety rules, applied to every access: paths are relative to ROOT, may not
  * contain "..", are resolved with realpath() and must stay under ROOT (a
@@ -1526,12 +1530,14 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mcp-files [--workers N] [--max-file-bytes N[K|M|G]] [--hidden] ROOT\n"
+		"usage: mcp-files [--workers N] [--max-file-bytes N[K|M|G]] [--hidden]\n"
+		"                 [--skills DIR] ROOT\n"
 		"\n"
 		"Serves the files under ROOT read-only over MCP on stdin/stdout.\n"
 		"  --workers N          worker threads (1..1024, default 4)\n"
 		"  --max-file-bytes N   largest file read or searched (default 4M)\n"
-		"  --hidden             also serve names starting with '.'\n");
+		"  --hidden             also serve names starting with '.'\n"
+		"  --skills DIR         also serve the Agent Skills under DIR\n");
 }
 
 static int parse_long(const char *s, long long lo, long long hi, int suffixes, long long *out)
@@ -1558,7 +1564,7 @@ static int parse_long(const char *s, long long lo, long long hi, int suffixes, l
 int main(int argc, char **argv)
 {
 	long long workers = 4, max_bytes = 4LL << 20;
-	const char *root_arg = NULL;
+	const char *root_arg = NULL, *skills_dir = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1570,6 +1576,8 @@ int main(int argc, char **argv)
 				goto bad;
 		} else if (strcmp(a, "--hidden") == 0) {
 			cfg.hidden = 1;
+		} else if (strcmp(a, "--skills") == 0 && i + 1 < argc) {
+			skills_dir = argv[++i];
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;
@@ -1651,6 +1659,21 @@ int main(int argc, char **argv)
 				 .args = summarize_args, .nargs = 1, .get = prompt_summarize,
 				 .complete = complete_prompt };
 		rc = mcp_server_add_prompt(srv, &p);
+	}
+	if (rc == MCP_OK && skills_dir) {
+		/* Every skill, or none: a half-served tree would be a surprise. */
+		char why[512];
+		int nskills = 0;
+		rc = mcp_server_add_skills_tree(srv, skills_dir, NULL, &nskills, why, sizeof why);
+		if (rc != MCP_OK) {
+			fprintf(stderr, "mcp-files: --skills %s: %s\n", skills_dir,
+				why[0] ? why : mcp_strerror(rc));
+			mcp_server_free(srv);
+			flist_free(&cfg.index);
+			free(cfg.root);
+			return 1;
+		}
+		fprintf(stderr, "mcp-files: serving %d skills under %s\n", nskills, skills_dir);
 	}
 	if (rc != MCP_OK) {
 		fprintf(stderr, "mcp-files: registration failed: %s\n", mcp_strerror(rc));

@@ -445,8 +445,13 @@ typedef int (*mcp_tool_fn)(mcp_ctx *ctx, json_object *args, mcp_result *out,
 			   void *user);
 
 /* A tool description.  Every string is copied at registration. */
-/* Whether a tool may run as a task (2025-11-25 tasks: the client gets a
- * task id at once and polls for the result). */
+/* Whether a tool may run as a task: the client gets a task id at once and
+ * polls for the result.  2025-11-25 clients ask for a task with
+ * params.task; for 2026-07-28 requests (the io.modelcontextprotocol/tasks
+ * extension) the server decides, for requests that declare the extension:
+ * MCP_TASKS_OPTIONAL and MCP_TASKS_REQUIRED tools become tasks there (see
+ * MCP_TOOL_TASK_BY_HANDLER), and a request that does not declare it gets
+ * a plain call of an optional tool and -32021 for a required one. */
 typedef enum mcp_task_support {
 	MCP_TASKS_FORBIDDEN = 0, /* plain calls only (the default) */
 	MCP_TASKS_OPTIONAL,      /* either way, as the client asks */
@@ -462,6 +467,12 @@ typedef enum mcp_task_support {
  * email, hostname, ipv4, ipv6, uri, uri-reference, uuid, regex,
  * json-pointer, ...) instead of being an annotation, the 2020-12 default. */
 #define MCP_TOOL_CHECK_FORMATS 0x4u
+/* 2026-07-28 tasks: the handler decides when its call becomes a task
+ * (mcp_ctx_become_task), for instance after it gathered input through
+ * input_required rounds; without it a tool whose task_support is not
+ * MCP_TASKS_FORBIDDEN is made a task before its handler runs, for every
+ * request that declares the tasks extension. */
+#define MCP_TOOL_TASK_BY_HANDLER 0x8u
 
 typedef struct mcp_tool {
 	const char *name;          /* required: 1 to 128 characters of A-Z,
@@ -477,7 +488,7 @@ typedef struct mcp_tool {
 				      with "type": "object" */
 	mcp_tool_fn fn;            /* required */
 	void *user;                /* passed to fn */
-	mcp_task_support task_support; /* for 2025-11-25 sessions */
+	mcp_task_support task_support; /* tasks: see mcp_ctx_become_task */
 	const char *annotations;   /* optional JSON object text of ToolAnnotations
 				      (readOnlyHint, destructiveHint, ...) */
 	unsigned flags;            /* MCP_TOOL_* above; 0 checks arguments and
@@ -631,6 +642,170 @@ MCP_EXTERN int mcp_contents_set_error(mcp_contents *out, int code, const char *m
 				      json_object *data);
 
 /* ---------------------------------------------------------------------- */
+/* MCP Apps (the io.modelcontextprotocol/ui extension)                     */
+/* ---------------------------------------------------------------------- */
+
+/* A UI resource: an HTML5 document a host renders in a sandboxed iframe
+ * for the results of the tools linked to it, with the Content Security
+ * Policy origins and the browser permissions the host is to grant it.  It
+ * is described with an mcp_app, registered with mcp_server_add_app(), and
+ * served as a resource: listed by resources/list, read by resources/read
+ * with the MIME type MCP_APP_MIME, both with _meta.ui (csp, permissions,
+ * domain, prefersBorder).  While one is registered the server declares
+ * capabilities.extensions["io.modelcontextprotocol/ui"] (every revision).
+ * Tools still answer with text content the model can read: a host without
+ * MCP Apps shows that. */
+#define MCP_APP_MIME "text/html;profile=mcp-app"
+
+typedef struct mcp_app mcp_app;
+
+/* The CSP directive an origin is allowed for (MCP Apps' csp fields). */
+typedef enum mcp_app_csp {
+	MCP_APP_CSP_CONNECT = 0, /* connectDomains: fetch, XHR, WebSocket */
+	MCP_APP_CSP_RESOURCE,    /* resourceDomains: scripts, styles, images, fonts, media */
+	MCP_APP_CSP_FRAME,       /* frameDomains: nested iframes */
+	MCP_APP_CSP_BASE_URI     /* baseUriDomains: the document's base URI */
+} mcp_app_csp;
+
+/* Browser permissions a UI asks the host for (MCP Apps' permissions). */
+#define MCP_APP_CAMERA 0x1u
+#define MCP_APP_MICROPHONE 0x2u
+#define MCP_APP_GEOLOCATION 0x4u
+#define MCP_APP_CLIPBOARD_WRITE 0x8u
+
+/* Describes a UI resource at `uri` (must start with "ui://"), named
+ * `name`, whose document is `html` (UTF-8; all three copied).  Nothing is
+ * allowed until added: no origin for any directive, no permission.
+ * Returns NULL for an invalid argument or without memory.  The caller
+ * owns it and releases it with mcp_app_free(); any thread, one at a time. */
+MCP_EXTERN mcp_app *mcp_app_new(const char *uri, const char *name, const char *html);
+MCP_EXTERN void mcp_app_free(mcp_app *app);
+/* Optional listing fields (copied; NULL clears).  MCP_OK, MCP_EINVAL (not
+ * UTF-8) or MCP_ENOMEM. */
+MCP_EXTERN int mcp_app_set_title(mcp_app *app, const char *title);
+MCP_EXTERN int mcp_app_set_description(mcp_app *app, const char *text);
+/* Allows `origin` ("https://api.example.com", "wss://rt.example.com:8443",
+ * copied) for the directive `kind`.  An origin is a scheme, "://" and a
+ * host with an optional port; the host may start with "*." for any
+ * subdomain; no path, no spaces, nothing that reads as another source.  MCP_OK (also when already
+ * there), MCP_EINVAL, MCP_EBUSY (64 per directive) or MCP_ENOMEM. */
+MCP_EXTERN int mcp_app_add_csp(mcp_app *app, mcp_app_csp kind, const char *origin);
+/* The MCP_APP_* permissions to ask for (replaces the previous set; 0:
+ * none).  MCP_OK or MCP_EINVAL (an unknown bit). */
+MCP_EXTERN int mcp_app_request_permissions(mcp_app *app, unsigned permissions);
+/* A dedicated sandbox origin for the document, in the format the host
+ * documents (copied; NULL clears).  MCP_OK, MCP_EINVAL or MCP_ENOMEM. */
+MCP_EXTERN int mcp_app_set_domain(mcp_app *app, const char *domain);
+/* 1: ask for a visible border, 0: for none, -1: the host decides (the
+ * default).  MCP_OK or MCP_EINVAL. */
+MCP_EXTERN int mcp_app_set_prefers_border(mcp_app *app, int border);
+
+/* Registers the UI resource `app` describes (copied: the description can
+ * be freed or reused).  MCP_OK, MCP_EINVAL, MCP_EEXIST (a resource has its
+ * URI) or MCP_ENOMEM.  Any thread, also while serving; remove it with
+ * mcp_server_remove_resource(). */
+MCP_EXTERN int mcp_server_add_app(mcp_server *srv, const mcp_app *app);
+
+/* Who may call a tool linked to a UI (MCP Apps' visibility). */
+#define MCP_UI_MODEL 0x1u /* the model, as any tool */
+#define MCP_UI_APP 0x2u   /* the UI itself, through the host */
+
+/* Links tool `tool` to the UI resource `uri` (must start with "ui://"):
+ * tools/list then gives the tool _meta.ui {resourceUri, visibility}, and a
+ * host that supports MCP Apps renders the tool's results with that UI.
+ * `visibility`: MCP_UI_MODEL | MCP_UI_APP, or 0 to leave it out (hosts
+ * then take both); a tool visible to the UI alone is still listed and
+ * callable (visibility is for the host, not access control: use scopes).
+ * Kept by tool name, apart from the registration, so it may come before
+ * the tool and stays when the tool is removed and added again; NULL `uri`
+ * removes the link.  Register the resource too (mcp_server_add_app).  Any
+ * thread, also while serving (clients told the tool list may change get
+ * notifications/tools/list_changed).  Strings copied.  MCP_OK, MCP_EINVAL
+ * or MCP_ENOMEM. */
+MCP_EXTERN int mcp_server_set_tool_ui(mcp_server *srv, const char *tool, const char *uri,
+				      unsigned visibility);
+
+/* ---------------------------------------------------------------------- */
+/* Skills (the io.modelcontextprotocol/skills extension, SEP-2640)         */
+/* ---------------------------------------------------------------------- */
+
+/* A skill is a directory of files, at least a SKILL.md whose YAML
+ * frontmatter has a name (1 to 64 of a-z, 0-9 and '-', no leading,
+ * trailing or double '-') and a description, as the Agent Skills
+ * specification defines it.  Served skills get the URI
+ * skill://<prefix>/<name>/SKILL.md (no prefix: skill://<name>/SKILL.md), each
+ * file skill://<prefix>/<name>/<path> as a resource (resources/read; only
+ * SKILL.md, named and described from its frontmatter, appears in
+ * resources/list), and the methods skills/list (paged; each entry whole:
+ * uri, the frontmatter as JSON, and every file with its sha256 digest and
+ * size), skills/get and resources/directory/read (the direct children of
+ * a skill's directory or any directory above it, subdirectories as
+ * inode/directory) answer in every revision; 2026-07-28 results carry
+ * ttlMs and cacheScope.  While a skill is registered the server declares
+ * capabilities.extensions["io.modelcontextprotocol/skills"] with
+ * directoryRead.
+ *
+ * Everything is read and hashed at registration and held in memory: the
+ * digests always describe the bytes served.  A skill has at most 512
+ * files and 16 MiB (the limits SEP-2640 sets for hosts).  The frontmatter
+ * is read with a YAML parser (libyaml) and typed as the YAML 1.2 core
+ * schema does; what JSON cannot carry or parsers may read differently
+ * (aliases, other tags, duplicate or non-string keys, infinities) is
+ * refused. */
+typedef struct mcp_skill mcp_skill;
+
+/* A skill from memory: `skill_md` (`len` bytes, UTF-8, copied) is its
+ * SKILL.md, `prefix` ("acme/billing", or NULL or "" for none) the
+ * segments before its name: each of A-Z a-z 0-9 '-' '.' '_' '~', none
+ * "." or "..".  Returns NULL when the text or the prefix breaks the rules
+ * above, with one line saying why in why[whylen] ("frontmatter
+ * description must be a non-empty string"; `why` may be NULL), or without
+ * memory (why empty).  The caller owns it until mcp_server_add_skill. */
+MCP_EXTERN mcp_skill *mcp_skill_new(const char *prefix, const char *skill_md, size_t len,
+				    char *why, size_t whylen);
+/* Adds a supporting file at `path` below the skill's root
+ * ("references/FORMS.md": relative, '/'-separated, no empty, hidden, "."
+ * or ".." segment), `len` bytes of `data` (copied; text when UTF-8, else
+ * served base64), `mime_type` (copied; NULL guesses from the extension).
+ * MCP_OK, MCP_EINVAL, MCP_EEXIST (that path is taken, SKILL.md included),
+ * MCP_EBUSY (512 files or 16 MiB), MCP_ENOMEM. */
+MCP_EXTERN int mcp_skill_add_file(mcp_skill *skill, const char *path, const void *data,
+				  size_t len, const char *mime_type);
+/* Releases a skill that was not registered (NULL is ignored). */
+MCP_EXTERN void mcp_skill_free(mcp_skill *skill);
+/* Registers `skill`, taken in every case (freed on failure).  MCP_OK,
+ * MCP_EEXIST (a skill or resource has one of its URIs), MCP_EINVAL,
+ * MCP_ENOMEM.  Any thread, also while serving. */
+MCP_EXTERN int mcp_server_add_skill(mcp_server *srv, mcp_skill *skill);
+
+/* Registers the skill in directory `dir`, its SKILL.md at the root and
+ * every file below it, at `prefix` (as above).  The directory's name must
+ * be the skill's name.  Read as strictly as mcp-files reads its tree:
+ * names starting with '.' are skipped; a symbolic link is followed only
+ * when it leads to a place inside the skill; anything but regular files
+ * and directories (FIFOs, sockets, devices) refuses the skill, and so do a
+ * link that leads out, a name no URI can carry, more than 32 levels, and
+ * the limits above.  Files are opened relative to their directory with
+ * O_NOFOLLOW and checked to be what was inspected.  MCP_OK, or MCP_EINVAL
+ * (with why[whylen] naming the path and the rule), MCP_EEXIST, MCP_ESYS,
+ * MCP_ENOMEM.  Any thread. */
+MCP_EXTERN int mcp_server_add_skill_dir(mcp_server *srv, const char *dir, const char *prefix,
+					char *why, size_t whylen);
+/* Registers every skill under `root`: a directory holding a SKILL.md is a
+ * skill (what is below it is part of it, nested SKILL.md files included);
+ * other directories are searched further and their names join the
+ * prefix, so root/acme/billing/refunds/SKILL.md is
+ * skill://<prefix>/acme/billing/refunds/SKILL.md.  Symbolic links are not
+ * followed while searching.  *count (may be NULL) gets the number
+ * registered.  Stops at the first skill that fails (earlier ones stay
+ * registered), returning its error as mcp_server_add_skill_dir does. */
+MCP_EXTERN int mcp_server_add_skills_tree(mcp_server *srv, const char *root, const char *prefix,
+					  int *count, char *why, size_t whylen);
+/* Removes the skill whose SKILL.md has URI `uri`, and its resources.
+ * MCP_OK, MCP_ENOENT, MCP_EINVAL.  Any thread. */
+MCP_EXTERN int mcp_server_remove_skill(mcp_server *srv, const char *uri);
+
+/* ---------------------------------------------------------------------- */
 /* Prompts                                                                 */
 /* ---------------------------------------------------------------------- */
 
@@ -705,6 +880,22 @@ MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more);
  * ttl, and the longest ttl granted, in milliseconds (1000..2^31; defaults
  * one hour and one day).  Call before running. */
 MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int64_t max_ms);
+
+/* At most this many tasks are kept at once, running or finished within
+ * their TTL, over all connections and both eras (1..10000000; default
+ * 10000).  A call that would start one more is answered
+ * MCP_JSONRPC_SERVER_BUSY ("too many tasks") and nothing runs.  Call
+ * before running: MCP_OK, MCP_EINVAL, MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n);
+
+/* Names this process among several behind one load balancer: every task
+ * id it makes starts with `tag` and a '.' ("b2.3f0c..."), so that a proxy
+ * can send tasks/get, tasks/update and tasks/cancel, whose Mcp-Name header
+ * is the task id, to the process that holds the task (README, "Running
+ * more than one process behind nginx").  1 to 32 of A-Z a-z 0-9 '-' '_';
+ * NULL or "" for none (the default).  Copied.  Call before running:
+ * MCP_OK, MCP_EINVAL, MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag);
 
 /* Items per page of tools/list, resources/list, resources/templates/list,
  * tasks/list and prompts/list (1..100000; default 100).  Cursors are
@@ -853,6 +1044,54 @@ MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger
 /* Convenience: logs a string message. */
 MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level,
 				const char *logger, const char *text);
+
+/* Tasks.  A tools/call handler that runs as a task is the same handler:
+ * the request was answered with the task, the handler's token is the
+ * task's (tasks/cancel fires it with MCP_CANCEL_PEER, a shutdown or close
+ * with its own reason, exactly as for a request), and what it returns is
+ * the task's result, kept for the task's TTL and fetched by tasks/get
+ * (2026-07-28) or tasks/result (2025-11-25), also from a connection other
+ * than the one that started it (2026-07-28).  Inside a 2026-07-28 task,
+ * input is asked for as in a request (mcp_ctx_require_input and
+ * MCP_EINPUT, or the blocking mcp_ctx_elicit and the like): the task shows
+ * input_required with the requests, tasks/update answers them, and the
+ * handler is called again (or its call returns) on the same worker, which
+ * waits for at most the task's TTL.  Progress and logs are not sent for a
+ * 2026-07-28 task (SEP-2663); the calls succeed and send nothing.
+ *
+ * mcp_ctx_become_task: answers this 2026-07-28 tools/call with a task now
+ * (CreateTaskResult) and lets the handler go on as the task's work; for a
+ * tool with MCP_TOOL_TASK_BY_HANDLER, called when the handler is ready
+ * (what it returned before, such as input_required rounds, went to the
+ * client as usual).  Returns MCP_OK (the call is a task now, or already
+ * was), MCP_ENOTSUP (it cannot be one: not a 2026-07-28 tools/call, the
+ * request did not declare the tasks extension, or the tool's task_support
+ * is MCP_TASKS_FORBIDDEN; the handler goes on as a plain call),
+ * MCP_EBUSY (mcp_server_set_max_tasks reached), MCP_ECANCELED (the
+ * request was cancelled first: write nothing, return), MCP_ENOMEM.  Call
+ * from the handler's thread.
+ * mcp_ctx_task_id: the id of the task this handler runs as (borrowed,
+ * valid until the handler returns), or NULL. */
+MCP_EXTERN int mcp_ctx_become_task(mcp_ctx *ctx);
+MCP_EXTERN const char *mcp_ctx_task_id(const mcp_ctx *ctx);
+
+/* W3C trace context (SEP-414): the request's traceparent and tracestate,
+ * from its params._meta (over HTTP, from the POST's traceparent and
+ * tracestate headers when _meta has no traceparent), each checked against
+ * the W3C Trace Context format (a version-00 traceparent with non-zero
+ * ids; a tracestate of at most 32 well-formed members and 512 bytes, kept
+ * only with a valid traceparent).  A value that fails is dropped: the
+ * handler does not see it, and it is never passed on.  A valid context is
+ * added to the _meta of every request the server sends for this request
+ * (roots, sampling, elicitation, and the input requests of
+ * input_required results and tasks), unless the handler's params set
+ * their own traceparent.  Sets *traceparent and *tracestate (either may be
+ * NULL) to borrowed strings valid until the handler returns, or to NULL,
+ * and returns 1 when the request carries a valid traceparent, else 0.
+ * Also usable in the request hooks (mcp_server_set_request_hooks), the
+ * after-hook included.  Call from the handler's (or hook's) thread. */
+MCP_EXTERN int mcp_ctx_trace_context(const mcp_ctx *ctx, const char **traceparent,
+				     const char **tracestate);
 
 /* Streamable HTTP polling (2025-11-25): ends the HTTP response that carries
  * this request's SSE stream now, after telling the client to reconnect in

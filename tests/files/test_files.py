@@ -2,11 +2,15 @@
 """test_files.py - drives examples/mcp-files over pipes on a scratch tree:
 resources (text and blob), the files:// template and its refusals,
 completion, the search tool with progress and cancellation, the prompt,
-and an orderly exit.  Standard library only; "N passed, M failed".
+and an orderly exit; then --skills DIR: the skills it serves (entries,
+digests, directory reads, both eras) and the trees it refuses to start
+with (a link out of a skill, a FIFO).  Standard library only; "N passed,
+M failed".
 
 Usage: MCP_FILES=path/to/mcp-files test_files.py
 """
 import base64
+import hashlib
 import json
 import os
 import shutil
@@ -57,6 +61,137 @@ def make_slow(root):
     for i in range(6):
         with open(os.path.join(root, f"slow/b{i:02d}.txt"), "w") as f:
             f.write(chunk)
+
+
+def make_skills(root):
+    """skills/: two skills, one under a prefix directory, with a hidden
+    file and a link inside the skill."""
+    def put(rel, text):
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    put("skills/pdf-tools/SKILL.md", "---\nname: pdf-tools\ndescription: Fill PDF forms\n"
+        "license: MIT\n---\n# PDF\nSee templates/.\n")
+    put("skills/pdf-tools/templates/invoice.md", "invoice\n")
+    put("skills/pdf-tools/templates/eu/vat.md", "vat\n")
+    put("skills/pdf-tools/.cache", "hidden\n")
+    os.symlink("templates/invoice.md", os.path.join(root, "skills/pdf-tools/latest.md"))
+    put("skills/team/review/SKILL.md", "---\nname: review\ndescription: 'Review code'\n---\nR\n")
+
+
+class Stdio:
+    """A server over pipes, with its answers by id."""
+
+    def __init__(self, args):
+        self.p = subprocess.Popen([BIN, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE)
+        self.msgs, self.cv, self.err = [], threading.Condition(), []
+        threading.Thread(target=self._out, daemon=True).start()
+        threading.Thread(target=self._err, daemon=True).start()
+
+    def _out(self):
+        for raw in self.p.stdout:
+            with self.cv:
+                self.msgs.append(json.loads(raw))
+                self.cv.notify_all()
+
+    def _err(self):
+        for raw in self.p.stderr:
+            self.err.append(raw.decode(errors="replace"))
+
+    def req(self, rid, method, params, timeout=20):
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                                       "params": params}).encode() + b"\n")
+        self.p.stdin.flush()
+        end = time.monotonic() + timeout
+        with self.cv:
+            while True:
+                for m in self.msgs:
+                    if m.get("id") == rid and "method" not in m:
+                        return m
+                if not self.cv.wait(max(0, end - time.monotonic())):
+                    return {}
+
+    def close(self):
+        self.p.stdin.close()
+        try:
+            return self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return "hung"
+
+
+MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def skills_checks(root):
+    make_skills(root)
+    sk = os.path.join(root, "skills")
+    s = Stdio(["--skills", sk, os.path.join(root, "src")])
+    r = s.req(1, "server/discover", {"_meta": MODERN})
+    ext = r.get("result", {}).get("capabilities", {}).get("extensions", {})
+    check("--skills: the skills extension is declared with directoryRead",
+          ext.get("io.modelcontextprotocol/skills", {}).get("directoryRead") is True, r)
+    r = s.req(2, "skills/list", {"_meta": MODERN})
+    entries = {e["uri"]: e for e in r.get("result", {}).get("skills", [])}
+    check("--skills: skills/list has both skills, the prefix from the directories",
+          set(entries) == {"skill://pdf-tools/SKILL.md", "skill://team/review/SKILL.md"},
+          list(entries))
+    pdf = entries.get("skill://pdf-tools/SKILL.md", {})
+    files = {f["uri"]: f for f in pdf.get("resources", [])}
+    want = {"skill://pdf-tools/SKILL.md", "skill://pdf-tools/templates/invoice.md",
+            "skill://pdf-tools/templates/eu/vat.md", "skill://pdf-tools/latest.md"}
+    check("--skills: every file listed once, the hidden one left out, the inside link kept",
+          set(files) == want, sorted(files))
+    with open(os.path.join(sk, "pdf-tools/SKILL.md"), "rb") as f:
+        raw = f.read()
+    md = files.get("skill://pdf-tools/SKILL.md", {})
+    check("--skills: SKILL.md's digest and size are of its bytes",
+          md.get("digest") == "sha256:" + hashlib.sha256(raw).hexdigest() and
+          md.get("size") == len(raw), md)
+    check("--skills: the frontmatter is carried as JSON",
+          pdf.get("frontmatter") == {"name": "pdf-tools", "description": "Fill PDF forms",
+                                     "license": "MIT"}, pdf.get("frontmatter"))
+    r = s.req(3, "resources/read", {"uri": "skill://pdf-tools/latest.md", "_meta": MODERN})
+    check("--skills: a skill file reads as its content",
+          r.get("result", {}).get("contents", [{}])[0].get("text") == "invoice\n", r)
+    r = s.req(4, "resources/directory/read", {"uri": "skill://pdf-tools/templates",
+                                              "_meta": MODERN})
+    kids = {k["uri"]: k.get("mimeType") for k in r.get("result", {}).get("resources", [])}
+    check("--skills: a directory read lists files and subdirectories",
+          kids == {"skill://pdf-tools/templates/invoice.md": "text/markdown",
+                   "skill://pdf-tools/templates/eu": "inode/directory"}, kids)
+    r = s.req(5, "skills/get", {"uri": "skill://pdf-tools/templates/invoice.md",
+                                "_meta": MODERN})
+    check("--skills: skills/get of a file that is not a skill is -32602",
+          r.get("error", {}).get("code") == -32602, r)
+    # The legacy era: the same methods in a 2025-11-25 session.
+    r = s.req(6, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                "clientInfo": {"name": "t", "version": "1"}})
+    check("--skills: declared at initialize too",
+          "io.modelcontextprotocol/skills" in r.get("result", {}).get("capabilities", {})
+          .get("extensions", {}), r)
+    s.p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    r = s.req(7, "skills/get", {"uri": "skill://team/review/SKILL.md"})
+    check("--skills: skills/get in a 2025-11-25 session (no cache attributes there)",
+          r.get("result", {}).get("skill", {}).get("frontmatter", {}).get("description") ==
+          "Review code" and "ttlMs" not in r.get("result", {}), r)
+    check("--skills: exits 0 at end of input", s.close() == 0)
+
+    # Trees it refuses: a link that leads out, a FIFO.
+    os.symlink("/etc/passwd", os.path.join(sk, "team/review/passwd"))
+    s = Stdio(["--skills", sk, os.path.join(root, "src")])
+    code = s.close()
+    check("--skills: a link out of a skill stops the start with the reason",
+          code == 1 and any("leads out" in ln for ln in s.err), (code, s.err[-2:]))
+    os.unlink(os.path.join(sk, "team/review/passwd"))
+    os.mkfifo(os.path.join(sk, "pdf-tools/templates/pipe"))
+    s = Stdio(["--skills", sk, os.path.join(root, "src")])
+    code = s.close()
+    check("--skills: a FIFO in a skill stops the start, never opened",
+          code == 1 and any("FIFO" in ln for ln in s.err), (code, s.err[-2:]))
 
 
 def main():
@@ -207,6 +342,7 @@ def main():
         p.kill()
         code = "hung"
     check("exits 0 at end of input", code == 0, code)
+    skills_checks(root)
     shutil.rmtree(root, ignore_errors=True)
     print(f"{passed} passed, {len(failed)} failed")
     return 1 if failed else 0

@@ -17,8 +17,8 @@ FUZZ_TARGETS = framing dispatch schema
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
 FUZZ_COMPILE = $(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I$(srcdir) -I$(srcdir)/api \
-	$(WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(JSONC_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS) $(PCRE2_CFLAGS) -pthread
-FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(LIBM) -pthread
+	$(WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(JSONC_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS) $(PCRE2_CFLAGS) $(YAML_CFLAGS) -pthread
+FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM) -pthread
 FUZZ_LIB = tests/fuzz/libmcp-fuzz.a
 FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch tests/fuzz/fuzz-schema
 FUZZ_HELPERS = tests/fuzz/wire-check.c tests/fuzz/wire-check.h
@@ -98,7 +98,7 @@ check_PROGRAMS += tests/fuzz/alloc-fail
 TESTS += tests/fuzz/alloc-fail
 tests_fuzz_alloc_fail_SOURCES = tests/fuzz/alloc-fail.c $(FUZZ_HELPERS)
 tests_fuzz_alloc_fail_LDADD = tests/fuzz/libfailmalloc.la libmcp-internal.la $(JSONC_LIBS) \
-	$(PTHREAD_LIBS) $(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(LIBM)
+	$(PTHREAD_LIBS) $(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
 
 # A race the fuzzers found (pool workers outliving mcp_server_free): many
 # server lifecycles with the CPUs kept busy; ASan reports the use after
@@ -107,14 +107,14 @@ check_PROGRAMS += tests/fuzz/repro-pool-stop
 TESTS += tests/fuzz/repro-pool-stop
 tests_fuzz_repro_pool_stop_SOURCES = tests/fuzz/repro-pool-stop.c
 tests_fuzz_repro_pool_stop_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
-	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(LIBM)
+	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
 
 # Non-finite progress values made invalid JSON (NaN, Infinity).
 check_PROGRAMS += tests/fuzz/repro-nonfinite
 TESTS += tests/fuzz/repro-nonfinite
 tests_fuzz_repro_nonfinite_SOURCES = tests/fuzz/repro-nonfinite.c $(FUZZ_HELPERS)
 tests_fuzz_repro_nonfinite_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
-	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(LIBM)
+	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
 
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run.sh tests/fuzz/fuzz-framing.c \
 	tests/fuzz/fuzz-dispatch.c tests/fuzz/framing.dict tests/fuzz/dispatch.dict \

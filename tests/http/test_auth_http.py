@@ -15,7 +15,8 @@ Two parts:
     challenges is printed), the principal in the handler, list filtering,
     403 insufficient_scope and the step-up, session hijack, 2026-07-28 and
     stateless requests, a rate limit per principal, hooks seeing the
-    principal and the trace context.
+    principal and the trace context, 2026-07-28 tasks reachable only by
+    the principal that started them.
 
 Python cannot sign RS256 or ES256 tokens without a third-party module; the
 tokens come from jose, and this file only presents them.
@@ -742,6 +743,83 @@ def stateless(v, jwks):
         srv.stop("stateless auth server exits 0")
 
 
+def tasks_bound_to_their_principal(v, jwks):
+    """2026-07-28 tasks over sessionless HTTP belong to the principal whose
+    token started them: another subject finds no such task (get, update,
+    cancel, listen), the same subject with other scopes does."""
+    t = v["http"]
+    srv = Server(*auth_args(v, jwks, "--access-log"))
+    ext = {**MODERN, "io.modelcontextprotocol/clientCapabilities":
+           {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}}
+
+    def modern(token, rid, method, params, name=None):
+        hdr = {"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+        if name:
+            hdr["Mcp-Name"] = name
+        return in_session(srv.port, token, None,
+                          {"jsonrpc": "2.0", "id": rid, "method": method,
+                           "params": {**params, "_meta": ext}}, extra=hdr)
+
+    try:
+        st, _, ans = modern(t["alice"], 1, "tools/call",
+                            {"name": "confirm_delete", "arguments": {"filename": "a"}},
+                            "confirm_delete")
+        tid = ((ans or {}).get("result") or {}).get("taskId")
+        check("tasks: alice starts a task", st == 200 and tid and
+              ans["result"].get("resultType") == "task", f"{st} {ans}")
+        for who in ("bob", "erin"):
+            st, _, ans = modern(t[who], 2, "tasks/get", {"taskId": tid}, tid)
+            check(f"tasks: {who} cannot see alice's task (unknown task)",
+                  st == 200 and (ans or {}).get("error", {}).get("code") == -32602, f"{st} {ans}")
+        st, _, ans = modern(t["bob"], 3, "tasks/cancel", {"taskId": tid}, tid)
+        check("tasks: bob cannot cancel it", (ans or {}).get("error", {}).get("code") == -32602,
+              f"{st} {ans}")
+        st, _, ans = modern(t["bob"], 4, "tasks/update",
+                            {"taskId": tid, "inputResponses": {"1.confirm": {"action": "accept",
+                                                                             "content": {}}}},
+                            tid)
+        check("tasks: bob cannot answer its input", (ans or {}).get("error", {}).get("code") ==
+              -32602, f"{st} {ans}")
+        st, _, ans = modern(t["alice_admin"], 5, "tasks/get", {"taskId": tid}, tid)
+        status = ((ans or {}).get("result") or {}).get("status")
+        check("tasks: alice with other scopes sees it, still waiting for her input",
+              st == 200 and status == "input_required", f"{st} {ans}")
+        line = srv.wait_line(r"^hook after method=tasks/get name=- sub=bob outcome=error "
+                             r"code=-32602 ")
+        check("tasks: the after-hook records bob's refusal as an unknown task", line is not None,
+              srv.lines[-6:])
+        # A listen for it from bob is acknowledged without it.
+        h = {**bearer(t["bob"]), "Mcp-Protocol-Version": "2026-07-28",
+             "Mcp-Method": "subscriptions/listen"}
+        c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+        c.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 6,
+                                              "method": "subscriptions/listen",
+                                              "params": {"notifications": {"taskIds": [tid]},
+                                                         "_meta": ext}}),
+                  {**h, "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream"})
+        r = c.getresponse()
+        first = None
+        while first is None:
+            ln = r.fp.readline().decode()
+            if not ln:
+                break
+            if ln.startswith("data: "):
+                first = json.loads(ln[6:])
+        c.close()
+        agreed = ((first or {}).get("params") or {}).get("notifications", {})
+        check("tasks: bob's listen for alice's task is acknowledged without it",
+              r.status == 200 and agreed.get("taskIds") == [], f"{r.status} {first}")
+        st, _, ans = modern(t["alice"], 7, "tasks/cancel", {"taskId": tid}, tid)
+        check("tasks: alice cancels her task", st == 200 and "result" in (ans or {}),
+              f"{st} {ans}")
+        st, _, ans = modern(t["alice"], 8, "tasks/get", {"taskId": tid}, tid)
+        check("tasks: and it is cancelled",
+              ((ans or {}).get("result") or {}).get("status") == "cancelled", f"{st} {ans}")
+    finally:
+        srv.stop("tasks auth server exits 0")
+
+
 def main():
     if not BIN or not os.access(BIN, os.X_OK):
         print("# SKIP: MCP_EVERYTHING is not set or not executable")
@@ -768,6 +846,7 @@ def main():
             sessions_scopes_hijack(vectors, tmp[-2])
             rate_limit_per_principal(vectors, tmp[-2])
             stateless(vectors, tmp[-2])
+            tasks_bound_to_their_principal(vectors, tmp[-2])
         else:
             print("# the token-bearing checks run in make check-auth (MCP_AUTH_VECTORS)")
     finally:

@@ -11,7 +11,9 @@
 #              id it hands the client carries that backend's tag, see
 #              session_conf below), and the rest round-robin.
 # The backends share one --state-key (2026-07-28 request state sealed by one
-# is opened by another).  Through nginx, in each mode: the SDK client
+# is opened by another), and backend N runs with --instance bN: its task ids
+# start with "bN.", and nginx sends tasks/get, tasks/update and tasks/cancel
+# (whose Mcp-Name is the task id) to the backend that holds the task.  Through nginx, in each mode: the SDK client
 # (tests/interop/http-client.mjs --url), the official conformance suite
 # 0.1.16 with --suite all (stateless: against the baseline
 # expected-stateless.yml of what a server without sessions cannot do), the
@@ -20,8 +22,9 @@
 # expected-2026-07-28.yml plus expected-2026-07-28-scaled.yml, what
 # separate registries show); in session mode, a request for a session of a
 # stopped backend gets 404.  Then nginx's access log must show the requests
-# spread over the three backends and, with sessions, every request reaching
-# the backend of its session; each backend must exit 0 on SIGTERM.
+# spread over the three backends, every request about a task reaching the
+# backend that created it and, with sessions, every request reaching the
+# backend of its session; each backend must exit 0 on SIGTERM.
 #
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, M failed".  Exits
 # 77 (skip) when nginx is not installed (apt-get install nginx) or npm
@@ -206,7 +209,7 @@ http_common() {
     fastcgi_temp_path $p/tmp/fastcgi;
     uwsgi_temp_path $p/tmp/uwsgi;
     scgi_temp_path $p/tmp/scgi;
-    log_format mcp '\$request_method\t\$status\t\$upstream_addr\t\$http_mcp_session_id\t\$sent_http_mcp_session_id\t\$request_time';
+    log_format mcp '\$request_method\t\$status\t\$upstream_addr\t\$http_mcp_session_id\t\$sent_http_mcp_session_id\t\$request_time\t\$http_mcp_method\t\$http_mcp_name';
     access_log $p/access.log mcp;
 EOF
 }
@@ -224,6 +227,41 @@ location_common() {
 EOF
 }
 
+# backend_upstreams BACKEND_PORTS...: the pool, and one upstream per
+# backend (mcp_bN) for what must reach a given one.
+backend_upstreams() {
+	echo "    upstream mcp_pool {"
+	for bp in "$@"; do
+		echo "        server 127.0.0.1:$bp;"
+	done
+	echo "        keepalive 16;"
+	echo "    }"
+	n=0
+	for bp in "$@"; do
+		n=$((n + 1))
+		echo "    upstream mcp_b$n {"
+		echo "        server 127.0.0.1:$bp;"
+		echo "        keepalive 8;"
+		echo "    }"
+	done
+}
+
+# task_map BACKEND_PORTS...: $mcp_task_upstream, the backend holding the
+# task a tasks/get, tasks/update or tasks/cancel names.  A task lives in
+# the process that created it; backend N runs with --instance bN, so its
+# task ids start with "bN.", and the client sends the id in Mcp-Name
+# (SEP-2663).  Everything else: the pool.
+task_map() {
+	echo "    map \"\$http_mcp_method \$http_mcp_name\" \$mcp_task_upstream {"
+	echo "        default mcp_pool;"
+	n=0
+	for bp in "$@"; do
+		n=$((n + 1))
+		echo "        \"~^tasks/[a-z]+ +b$n\\.\" mcp_b$n;"
+	done
+	echo "    }"
+}
+
 # stateless_conf PREFIX LISTEN_PORT BACKEND_PORTS...
 stateless_conf() {
 	p=$1
@@ -232,17 +270,13 @@ stateless_conf() {
 	common_conf "$p"
 	echo "http {"
 	http_common "$p"
-	echo "    upstream mcp_pool {"
-	for bp in "$@"; do
-		echo "        server 127.0.0.1:$bp;"
-	done
+	backend_upstreams "$@"
+	task_map "$@"
 	cat <<EOF
-        keepalive 16;
-    }
     server {
         listen 127.0.0.1:$port;
         location /mcp {
-            proxy_pass http://mcp_pool;
+            proxy_pass http://\$mcp_task_upstream;
 EOF
 	location_common | sed 's/^/    /'
 	cat <<'EOF'
@@ -272,23 +306,12 @@ session_conf() {
 	common_conf "$p"
 	echo "http {"
 	http_common "$p"
-	echo "    upstream mcp_pool {"
-	for bp in "$@"; do
-		echo "        server 127.0.0.1:$bp;"
-	done
-	echo "        keepalive 16;"
-	echo "    }"
-	n=0
-	for bp in "$@"; do
-		n=$((n + 1))
-		echo "    upstream mcp_b$n {"
-		echo "        server 127.0.0.1:$bp;"
-		echo "        keepalive 8;"
-		echo "    }"
-	done
-	echo "    # The backend a request goes to: by the tag of the session it names."
+	backend_upstreams "$@"
+	task_map "$@"
+	echo "    # The backend a request goes to: by the tag of the session it names,"
+	echo "    # else by the task it names, else any."
 	echo "    map \$http_mcp_session_id \$mcp_upstream {"
-	echo "        default mcp_pool;"
+	echo "        default \$mcp_task_upstream;"
 	n=0
 	for bp in "$@"; do
 		n=$((n + 1))
@@ -331,7 +354,10 @@ EOF
         }
         # The session's backend is down: its sessions are gone.
         location @mcp_backend_gone {
-            if ($mcp_upstream = mcp_pool) {
+            # Untagged session id (or none): routed by task or to the
+            # pool, so no session is lost here; a task's backend is gone
+            # with its tasks, and the client gets 502.
+            if ($mcp_session_in = $http_mcp_session_id) {
                 return 502;
             }
             default_type application/json;
@@ -440,7 +466,8 @@ run_mode() {
 			tries=$((tries + 1))
 			bp=$(free_port)
 			# shellcheck disable=SC2086
-			"$server" --http "127.0.0.1:$bp" $backend_args 2>"$dir/backend$b.log" &
+			"$server" --http "127.0.0.1:$bp" $backend_args --instance "b$b" \
+				2>"$dir/backend$b.log" &
 			bpid=$!
 			if wait_listening "$bp" "$bpid"; then
 				break
@@ -579,6 +606,7 @@ addr = {f'127.0.0.1:{p}': i + 1 for i, p in enumerate(ports)}
 served = {i + 1: 0 for i in range(len(ports))}
 created = {i + 1: 0 for i in range(len(ports))}
 misrouted, lines, statuses = [], 0, {}
+tasks_routed = 0
 for line in open(os.path.join(d, 'access.log'), encoding='utf-8', errors='replace'):
     f = line.rstrip('\n').split('\t')
     if len(f) < 6:
@@ -600,6 +628,14 @@ for line in open(os.path.join(d, 'access.log'), encoding='utf-8', errors='replac
         m = re.match(r'^b(\d+)\.', sid_in) if sid_in not in ('', '-') else None
         if m and b and int(m.group(1)) != b:
             misrouted.append(f'request for {sid_in} reached backend {b}: {line.strip()}')
+    # A task lives in the backend that created it (its id's tag): every
+    # tasks/get, tasks/update and tasks/cancel must have reached it.
+    if len(f) >= 8 and f[6].startswith('tasks/'):
+        m = re.match(r'^b(\d+)\.', f[7])
+        if m:
+            tasks_routed += 1
+            if b and int(m.group(1)) != b:
+                misrouted.append(f'{f[6]} of task {f[7]} reached backend {b}: {line.strip()}')
 stats = {}
 for i in range(len(ports)):
     try:
@@ -610,6 +646,12 @@ for i in range(len(ports)):
         pass
 print(f'{lines} requests; per backend served {served}; statuses {dict(sorted(statuses.items()))}')
 problems = []
+print(f'requests about a task routed to the backend that holds it: {tasks_routed}')
+if tasks_routed < 1:
+    problems.append('no tasks/get, tasks/update or tasks/cancel went through nginx')
+if mode == 'stateless':
+    for m in misrouted[:10]:
+        problems.append(m)
 if any(v == 0 for v in served.values()):
     problems.append(f'a backend served nothing: {served}')
 if mode == 'session':
@@ -634,9 +676,9 @@ EOF
 	sed 's/^/#   /' "$dir/analysis.out"
 	if [ $arc -eq 0 ]; then
 		if [ "$mode" = session ]; then
-			ok "session: requests spread over the $NBACKENDS backends, every session served by the backend that created it"
+			ok "session: requests spread over the $NBACKENDS backends, every session and every task served by the backend that created it"
 		else
-			ok "stateless: requests spread over the $NBACKENDS backends"
+			ok "stateless: requests spread over the $NBACKENDS backends, every task served by the backend that created it"
 		fi
 	else
 		not_ok "$mode: the access log and the backends' stats (spread$([ "$mode" = session ] && echo ', affinity'))"

@@ -12,8 +12,12 @@ TESTS += $(ADV_PY_TESTS)
 if HAVE_MHD
 TESTS += tests/scenarios/test_adv_soak_http.py tests/scenarios/test_adv_http_scale.py
 endif
+# Tasks (both eras), trace context and MCP Apps, over pipes and HTTP.
+if HAVE_MHD
+TESTS += tests/scenarios/test_adv_tasks.py
+endif
 EXTRA_DIST += $(ADV_PY_TESTS) tests/scenarios/test_adv_soak_http.py \
-	tests/scenarios/test_adv_http_scale.py \
+	tests/scenarios/test_adv_http_scale.py tests/scenarios/test_adv_tasks.py \
 	tests/scenarios/advlib.py tests/scenarios/run-valgrind.sh tests/scenarios/README.md
 
 # 1,000 whole servers created, run in memory and freed in one process:

@@ -45,6 +45,14 @@ if command -v python3 >/dev/null 2>&1; then
 	# a result that breaks its output schema, and refused cursors.
 	MCP_SCHEMA_RECORD="$rec/args.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
 		python3 "$src/tests/stdio/test_args.py" >/dev/null
+	# The extensions: tasks of both eras, skills, MCP Apps, trace context
+	# (the stdio scenarios; extension messages are checked against
+	# tests/schema/extensions.json, see validate.mjs).
+	MCP_SCHEMA_RECORD="$rec/extensions.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
+		python3 "$src/tests/scenarios/test_adv_tasks.py" modern_task_lifecycle_and_gating \
+		eof_with_tasks_running cancel_while_waiting_for_input \
+		input_rounds_partial_ttl_and_limit status_notifications_on_listen \
+		trace_context_passed_on apps_listing skills_both_eras >/dev/null
 fi
 set -- "$rec"/*.jsonl
 MCP_NODE_PREFIX="$prefix" node "$src/tests/schema/validate.mjs" "$schemas" "$@"

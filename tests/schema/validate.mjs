@@ -6,6 +6,11 @@
 // A record line is {"rev": "2025-11-25", "method": "<method of the request
 // this message answers, or null>", "msg": {...}}.  Exits 1 if any message
 // is invalid, 2 on a usage or input error.
+//
+// The extensions' messages (the tasks extension of 2026-07-28, skills)
+// are not in the core schemas: tests/schema/extensions.json defines them,
+// referring to the core definitions of the record's revision, and serves
+// for a name the core schema lacks.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -47,7 +52,17 @@ const resultDefs = {
   'tasks/list': ['ListTasksResult'],
   'tasks/cancel': ['CancelTaskResult'],
   'tasks/result': ['GetTaskPayloadResult', 'CallToolResult'],
+  // From tests/schema/extensions.json where the core schema has none.
+  'tasks/update': ['UpdateTaskResult'],
+  'skills/list': ['ListSkillsResult'],
+  'skills/get': ['GetSkillResult'],
+  'resources/directory/read': ['ReadResourceDirectoryResult'],
 };
+// Notifications of extensions, by method: the core unions lack them.
+const extNotifications = { 'notifications/tasks': 'TaskStatusNotification' };
+// Results that are CacheableResults from 2026-07-28 on.
+const cacheable2026 = new Set(['skills/list', 'skills/get']);
+const extText = fs.readFileSync(new URL('./extensions.json', import.meta.url), 'utf8');
 
 const validators = new Map();
 function validatorsFor(rev) {
@@ -61,7 +76,12 @@ function validatorsFor(rev) {
   const id = `mcp-${rev}`;
   ajv.addSchema({ ...schema, $id: id });
   const defs = schema[defsKey];
-  const get = (name) => (defs[name] ? ajv.getSchema(`${id}#/${defsKey}/${name}`) : null);
+  const ext = JSON.parse(extText.replaceAll('mcp-core#/$defs/', `${id}#/${defsKey}/`));
+  delete ext.$schema; // read with the core schema's draft
+  const extId = `ext-${rev}`;
+  ajv.addSchema({ ...ext, $id: extId });
+  const get = (name) => (defs[name] ? ajv.getSchema(`${id}#/${defsKey}/${name}`)
+    : ext.$defs[name] ? ajv.getSchema(`${extId}#/$defs/${name}`) : null);
   const v = { get, defs };
   validators.set(rev, v);
   return v;
@@ -92,6 +112,11 @@ for (const file of records) {
         report(rec, 'not a JSONRPCMessage', env.errors);
         continue;
       }
+      if ('method' in msg && !('id' in msg) && extNotifications[msg.method]) {
+        const n = get(extNotifications[msg.method]);
+        if (!n(msg)) report(rec, `not a valid ${extNotifications[msg.method]}`, n.errors);
+        continue;
+      }
       if ('method' in msg) {
         const union = get('id' in msg ? 'ServerRequest' : 'ServerNotification');
         if (union && !union(msg)) report(rec, `not a valid server ${'id' in msg ? 'request' : 'notification'}`, union.errors);
@@ -114,7 +139,14 @@ for (const file of records) {
         continue;
       }
       const candidates = names.map(get).filter(Boolean);
-      if (!candidates.some((c) => c(msg.result))) report(rec, `result is not a ${names.join(' or ')}`, candidates[0] && candidates[0].errors);
+      if (!candidates.some((c) => c(msg.result))) {
+        report(rec, `result is not a ${names.join(' or ')}`, candidates[0] && candidates[0].errors);
+        continue;
+      }
+      if (rec.rev >= '2026-07-28' && cacheable2026.has(rec.method)) {
+        const c = get('Cacheable');
+        if (!c(msg.result)) report(rec, 'a 2026-07-28 result without ttlMs and cacheScope', c.errors);
+      }
     }
   }
 }

@@ -506,7 +506,6 @@ START_TEST(principals_and_binding)
 	ck_assert_int_eq(mcp_authz_bind(ms, q), MCP_OK);
 	ck_assert_ptr_eq(mcp_authz_current(ms), q);
 	mcp_authz_sess_free(ms);
-	pthread_cond_destroy(&ms->task_cv);
 	pthread_mutex_destroy(&ms->mu);
 	free(ms);
 	mcp_server_free(srv);
