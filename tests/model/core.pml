@@ -19,17 +19,23 @@ inline decide(q, o, ok)
 {
 #ifdef M_NO_CAS
 	if
-	:: outcome[q] == O_NONE -> ok = 1
+	:: outcome[q] == O_NONE -> ok = 1;
+		printf("@ %d: r%d has no outcome yet (load)\n", _pid, q)
 	:: else -> ok = 0
 	fi;
 	if
-	:: ok -> d_step { outcome[q] = o; ndecided[q]++; CHK_OUTCOME(ndecided[q] == 1) }
+	:: ok -> d_step {
+		outcome[q] = o; ndecided[q]++;
+		printf("@ %d: r%d's outcome stored: %d (1 answered, 2 suppressed, 3 dropped, 4 rejected)\n", _pid, q, o);
+		CHK_OUTCOME(ndecided[q] == 1)
+	   }
 	:: else -> skip
 	fi
 #else
 	d_step {
 		if
-		:: outcome[q] == O_NONE -> outcome[q] = o; ndecided[q]++; ok = 1
+		:: outcome[q] == O_NONE -> outcome[q] = o; ndecided[q]++; ok = 1;
+			printf("@ %d: r%d's outcome decided: %d (1 answered, 2 suppressed, 3 dropped, 4 rejected)\n", _pid, q, o)
 		:: else -> ok = 0
 		fi;
 		CHK_OUTCOME(ndecided[q] <= 1)
@@ -82,7 +88,7 @@ inline idle_wake()
 	if
 	:: last ->
 #ifdef M_IDLE_NOLOCK
-		idle_wait = 0
+		atomic { idle_wait = 0; printf("@ %d: in flight reached 0: broadcasts idle_cv without the lock\n", _pid) }
 #else
 		atomic { LOCK(sess_mu); idle_wait = 0; UNLOCK(sess_mu) }
 #endif
@@ -93,7 +99,7 @@ inline idle_wake()
 
 inline req_done(q)
 {
-	d_step { done_body(q) };
+	d_step { done_body(q); printf("@ r%d no longer in flight (%d left)\n", q, inflight_n) };
 	idle_wake()
 }
 
@@ -376,11 +382,14 @@ inline pending_fail_all()
 #ifndef NO_OOM
 	:: /* no memory for the new table: fail in place holding the lock
 	    * (pt_mu -> tok_mu is the allowed order) */
-		atomic { LOCK(pt_mu); pt_closed = 1 };
+		atomic {
+			LOCK(pt_mu); pt_closed = 1;
+			printf("@ shutdown 3: no memory for a new table: fails it in place, holding its lock\n")
+		};
 		do
 		:: t < NREQ ->
 			if
-			:: p_in[t] -> p_in[t] = 0; MARK(13); settle(t, P_FAIL, NREQ); pending_unref(t)
+			:: p_in[t] -> atomic { p_in[t] = 0; MARK(13) }; settle(t, P_FAIL, NREQ); pending_unref(t)
 			:: else -> skip
 			fi;
 			t++
@@ -487,8 +496,8 @@ inline session_shutdown()
 	 * that does not take the lock can fall between them */
 	atomic { LOCK(sess_mu) };
 	do
-	:: inflight_n > 0 ->
-		atomic { idle_wait = 1; sess_mu = 0 };
+	:: atomic { inflight_n > 0 -> printf("@ shutdown 4: %d in flight: will wait\n", inflight_n) };
+		atomic { idle_wait = 1; sess_mu = 0; printf("@ shutdown 4: waits on idle_cv\n") };
 		if
 		:: atomic { idle_wait == 0 && sess_mu == 0 -> sess_mu = _pid + 1 }
 		:: grace_expires(); break

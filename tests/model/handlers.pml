@@ -100,7 +100,7 @@ inline end_rest(q)
 	if
 	:: last ->
 #ifdef M_IDLE_NOLOCK
-		idle_wait = 0
+		idle_wait = 0; printf("@ %d: in flight reached 0: broadcasts idle_cv without the lock\n", _pid)
 #else
 		LOCK(sess_mu); idle_wait = 0; UNLOCK(sess_mu)
 #endif
@@ -258,6 +258,7 @@ inline handler_call(q)
 #ifdef M_LOCK_ORDER
 					/* remove the entry before letting go of the token */
 					tok_mu[q] = _pid + 1;
+					printf("@ worker: r%d's waiter, holding its token's lock, reaches for the pending table's lock\n", q);
 #endif
 					/* eng_pending_remove: the entry may be gone already
 					 * (the shutdown's swap) */
@@ -282,8 +283,9 @@ inline handler_call(q)
 					:: found -> CHK_PENDING(p_refs[q] > 0); p_refs[q]--
 					:: else -> skip
 					fi;
-					found = 0;
 					pending_unref(q);
+					printf("@ worker: r%d removes its entry (%d: 1 unlinked here, 0 already gone) and drops its reference: refs %d\n", q, found, p_refs[q]);
+					found = 0;
 					if
 					:: st == P_FAIL && rs == R_NONE -> req_closed(q)
 					:: rs == R_PEER ->
@@ -365,7 +367,7 @@ end_idle:
 			if
 			:: last ->
 #ifdef M_IDLE_NOLOCK
-				idle_wait = 0
+				idle_wait = 0; printf("@ %d: in flight reached 0: broadcasts idle_cv without the lock\n", _pid)
 #else
 				LOCK(sess_mu); idle_wait = 0; UNLOCK(sess_mu)
 #endif

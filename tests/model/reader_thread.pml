@@ -33,7 +33,7 @@ proctype reader()
 		:: m == M_EOF -> break
 		fi;
 		m = 0; a = 0; b = 0; r = 0
-	:: woken -> MARK(12); break    /* recv returned TP_WOKEN */
+	:: atomic { woken -> MARK(12) }; break    /* recv returned TP_WOKEN */
 	od;
 	m = 0; a = 0; b = 0; r = 0;
 	session_shutdown();

@@ -132,8 +132,9 @@ inline push_quiet(y)
 {
 	atomic {
 		if
-		:: !w_closing && !w_failed -> wq ! y
-		:: else -> skip
+		:: !w_closing && !w_failed -> wq ! y;
+			printf("@ line %d of r%d queued\n", LKIND(y), LREQ(y))
+		:: else -> printf("@ line %d of r%d dropped: the writer is closing\n", LKIND(y), LREQ(y))
 		fi
 	}
 }
@@ -215,7 +216,12 @@ inline writer_unqueue(y, got)
 inline writer_close()
 {
 	atomic { LOCK(w_mu); w_closing = 1; UNLOCK(w_mu); printf("@ shutdown 5: writer closing\n") };
+#ifdef M_NO_JOIN
+	/* close the output without waiting for the writer thread */
+	atomic { out_closed = 1; shutdown_done = 1; printf("@ shutdown 5: output closed (writer not joined)\n") }
+#else
 	atomic { w_done -> out_closed = 1; shutdown_done = 1; printf("@ shutdown 5: writer joined, output closed\n") }
+#endif
 }
 
 /* writer_main: take the whole queue under the lock; then, outside it,
