@@ -18,9 +18,11 @@ a hang and is kept far from every grace period involved.
 Usage: MCP_EVERYTHING=path/to/mcp-everything test_adv_model.py [--list]
        [--repeat N] [NAME...]
 """
+import fcntl
 import json
 import os
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from advlib import (INITIALIZED, AdvServer, Fail, call_msg, cancel_msg, hold_ms,  # noqa: E402
@@ -138,7 +140,13 @@ def cancel_racing_answers_one_outcome_each():
     "completed" has exactly one answer, one traced "peer_cancelled" has
     none, and the counters add up.  The mutated models that write before
     deciding or decide without a CAS answer a suppressed request
-    (write_first.txt, no_cas.txt)."""
+    (write_first.txt, no_cas.txt).
+
+    The same race can, rarely (about one TSan run in a hundred), hit the
+    use-after-free that the model's lifetime runs found in the code as it
+    is (trails/life.txt: a cancel's lookup taking a reference from zero);
+    then the server reports it and this scenario fails, as it should
+    until the code takes the lookup's reference with a try-ref."""
     s = AdvServer("--workers", "4")
     s.init()
     n = n_iter(400, 40)
@@ -172,41 +180,53 @@ def cancel_racing_answers_one_outcome_each():
 
 # ---- trails/no_suppress.txt ----------------------------------------------------------
 
-def progress_never_follows_a_processed_cancel():
+MAX_IOV = 512   # engine/writer.c: lines the writer thread takes at once
+F_GETPIPE_SZ = 1032
+
+
+def progress_stops_at_a_processed_cancel():
     """Nothing is written for a request after its peer cancel was
-    processed: a progress stream with no interval keeps the writer's
-    queue full of that request's notifications; the client cancels it and
-    sends a ping in the same write.  The reader answers the ping after it
-    processed the cancel, so no progress of the stream may come after the
-    ping's answer on the wire: what was queued before the cancel and not
-    yet written is discarded at write time (no_suppress.txt writes it)."""
-    s = AdvServer("--workers", "2")
-    s.init()
-    for it in range(n_iter(30, 4)):
+    processed, including what was queued before: the client stops reading
+    while a progress stream with no interval runs, so the pipe fills, the
+    writer thread blocks inside one batch, and the stream piles up in its
+    queue; a second call's one-second sleep paces the pile-up (the
+    whole stream would take about 13 s).  The client
+    then cancels the stream and waits for its "cleanup ... peer_cancelled"
+    (the cancel was processed and the handler stopped), and only then
+    reads again.  What reaches the client of the stream is at most what
+    the pipe held plus the batch the writer was blocked in; the rest of
+    the pile was discarded at write time (no_suppress.txt writes it all).
+    Looped: how much piles up is timing."""
+    for it in range(n_iter(6, 2)):
+        s = AdvServer("--workers", "2", read=False)
         tok = f"pt{it}"
-        rid = f"p{it}"
-        start = s.count_output()
-        s.call(rid, "progress", {"steps": 100000, "interval_ms": 0}, {"progressToken": tok})
-        s.wait_count(lambda m: m.get("method") == "notifications/progress" and
-                     (m.get("params") or {}).get("progressToken") == tok, 3,
-                     what=f"progress of {rid}")
-        s.cancelled[json.dumps(rid)] = "strict"
-        s.send_raw(line(cancel_msg(rid)) + line(req(f"after{it}", "ping")))
-        s.answer(f"after{it}")
-        s.wait_cleanup(rid, "peer_cancelled")
-        msgs = s.snapshot()
-        ping_at = _index_of(s, lambda m: m.get("id") == f"after{it}" and "method" not in m)
-        late = [m for m in msgs[ping_at:] if isinstance(m, dict) and
+        s.send_raw(line(init_msg()) + line(INITIALIZED) +
+                   line(call_msg("p", "progress", {"steps": 100000, "interval_ms": 0},
+                                 {"progressToken": tok})))
+        s.wait_err("started \"p\"")
+        s.call("pace", "sleep", {"ms": 1000, "cancellable": False})
+        s.wait_cleanup("pace", "completed")
+        s.cancel("p")
+        s.wait_cleanup("p", "peer_cancelled")
+        cap = fcntl.fcntl(s.p.stdout.fileno(), F_GETPIPE_SZ)
+        reader = threading.Thread(target=s._read_out, daemon=True)
+        s.readers.append(reader)
+        reader.start()
+        s.request("after", "ping")
+        s.answer("after")
+        s.finish()
+        prog = [raw for (_, raw), m in zip(s.lines, s.msgs) if isinstance(m, dict) and
                 m.get("method") == "notifications/progress" and
                 (m.get("params") or {}).get("progressToken") == tok]
-        if late:
-            raise Fail(f"run {it}: {len(late)} progress of {rid} after the ping that "
-                       f"followed its cancel, e.g. {late[0]}")
-        if s.answers_for(rid):
-            raise Fail(f"run {it}: {rid} answered after its cancel")
-        if not ping_at or ping_at <= start:
-            raise Fail(f"run {it}: ping answer at {ping_at}")
-    s.finish()
+        if not prog:
+            raise Fail(f"run {it}: no progress at all")
+        bound = cap // min(len(raw) for raw in prog) + 2 * MAX_IOV
+        if len(prog) > bound:
+            raise Fail(f"run {it}: {len(prog)} progress notifications reached the client, "
+                       f"more than the pipe ({cap} bytes) and the writer's batch can hold "
+                       f"({bound}): lines queued before the cancel were written after it")
+        if s.answers_for("p"):
+            raise Fail(f"run {it}: the cancelled stream was answered")
 
 
 # ---- trails/dup.txt -------------------------------------------------------------------
@@ -396,7 +416,7 @@ SCENARIOS = [
     eof_while_roots_waiters_remove_themselves,
     eof_token_aware_handlers_end_before_the_grace,
     cancel_racing_answers_one_outcome_each,
-    progress_never_follows_a_processed_cancel,
+    progress_stops_at_a_processed_cancel,
     duplicate_id_while_the_first_waits_on_roots,
     eof_right_behind_the_last_answers,
     id_reused_the_moment_its_answer_arrives,
