@@ -10,7 +10,10 @@
 #   mutation  a broken copy of the model: SPIN must find the violation of
 #             the property the mutation targets (the pattern below); its
 #             trail, narrated, goes to OUT_DIR/trails/NAME.txt;
-#   reach     a marker of reach.txt: SPIN must reach it (non-vacuity).
+#   reach     a marker of reach.txt: SPIN must reach it (non-vacuity);
+#   bug       a bug of the code as it is, which SPIN must still find
+#             (README.md, "A bug the model found"); when the code is
+#             fixed, the model follows and the run becomes a verify run.
 # Names given as arguments select runs (default: all).  Exits 77 when
 # spin or the C compiler is missing; 1 when any run failed.
 set -u
@@ -54,6 +57,9 @@ safety-3-blind|verify||$SMALL3 -DKINDS=5 -DPROPS=31|$SAFE -DCOLLAPSE|-m100000
 safety-3-all|verify||$SMALL3 -DNCANCEL=0 -DPROPS=31|$SAFE -DCOLLAPSE|-m100000
 grace-3|verify||$SMALL3 -DNCANCEL=0 -DGRACE_QUIET -DPROPS=63|$SAFE -DCOLLAPSE|-m100000
 term-3|verify||$SMALL3 -DKINDS=5 -DNID=1 -DBLIND_FOREVER -DPROPS=0|-DNFAIR=3 -DCOLLAPSE|-m200000 -a -f
+life-2|bug|assertion violated \( !\(rfreed\[t\]\)&&\(rrefs\[t\]>0\)\)|$LIGHT2 -DREFS -DPROPS=64|$SAFE|-m100000 -E
+life-2-tryref|verify||$LIGHT2 -DREFS -DFIX_TRYREF -DPROPS=127|$SAFE|-m100000
+life-3-tryref|verify||$SMALL3 -DKINDS=5 -DNID=1 -DREFS -DFIX_TRYREF -DPROPS=127|$SAFE -DCOLLAPSE|-m100000
 live_iter|mutation|assertion violated \(p_refs\[.\]>0\)|$FULL2 -DM_LIVE_ITER -DPROPS=16|$SAFE|-m100000 -E
 write_first|mutation|assertion violated \(outcome\[\(x%8\)\]!=2\)|$FULL2 -DM_WRITE_FIRST -DPROPS=4|$SAFE|-m100000 -E
 no_suppress|mutation|assertion violated \(outcome\[\(x%8\)\]!=2\)|$FULL2 -DM_NO_SUPPRESS -DPROPS=4|$SAFE|-m100000 -E
@@ -115,10 +121,15 @@ run_one() {
 		grep -E "^pan:|violated|invalid end|acceptance" "$log" | head -5
 		return 1
 		;;
-	mutation | reach)
+	mutation | reach | bug)
 		found=$(grep -E "^pan:[0-9]+: " "$log" | head -1)
 		if [ "${errors:-0}" -ge 1 ] && printf '%s\n' "$found" | grep -Eq "$want"; then
-			if [ "$kind" = mutation ]; then
+			if [ "$kind" = bug ]; then
+				printf 'PASS bug      %-22s KNOWN BUG in the code, SPIN finds it: %s (%s states, %s s)\n' \
+					"$name" "$(printf '%s' "$found" | sed 's/^pan:[0-9]*: //; s/ (at depth.*//')" \
+					"$stored" "$secs"
+				trail "$d" "$sflags" "$out/trails/$name.txt"
+			elif [ "$kind" = mutation ]; then
 				printf 'PASS mutation %-22s SPIN found it: %s (%s states, %s s)\n' \
 					"$name" "$(printf '%s' "$found" | sed 's/^pan:[0-9]*: //; s/ (at depth.*//')" \
 					"$stored" "$secs"

@@ -145,6 +145,9 @@ inline admit_locked(id)
 			 * flight */
 			CHK_OUTCOME(id_live[id] == 0);
 			in_table[r] = 1; adm[r] = 1; id_live[id]++; inflight_n++;
+#ifdef REFS
+			rrefs[r] = 1;   /* the queue's (the creation reference is dropped) */
+#endif
 			printf("@ reader: r%d admitted (in flight: %d) and queued\n", r, inflight_n)
 		:: else -> skip
 		fi
@@ -185,6 +188,12 @@ inline admit_after()
 		decide(r, O_DROP, won)
 	:: else -> skip
 	fi;
+#ifdef REFS
+	if
+	:: rc != RC_OK -> rfreed[r] = 1   /* never admitted: freed on the reader */
+	:: else -> skip
+	fi;
+#endif
 	rc = 0; won = 0
 }
 
@@ -205,7 +214,23 @@ inline cancel_find(id)
 	:: t < NREQ -> printf("@ reader: the cancel names r%d\n", t)
 	:: else -> printf("@ reader: the cancel names no request in flight: ignored\n")
 	fi;
+#ifndef REFS
 	UNLOCK(sess_mu)
+#endif
+}
+
+/* inflight_find's reference, still under sess_mu: a step of its own
+ * (the finishing thread forgets the id and drops its references without
+ * the lock).  Only with -DREFS. */
+inline cancel_ref()
+{
+	atomic {
+		if
+		:: t < NREQ -> CANCEL_REF(t, t = NREQ)
+		:: else -> skip
+		fi;
+		UNLOCK(sess_mu)
+	}
 }
 
 inline cancel_apply()
@@ -217,6 +242,9 @@ inline cancel_apply()
 		:: won -> printf("@ reader: r%d suppressed (peer cancel); fires its token\n", t); token_fire(t, R_PEER)
 		:: else -> skip
 		fi
+#ifdef REFS
+		; atomic { req_unref(t) }
+#endif
 	:: else -> skip  /* unknown or finished: ignored */
 	fi;
 	t = 0; won = 0
@@ -226,7 +254,17 @@ inline cancel_apply()
 
 inline pending_unref(e)
 {
+#ifdef REFS
+	atomic {
+		CHK_PENDING(p_refs[e] > 0); p_refs[e]--;
+		if
+		:: p_refs[e] == 0 -> req_unref(e)   /* the entry's owner reference */
+		:: else -> skip
+		fi
+	}
+#else
 	d_step { CHK_PENDING(p_refs[e] > 0); p_refs[e]-- }
+#endif
 }
 
 /* settle: wakes the waiter with a final state, under its token's lock.
@@ -270,6 +308,9 @@ inline pending_add(q)
 			next_pid++; p_id[q] = next_pid;
 #endif
 			p_state[q] = P_WAIT; p_refs[q] = 2; p_in[q] = 1; rc = RC_OK
+#ifdef REFS
+			; req_ref(q)   /* the entry's owner reference */
+#endif
 		fi;
 		UNLOCK(pt_mu)
 	}
@@ -409,7 +450,8 @@ inline fire_snapshot()
 {
 	snap = 0; t = 0;
 	do
-	:: t < NREQ && in_table[t] && !forgotten[t] -> snap = snap | (1 << t); t++
+	:: t < NREQ && in_table[t] && !forgotten[t] -> snap = snap | (1 << t);
+		printf("@ shutdown 2: r%d is live (snapshot)\n", t); t++
 	:: t < NREQ && !(in_table[t] && !forgotten[t]) -> t++
 	:: else -> break
 	od;
@@ -422,6 +464,9 @@ inline fire_snapped()
 	:: t < NREQ ->
 		if
 		:: (snap >> t) & 1 -> token_fire(t, R_CLOSED)
+#ifdef REFS
+			; atomic { req_unref(t) }
+#endif
 		:: else -> skip
 		fi;
 		t++
@@ -484,8 +529,24 @@ inline session_shutdown()
 #ifndef M_NO_BROADCAST
 		fire_snapshot();
 #endif
+#ifndef REFS
+		UNLOCK(sess_mu)
+#endif
+	};
+#ifdef REFS
+	/* the snapshot's references, still under the lock, a step of their
+	 * own (as in cancel_ref) */
+	atomic {
+		t = 0;
+		do
+		:: t < NREQ && ((snap >> t) & 1) -> FIRE_REF(t, snap = snap & ~(1 << t)); t++
+		:: t < NREQ && !((snap >> t) & 1) -> t++
+		:: else -> break
+		od;
+		t = 0;
 		UNLOCK(sess_mu)
 	};
+#endif
 	/* 2. broadcast to every request, queued or running */
 	fire_snapped();
 	/* 3. fail the pending table from a swapped-out snapshot */

@@ -20,6 +20,10 @@
  *            grace may expire at any moment after step 3
  *   NO_EPIPE the peer never stops reading (no write errors)
  *   NO_OOM   fail_all never takes its no-memory fallback
+ *   REFS     also model the requests' reference counts and the reap
+ *            stack (request lifetime, P_LIFE); FIX_TRYREF: the
+ *            in-flight lookups take a reference only from a non-zero
+ *            count (a fix this model checks, not yet in the code)
  *   M_*      one mutation of the code (mutations.md lists them)
  *
  * Lock order (engine/eng.h): sess_mu -> tok_mu[r] -> w_mu,
@@ -49,6 +53,8 @@
 #define P_ROUTE   8   /* a client's answer reaches only its waiter */
 #define P_PENDING 16  /* the pending table is failed from a snapshot */
 #define P_ABANDON 32  /* at the grace, only token-blind handlers remain */
+#define P_LIFE    64  /* a request is freed once, never while referenced
+			 (with -DREFS: the request reference counts) */
 #ifndef PROPS
 #define PROPS 63
 #endif
@@ -82,6 +88,11 @@
 #define CHK_ABANDON(c) assert(c)
 #else
 #define CHK_ABANDON(c) skip
+#endif
+#if (PROPS & P_LIFE)
+#define CHK_LIFE(c) assert(c)
+#else
+#define CHK_LIFE(c) skip
 #endif
 
 /* ---- constants ------------------------------------------------------------ */
@@ -201,6 +212,15 @@ bit abandoned[NREQ];        /* still in flight when the grace expired */
 byte ndecided[NREQ];        /* successful outcome changes */
 byte id_live[NID];          /* requests admitted under the id, not forgotten */
 
+#ifdef REFS
+/* request lifetime (session.c eng_req_ref / eng_req_unref / reap) */
+byte rrefs[NREQ];           /* eng_req.refs */
+bit rfreed[NREQ];           /* req_free ran */
+bit reap_pend[NREQ];        /* on the reap stack */
+bit reaping = 1;            /* the reader frees the reap stack */
+#endif
+byte reader_pid;            /* the reader thread (tl_reader) */
+
 /* scratch for d_steps (always 0 between steps) */
 byte xfer;
 byte sj;
@@ -222,6 +242,7 @@ byte sj;
 	atomic { flag = 1; m = 0 }; \
 	atomic { flag == 0 && m == 0 -> m = _pid + 1 }
 
+#include "lifetime.pml"
 #include "writer_thread.pml"
 #include "core.pml"
 #include "handlers.pml"
@@ -231,7 +252,7 @@ byte sj;
 init {
 	atomic {
 		run peer();
-		run reader();
+		reader_pid = run reader();
 		run writer();
 		run worker();
 #if NW > 1
@@ -259,6 +280,10 @@ init {
 							     (err_w[sj] || out_failed)));
 			/* No pending entry leaked or was released twice. */
 			CHK_PENDING(p_refs[sj] == 0 && !p_in[sj]);
+#ifdef REFS
+			/* Every request was freed, once, with no reference left. */
+			CHK_LIFE(rfreed[sj] && rrefs[sj] == 0);
+#endif
 			sj++
 		:: else -> break
 		od;

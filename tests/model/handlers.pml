@@ -35,7 +35,7 @@ inline end_body(q)
 			outcome[q] = O_RESP; ndecided[q]++; won = 1;
 			forgotten[q] = 1; id_live[rid[q]]--;
 			if
-			:: !w_closing && !w_failed -> wq ! LINE(L_RESP, q);
+			:: !w_closing && !w_failed -> wq ! LINE(L_RESP, q); REF_LINE(LINE(L_RESP, q));
 				printf("@ worker: r%d answered: decided, id forgotten, answer queued\n", q)
 			:: else -> printf("@ worker: r%d answered, but the writer is closed: dropped\n", q); MARK(17)
 			fi
@@ -294,7 +294,7 @@ inline handler_call(q)
 						LOCK(w_mu);
 						if
 						:: wq ?? [eval(LINE(L_CALL, q))] ->
-							wq ?? eval(LINE(L_CALL, q));
+							wq ?? eval(LINE(L_CALL, q)); UNREF_LINE(LINE(L_CALL, q));
 							printf("@ worker: r%d withdraws roots/list %d unsent\n", q, p_id[q]);
 							MARK(4)
 						:: else ->
@@ -364,6 +364,9 @@ end_idle:
 			printf("@ worker: r%d decided while queued: dropped unrun\n", r);
 			MARK(10);
 			done_body(r);
+#ifdef REFS
+			req_unref(r);
+#endif
 			if
 			:: last ->
 #ifdef M_IDLE_NOLOCK
@@ -396,6 +399,13 @@ end_idle:
 		:: rc != RC_EXIST && kind[r] == H_CALL -> handler_call(r)
 		:: rc != RC_EXIST && kind[r] == H_BLIND -> handler_blind(r)
 		fi;
+#ifdef REFS
+		/* worker_main: the queue's reference, once the dispatch is over */
+		if
+		:: rc != RC_EXIST -> atomic { req_unref(r) }
+		:: else -> skip
+		fi;
+#endif
 		r = 0; rc = 0
 	:: stopping && empty(workq) -> break
 	od

@@ -10,6 +10,7 @@
 # C compiler for SPIN's verifier it prints SKIP and succeeds.
 MODEL_FILES = tests/model/engine.pml tests/model/core.pml tests/model/writer_thread.pml \
 	tests/model/reader_thread.pml tests/model/handlers.pml tests/model/peer.pml \
+	tests/model/lifetime.pml \
 	tests/model/props.pml tests/model/reach.txt tests/model/check.sh \
 	tests/model/README.md tests/model/MAPPING.md
 MODEL_TRAILS = tests/model/trails/live_iter.txt tests/model/trails/no_broadcast.txt \
@@ -19,7 +20,7 @@ MODEL_TRAILS = tests/model/trails/live_iter.txt tests/model/trails/no_broadcast.
 	tests/model/trails/writer_ignores_inline.txt tests/model/trails/no_join.txt \
 	tests/model/trails/reuse_pid.txt tests/model/trails/idle_nolock.txt \
 	tests/model/trails/no_grace.txt tests/model/trails/lock_order.txt \
-	tests/model/trails/no_broadcast_end.txt
+	tests/model/trails/no_broadcast_end.txt tests/model/trails/life.txt
 EXTRA_DIST += $(MODEL_FILES) $(MODEL_TRAILS)
 
 .PHONY += check-model

@@ -14,9 +14,13 @@ proctype reader()
 {
 	byte m, a, b, r, rc, t, snap, won, wake, inl, fnow, wf, found;
 
+
 	do
 	:: atomic {
 		inq ? m, a, b ->
+#ifdef REFS
+		reap_all();   /* what was left after the previous line */
+#endif
 		if
 		:: m == M_REQ ->
 			r = nread; nread++; rid[r] = a; kind[r] = b;
@@ -28,7 +32,11 @@ proctype reader()
 	   };
 		if
 		:: m == M_REQ -> admit_after()
+#ifdef REFS
+		:: m == M_CANCEL -> cancel_ref(); cancel_apply()
+#else
 		:: m == M_CANCEL -> cancel_apply()
+#endif
 		:: m == M_ANSWER -> answer_settle(b)
 		:: m == M_EOF -> break
 		fi;
@@ -37,5 +45,8 @@ proctype reader()
 	od;
 	m = 0; a = 0; b = 0; r = 0;
 	session_shutdown();
+#ifdef REFS
+	atomic { reaping = 0; reap_all() }
+#endif
 	atomic { stopping = 1; reader_gone = 1 }   /* mcp_server_end: eng_pool_stop */
 }

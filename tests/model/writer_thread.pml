@@ -123,6 +123,7 @@ inline write_inline(y)
 		:: fnow -> on_error()
 		:: else -> skip
 		fi;
+		UNREF_LINE(y);   /* out_free */
 		fnow = 0; wf = 0
 	}
 }
@@ -132,7 +133,7 @@ inline push_quiet(y)
 {
 	atomic {
 		if
-		:: !w_closing && !w_failed -> wq ! y;
+		:: !w_closing && !w_failed -> wq ! y; REF_LINE(y);
 			printf("@ line %d of r%d queued\n", LKIND(y), LREQ(y))
 		:: else -> printf("@ line %d of r%d dropped: the writer is closing\n", LKIND(y), LREQ(y))
 		fi
@@ -193,7 +194,7 @@ inline push_wait(y, res)
 	LOCK(w_mu);
 	if
 	:: w_closing || w_failed -> res = RC_CLOSED
-	:: else -> wq ! y; res = RC_OK
+	:: else -> wq ! y; REF_LINE(y); res = RC_OK
 	fi;
 	UNLOCK(w_mu)
 }
@@ -204,7 +205,7 @@ inline writer_unqueue(y, got)
 	atomic {
 		LOCK(w_mu);
 		if
-		:: wq ?? [eval(y)] -> wq ?? eval(y); got = 1
+		:: wq ?? [eval(y)] -> wq ?? eval(y); got = 1; UNREF_LINE(y)
 		:: else -> got = 0
 		fi;
 		UNLOCK(w_mu)
@@ -259,7 +260,8 @@ end_writer:
 					:: else -> skip
 					fi;
 					write_line(x)
-				fi
+				fi;
+				UNREF_LINE(x)   /* out_free */
 			:: empty(batch) -> break
 			od;
 			x = 0;
