@@ -5,7 +5,8 @@
 # and ADV_TIME_SCALE override).  See tests/scenarios/README.md.
 
 ADV_PY_TESTS = tests/scenarios/test_adv_close.py tests/scenarios/test_adv_cancel.py \
-	tests/scenarios/test_adv_input.py tests/scenarios/test_adv_load.py
+	tests/scenarios/test_adv_input.py tests/scenarios/test_adv_load.py \
+	tests/scenarios/test_adv_model.py
 TESTS += $(ADV_PY_TESTS)
 # Streamable HTTP at scale: sessions and streams without threads,
 # fairness, limits, the HTTP defects by class (issue "Remote MCP at scale").
