@@ -85,6 +85,27 @@ static eng_req *live_req(eng_idnode *n)
 	return r && !atomic_load(&r->forgotten) ? r : NULL;
 }
 
+/* Under sess->mu: the live request of an in-flight node with a reference
+ * for the caller, or NULL.  Being live is not enough: a finishing worker
+ * forgets the id and drops its references without the lock, so the last
+ * one may be gone already, and the request is then being freed (its free
+ * waits for this lock to unlink it).  A reference is taken only from a
+ * count that is not zero.  (The SPIN model found the double free this
+ * prevents: tests/model/trails/life.txt.) */
+static eng_req *live_ref(eng_idnode *n)
+{
+	eng_req *r = live_req(n);
+	if (!r)
+		return NULL;
+	int refs = atomic_load_explicit(&r->refs, memory_order_relaxed);
+	while (refs > 0)
+		if (atomic_compare_exchange_weak_explicit(&r->refs, &refs, refs + 1,
+							  memory_order_acquire,
+							  memory_order_relaxed))
+			return r;
+	return NULL;
+}
+
 static void table_del_locked(eng_session *s, eng_req *r)
 {
 	if (r->in_table) {
@@ -522,9 +543,7 @@ static eng_req *inflight_find(eng_session *s, json_object *id)
 	if (!key)
 		return NULL;
 	pthread_mutex_lock(&s->mu);
-	eng_req *r = live_req(eng_idtable_get(&s->inflight, key));
-	if (r)
-		eng_req_ref(r);
+	eng_req *r = live_ref(eng_idtable_get(&s->inflight, key));
 	pthread_mutex_unlock(&s->mu);
 	return r;
 }
@@ -1732,10 +1751,8 @@ static void fire_one_by_one(eng_session *s, int reason)
 		for (size_t i = 0; !r && i < s->inflight.nslots; i++)
 			for (eng_idnode *nd = s->inflight.slots[i]; nd && !r; nd = nd->next)
 				if (live_req(nd) &&
-				    eng_token_reason(&((eng_req *)nd)->token) == MCP_CANCEL_NONE) {
-					r = (eng_req *)nd;
-					eng_req_ref(r);
-				}
+				    eng_token_reason(&((eng_req *)nd)->token) == MCP_CANCEL_NONE)
+					r = live_ref(nd); /* NULL: being freed, skipped */
 		pthread_mutex_unlock(&s->mu);
 		if (!r)
 			return;
@@ -1757,10 +1774,9 @@ static void fire_all(eng_session *s, int reason)
 	}
 	for (size_t i = 0; snap && i < s->inflight.nslots; i++)
 		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next) {
-			eng_req *r = live_req(nd);
+			eng_req *r = live_ref(nd);
 			if (!r)
 				continue; /* finished: nothing to cancel */
-			eng_req_ref(r);
 			snap[k++] = r;
 		}
 	pthread_mutex_unlock(&s->mu);

@@ -57,9 +57,9 @@ safety-3-blind|verify||$SMALL3 -DKINDS=5 -DPROPS=31|$SAFE -DCOLLAPSE|-m100000
 safety-3-all|verify||$SMALL3 -DNCANCEL=0 -DPROPS=31|$SAFE -DCOLLAPSE|-m100000
 grace-3|verify||$SMALL3 -DNCANCEL=0 -DGRACE_QUIET -DPROPS=63|$SAFE -DCOLLAPSE|-m100000
 term-3|verify||$SMALL3 -DKINDS=5 -DNID=1 -DBLIND_FOREVER -DPROPS=0|-DNFAIR=3 -DCOLLAPSE|-m200000 -a -f
-life-2|bug|assertion violated \( !\(rfreed\[t\]\)&&\(rrefs\[t\]>0\)\)|$LIGHT2 -DREFS -DPROPS=64|$SAFE|-m100000 -E
-life-2-tryref|verify||$LIGHT2 -DREFS -DFIX_TRYREF -DPROPS=127|$SAFE|-m100000
-life-3-tryref|verify||$SMALL3 -DKINDS=5 -DNID=1 -DREFS -DFIX_TRYREF -DPROPS=127|$SAFE -DCOLLAPSE|-m100000
+life-2|verify||$LIGHT2 -DREFS -DPROPS=127|$SAFE|-m100000
+life-3|verify||$SMALL3 -DKINDS=5 -DNID=1 -DREFS -DPROPS=127|$SAFE -DCOLLAPSE|-m100000
+plain_ref|mutation|assertion violated \( !\(rfreed\[t\]\)&&\(rrefs\[t\]>0\)\)|$LIGHT2 -DREFS -DM_PLAIN_REF -DPROPS=64|$SAFE|-m100000 -E
 live_iter|mutation|assertion violated \(p_refs\[.\]>0\)|$FULL2 -DM_LIVE_ITER -DPROPS=16|$SAFE|-m100000 -E
 write_first|mutation|assertion violated \(outcome\[\(x%8\)\]!=2\)|$FULL2 -DM_WRITE_FIRST -DPROPS=4|$SAFE|-m100000 -E
 no_suppress|mutation|assertion violated \(outcome\[\(x%8\)\]!=2\)|$FULL2 -DM_NO_SUPPRESS -DPROPS=4|$SAFE|-m100000 -E

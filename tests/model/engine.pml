@@ -21,9 +21,9 @@
  *   NO_EPIPE the peer never stops reading (no write errors)
  *   NO_OOM   fail_all never takes its no-memory fallback
  *   REFS     also model the requests' reference counts and the reap
- *            stack (request lifetime, P_LIFE); FIX_TRYREF: the
- *            in-flight lookups take a reference only from a non-zero
- *            count (a fix this model checks, not yet in the code)
+ *            stack (request lifetime, P_LIFE); the in-flight lookups
+ *            take a reference only from a non-zero count, as the code
+ *            does (M_PLAIN_REF: as it did before, the double free)
  *   M_*      one mutation of the code (mutations.md lists them)
  *
  * Lock order (engine/eng.h): sess_mu -> tok_mu[r] -> w_mu,

@@ -61,24 +61,24 @@ inline reap_all()
 }
 
 /* The reference an in-flight lookup takes (under sess_mu, after it found
- * the node live): inflight_find for a cancel, fire_all's snapshot.
- * FIX_TRYREF: both take it only from a non-zero count (a fix, checked
- * here, not yet in the code); FIX_TRYREF_FIRE: the snapshot only (to show
- * the cancel's own race). */
+ * the node live): inflight_find for a cancel, fire_all's snapshot.  The
+ * code takes it only from a non-zero count (session.c live_ref), and so
+ * does the model.  M_PLAIN_REF (a mutation): both take it whatever the
+ * count, as the code did until the model found the double free
+ * (trails/plain_ref.txt); M_PLAIN_REF_CANCEL: the cancel's lookup only. */
 #define TRYREF(q, gone) \
 	if :: rrefs[q] > 0 -> printf("@ reader: takes a reference on r%d (refs %d)\n", q, rrefs[q]); req_ref(q) \
 	   :: else -> gone; printf("@ reader: r%d is being freed: not found\n", q) fi
 #define PLAINREF(q, gone) printf("@ reader: takes a reference on r%d (refs %d)\n", q, rrefs[q]); req_ref(q)
-#ifdef FIX_TRYREF
-#define FIX_TRYREF_FIRE 1
-#define CANCEL_REF(q, gone) TRYREF(q, gone)
-#else
+#if defined(M_PLAIN_REF) || defined(M_PLAIN_REF_CANCEL)
 #define CANCEL_REF(q, gone) PLAINREF(q, gone)
-#endif
-#ifdef FIX_TRYREF_FIRE
-#define FIRE_REF(q, gone) TRYREF(q, gone)
 #else
+#define CANCEL_REF(q, gone) TRYREF(q, gone)
+#endif
+#ifdef M_PLAIN_REF
 #define FIRE_REF(q, gone) PLAINREF(q, gone)
+#else
+#define FIRE_REF(q, gone) TRYREF(q, gone)
 #endif
 
 #define REF_LINE(y) if :: TIED(y) -> req_ref(LREQ(y)) :: else -> skip fi

@@ -144,9 +144,9 @@ def cancel_racing_answers_one_outcome_each():
 
     The same race can, rarely (about one TSan run in a hundred), hit the
     use-after-free that the model's lifetime runs found in the code as it
-    is (trails/life.txt: a cancel's lookup taking a reference from zero);
-    then the server reports it and this scenario fails, as it should
-    until the code takes the lookup's reference with a try-ref."""
+    was (trails/plain_ref.txt: a cancel's lookup taking a reference from
+    zero; fixed in session.c live_ref): a server reporting it fails this
+    scenario."""
     s = AdvServer("--workers", "4")
     s.init()
     n = n_iter(400, 40)
