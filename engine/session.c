@@ -1294,10 +1294,14 @@ static void dispatch_object(eng_session *s, json_object *msg)
 		/* A response: route it to the pending table, never answer it
 		 * (P3).  Our outbound ids are integers (P7: a separate
 		 * namespace from the client's request ids). */
-		if (has_id && json_object_get_type(jid) == json_type_int)
-			eng_pending_answer(&s->pending, json_object_get_int64(jid), msg);
-		else
-			json_object_put(msg);
+		if (!has_id || json_object_get_type(jid) != json_type_int ||
+		    !eng_pending_answer(&s->pending, json_object_get_int64(jid), msg)) {
+			/* Unknown, late (cancelled, timed out), duplicate or
+			 * foreign: dropped, and counted. */
+			atomic_fetch_add(&s->stats->answers_unmatched, 1);
+			if (!has_id || json_object_get_type(jid) != json_type_int)
+				json_object_put(msg);
+		}
 		return;
 	}
 	const char *why = NULL;
