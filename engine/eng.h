@@ -613,6 +613,20 @@ void eng_session_set_transport_features(eng_session *s, unsigned flags);
 int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 		       void (*run)(eng_req *), void *proto_req,
 		       void (*free_proto)(void *));
+/* Runs `run` on a worker as a request that no peer sent: the local side's
+ * own work that must obey the session's shutdown (a client answering an
+ * input_required result with its handlers).  It is in flight under `key`
+ * (copied; must start with '#', so it is never JSON text and never meets a
+ * peer's id), its token fires with the shutdown and the shutdown waits
+ * for it within the grace period like any request; it has no id and
+ * nothing of it is ever written: however it ends (answered, silent,
+ * dropped unrun), `sink` is called once with what it finished with
+ * (taken, NULL when nothing).  Any thread.  MCP_OK, MCP_EINVAL (a key
+ * without '#'), MCP_ECLOSED, MCP_EBUSY (the pool is full; the sink was
+ * called) or MCP_ENOMEM; on a failure `free_proto(proto_req)` has run. */
+int eng_session_submit_local(eng_session *s, const char *key, void (*run)(eng_req *),
+			     void *proto_req, void (*free_proto)(void *),
+			     void (*sink)(eng_req *r, json_object *msg, void *arg), void *sink_arg);
 /* Whether `id` is in flight (for requests answered inline). */
 int eng_session_id_in_flight(eng_session *s, json_object *id);
 /* Peer cancellation by id (P2); unknown ids are ignored. */

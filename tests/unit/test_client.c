@@ -1,0 +1,523 @@
+/*
+ * test_client.c - the client (api/client.c) against real servers over real
+ * pipes: mcp-everything in both eras, an embedded server in-process, and
+ * the misbehaving fixture servers of tests/client/fixture.py.  The race
+ * tests loop, and run under ThreadSanitizer in a --enable-sanitizer=thread
+ * build.  Nothing here asserts on timing: outcomes only (how long the
+ * 64-call failure took is printed, not checked).
+ */
+#include <check.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/eng.h"
+#include "mcp/client.h"
+
+static const char *everything(void)
+{
+	const char *p = getenv("MCP_EVERYTHING");
+	return p ? p : "examples/mcp-everything";
+}
+
+static const char *fixture(void)
+{
+	const char *p = getenv("MCP_CLIENT_FIXTURE");
+	return p ? p : "tests/client/fixture.py";
+}
+
+static mcp_client *spawn(const char *era, char *const argv[])
+{
+	mcp_client *c = mcp_client_new("test-client", "1.0");
+	ck_assert_ptr_nonnull(c);
+	if (era)
+		ck_assert_int_eq(mcp_client_set_protocol_version(c, era), MCP_OK);
+	ck_assert_int_eq(mcp_client_set_kill_grace_ms(c, 2000, 1000), MCP_OK);
+	int rc = mcp_client_connect_stdio(c, argv, NULL, NULL);
+	if (rc != MCP_OK)
+		fprintf(stderr, "connect: %s: %s\n", mcp_strerror(rc), mcp_client_error(c));
+	ck_assert_int_eq(rc, MCP_OK);
+	return c;
+}
+
+static mcp_client *spawn_everything(const char *era)
+{
+	char *argv[] = { (char *)everything(), NULL };
+	return spawn(era, argv);
+}
+
+static mcp_client *spawn_fixture(const char *mode, const char *arg)
+{
+	char *argv[] = { "python3", (char *)fixture(), (char *)mode, (char *)arg, NULL };
+	return spawn("2025-11-25", argv);
+}
+
+static const char *first_text(json_object *res)
+{
+	json_object *content = NULL, *text = NULL;
+	json_object_object_get_ex(res, "content", &content);
+	json_object_object_get_ex(json_object_array_get_idx(content, 0), "text", &text);
+	return json_object_get_string(text);
+}
+
+static json_object *args_of(const char *text)
+{
+	json_object *o = json_tokener_parse(text);
+	ck_assert_ptr_nonnull(o);
+	return o;
+}
+
+/* ---- both eras against mcp-everything --------------------------------------- */
+
+typedef struct progress_seen {
+	int n;
+	double last;
+} progress_seen;
+
+static void on_progress(mcp_call *call, double progress, double total, const char *message,
+			void *user)
+{
+	progress_seen *p = user;
+	(void)call;
+	(void)total;
+	(void)message;
+	ck_assert(progress >= p->last);
+	p->last = progress;
+	p->n++;
+}
+
+static int sample_handler(mcp_client *c, const char *method, json_object *params, mcp_token *tok,
+			  json_object **result, void *user)
+{
+	(void)c;
+	(void)params;
+	(void)tok;
+	(void)user;
+	ck_assert_str_eq(method, "sampling/createMessage");
+	*result = json_tokener_parse("{\"role\":\"assistant\",\"model\":\"test\","
+				     "\"content\":{\"type\":\"text\",\"text\":\"Paris\"}}");
+	return MCP_OK;
+}
+
+static void everything_round(const char *era, const char *want_version)
+{
+	mcp_client *c = mcp_client_new("test-client", "1.0");
+	if (era)
+		mcp_client_set_protocol_version(c, era);
+	mcp_client_set_sampling_handler(c, sample_handler, NULL);
+	mcp_client_add_root(c, "file:///tmp/root-one", "one");
+	char *argv[] = { (char *)everything(), NULL };
+	ck_assert_int_eq(mcp_client_connect_stdio(c, argv, NULL, NULL), MCP_OK);
+	ck_assert_str_eq(mcp_client_protocol_version(c), want_version);
+	ck_assert(mcp_client_connected(c));
+
+	json_object *tools = NULL;
+	ck_assert_int_eq(mcp_client_list_tools(c, 10000, NULL, &tools), MCP_OK);
+	ck_assert(json_object_array_length(tools) >= 20);
+	json_object_put(tools);
+
+	json_object *res = NULL, *args = args_of("{\"text\":\"hello\"}");
+	ck_assert_int_eq(mcp_client_call_tool(c, "echo", args, 10000, NULL, &res), MCP_OK);
+	ck_assert_str_eq(first_text(res), "hello");
+	json_object_put(res);
+	json_object_put(args);
+
+	/* Progress reaches the call that asked. */
+	progress_seen seen = { 0, 0 };
+	args = args_of("{\"steps\":5,\"interval_ms\":1}");
+	mcp_call *call = mcp_call_new_tool(c, "progress", args);
+	json_object_put(args);
+	mcp_call_set_progress(call, on_progress, &seen);
+	ck_assert_int_eq(mcp_call_start(call), MCP_OK);
+	ck_assert_int_eq(mcp_call_wait(call, 10000, &res), MCP_OK);
+	json_object_put(res);
+	mcp_call_free(call);
+	ck_assert_int_eq(seen.n, 5);
+
+	/* Sampling, answered by the handler on the client's pool: over the
+	 * session (legacy) or as an input_required round (2026-07-28). */
+	const char *tool = strcmp(want_version, "2026-07-28") == 0
+				   ? "test_input_required_result_sampling"
+				   : "test_sampling";
+	args = args_of("{\"prompt\":\"What is the capital of France?\"}");
+	ck_assert_int_eq(mcp_client_call_tool(c, tool, args, 10000, NULL, &res), MCP_OK);
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(res), "Paris"));
+	json_object_put(res);
+	json_object_put(args);
+
+	/* An unknown tool is the server's error, not a hang. */
+	ck_assert_int_eq(mcp_client_call_tool(c, "no_such_tool", NULL, 10000, NULL, &res),
+			 MCP_EREMOTE);
+	json_object_put(res);
+
+	/* A timeout cancels the call and says so. */
+	args = args_of("{\"ms\":60000}");
+	ck_assert_int_eq(mcp_client_call_tool(c, "sleep", args, 50, NULL, &res), MCP_ETIMEDOUT);
+	ck_assert_ptr_null(res);
+	json_object_put(args);
+	ck_assert_int_eq(mcp_client_ping(c, 10000, NULL), MCP_OK);
+	mcp_client_free(c);
+}
+
+START_TEST(everything_legacy)
+{
+	everything_round("2025-11-25", "2025-11-25");
+}
+END_TEST
+
+START_TEST(everything_modern_auto)
+{
+	everything_round(NULL, "2026-07-28");
+}
+END_TEST
+
+START_TEST(everything_2025_03_26)
+{
+	mcp_client *c = spawn_everything("2025-03-26");
+	ck_assert_str_eq(mcp_client_protocol_version(c), "2025-03-26");
+	json_object *res = NULL;
+	ck_assert_int_eq(mcp_client_list_prompts(c, 10000, NULL, &res), MCP_OK);
+	ck_assert(json_object_array_length(res) >= 4);
+	json_object_put(res);
+	mcp_client_free(c);
+}
+END_TEST
+
+/* A blocking call cancelled from another thread through its token: the
+ * server sees notifications/cancelled, the call ends MCP_ECANCELED. */
+typedef struct canceller {
+	mcp_token *tok;
+	int ms;
+} canceller;
+
+static void *cancel_later(void *arg)
+{
+	canceller *k = arg;
+	usleep((useconds_t)k->ms * 1000);
+	mcp_token_cancel(k->tok);
+	return NULL;
+}
+
+START_TEST(token_cancels_blocking_call)
+{
+	mcp_client *c = spawn_everything("2025-11-25");
+	mcp_token *tok = mcp_token_new();
+	canceller k = { tok, 30 };
+	pthread_t th;
+	pthread_create(&th, NULL, cancel_later, &k);
+	json_object *args = args_of("{\"ms\":60000}"), *res = NULL;
+	ck_assert_int_eq(mcp_client_call_tool(c, "sleep", args, -1, tok, &res), MCP_ECANCELED);
+	pthread_join(th, NULL);
+	json_object_put(args);
+	/* The connection is fine afterwards. */
+	ck_assert_int_eq(mcp_client_ping(c, 10000, NULL), MCP_OK);
+	mcp_token_free(tok);
+	mcp_client_free(c);
+}
+END_TEST
+
+/* ---- an embedded server -------------------------------------------------------- */
+
+static int tool_twice(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)user;
+	json_object *n = NULL;
+	json_object_object_get_ex(args, "n", &n);
+	char buf[32];
+	snprintf(buf, sizeof buf, "%d", 2 * json_object_get_int(n));
+	return mcp_result_add_text(out, buf);
+}
+
+START_TEST(memory_connection)
+{
+	mcp_server *srv = mcp_server_new("embedded", "1.0");
+	mcp_server_add_tool(srv, &(mcp_tool){ .name = "twice",
+					       .input_schema = "{\"type\":\"object\"}",
+					       .fn = tool_twice });
+	mcp_memconn *conn;
+	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
+	for (int era = 0; era < 1; era++) {
+		mcp_client *c = mcp_client_new("embedder", "1.0");
+		ck_assert_int_eq(mcp_client_connect_memory(c, conn), MCP_OK);
+		json_object *args = args_of("{\"n\":21}"), *res = NULL;
+		ck_assert_int_eq(mcp_client_call_tool(c, "twice", args, 5000, NULL, &res), MCP_OK);
+		ck_assert_str_eq(first_text(res), "42");
+		json_object_put(res);
+		json_object_put(args);
+		mcp_client_free(c);
+	}
+	ck_assert_int_eq(mcp_memconn_free(conn), MCP_OK);
+	mcp_server_free(srv);
+}
+END_TEST
+
+/* ---- adversarial --------------------------------------------------------------- */
+
+/* The server exits with 64 calls in flight: every call fails with
+ * MCP_ECLOSED and the reason, none hangs; the child is reaped. */
+START_TEST(server_exits_with_64_in_flight)
+{
+	for (int round = 0; round < 5; round++) {
+		mcp_client *c = spawn_fixture("exit-after", "64");
+		mcp_call *calls[64];
+		for (int i = 0; i < 64; i++) {
+			calls[i] = mcp_call_new_tool(c, "anything", NULL);
+			ck_assert_int_eq(mcp_call_start(calls[i]), MCP_OK);
+		}
+		int64_t t0 = eng_now_ns(), last = 0;
+		for (int i = 0; i < 64; i++) {
+			ck_assert_int_eq(mcp_call_wait(calls[i], 30000, NULL), MCP_ECLOSED);
+			ck_assert_ptr_nonnull(strstr(mcp_call_error(calls[i]), "status 3"));
+			mcp_call_free(calls[i]);
+		}
+		last = eng_now_ns();
+		if (round == 0)
+			printf("server_exits_with_64_in_flight: all 64 failed %.2f ms after the "
+			       "first wait began\n",
+			       (double)(last - t0) / 1e6);
+		ck_assert(!mcp_client_connected(c));
+		/* New calls fail at once. */
+		ck_assert_int_eq(mcp_client_ping(c, 1000, NULL), MCP_ECLOSED);
+		mcp_client_close(c);
+		int st;
+		ck_assert_int_eq(mcp_client_server_status(c, &st), MCP_OK);
+		ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+		mcp_client_free(c);
+	}
+}
+END_TEST
+
+/* Cancel races the answer: each call ends exactly once, OK or
+ * cancelled, and whatever answer loses is dropped and counted. */
+typedef struct racer {
+	mcp_call *call;
+	int delay_us;
+} racer;
+
+static void *race_cancel(void *arg)
+{
+	racer *r = arg;
+	if (r->delay_us)
+		usleep((useconds_t)r->delay_us);
+	mcp_call_cancel(r->call);
+	return NULL;
+}
+
+START_TEST(cancel_races_answer)
+{
+	mcp_client *c = spawn_everything("2025-11-25");
+	json_object *args = args_of("{\"text\":\"x\"}");
+	int ok = 0, cancelled = 0;
+	for (int i = 0; i < 2000; i++) {
+		mcp_call *call = mcp_call_new_tool(c, "echo", args);
+		ck_assert_int_eq(mcp_call_start(call), MCP_OK);
+		racer r = { call, (i * 7) % 200 };
+		pthread_t th;
+		pthread_create(&th, NULL, race_cancel, &r);
+		json_object *res = NULL;
+		int rc = mcp_call_wait(call, 30000, &res);
+		pthread_join(th, NULL);
+		ck_assert(rc == MCP_OK || rc == MCP_ECANCELED);
+		if (rc == MCP_OK) {
+			ck_assert_str_eq(first_text(res), "x");
+			ok++;
+		} else {
+			ck_assert_ptr_null(res);
+			cancelled++;
+		}
+		json_object_put(res);
+		/* A second wait gives the same single outcome. */
+		json_object *again = NULL;
+		ck_assert_int_eq(mcp_call_wait(call, 0, &again), rc);
+		json_object_put(again);
+		mcp_call_free(call);
+	}
+	json_object_put(args);
+	/* No answer went to a wrong call: a fresh call still gets its own. */
+	json_object *res = NULL, *a2 = args_of("{\"text\":\"fresh\"}");
+	ck_assert_int_eq(mcp_client_call_tool(c, "echo", a2, 10000, NULL, &res), MCP_OK);
+	ck_assert_str_eq(first_text(res), "fresh");
+	json_object_put(res);
+	json_object_put(a2);
+	char *stats = mcp_client_stats_json(c);
+	printf("cancel_races_answer: %d answered, %d cancelled; %s\n", ok, cancelled, stats);
+	json_object *st = json_tokener_parse(stats);
+	json_object *v;
+	json_object_object_get_ex(st, "calls_ok", &v);
+	/* initialize, the 2,000 and the fresh call */
+	ck_assert_int_eq(json_object_get_int(v), ok + 2);
+	json_object_object_get_ex(st, "calls_cancelled", &v);
+	ck_assert_int_eq(json_object_get_int(v), cancelled);
+	json_object_put(st);
+	free(stats);
+	mcp_client_free(c);
+}
+END_TEST
+
+/* Unknown ids, string and null ids, garbage and duplicates: dropped and
+ * counted, and every call gets its own answer. */
+START_TEST(garbage_and_duplicates)
+{
+	mcp_client *c = spawn_fixture("garbage", NULL);
+	for (int i = 1; i <= 50; i++) {
+		json_object *res = NULL;
+		ck_assert_int_eq(mcp_client_call_tool(c, "t", NULL, 10000, NULL, &res), MCP_OK);
+		char want[32];
+		snprintf(want, sizeof want, "ok %d", i);
+		ck_assert_str_eq(first_text(res), want);
+		json_object_put(res);
+	}
+	ck_assert(mcp_client_connected(c));
+	char *stats = mcp_client_stats_json(c);
+	json_object *st = json_tokener_parse(stats), *v;
+	json_object_object_get_ex(st, "answers_unmatched", &v);
+	/* Unknown id, string id, null id and the duplicate of each call (the
+	 * last duplicate may still be on its way). */
+	ck_assert_int_ge(json_object_get_int(v), 4 * 50 - 1);
+	printf("garbage_and_duplicates: %s\n", stats);
+	json_object_put(st);
+	free(stats);
+	mcp_client_free(c);
+}
+END_TEST
+
+/* A flood of notifications: every progress notification reaches its
+ * call, in order, and the call still ends. */
+static int log_count;
+static void on_note(mcp_client *c, const char *method, json_object *params, void *user)
+{
+	(void)c;
+	(void)params;
+	(void)user;
+	if (strcmp(method, "notifications/message") == 0)
+		log_count++;
+}
+
+START_TEST(notification_flood)
+{
+	mcp_client *c = mcp_client_new("flood", "1");
+	mcp_client_set_notification_handler(c, on_note, NULL);
+	char *argv[] = { "python3", (char *)fixture(), "flood", "20000", NULL };
+	ck_assert_int_eq(mcp_client_connect_stdio(c, argv, NULL, NULL), MCP_OK);
+	for (int k = 0; k < 3; k++) {
+		progress_seen seen = { 0, 0 };
+		mcp_call *call = mcp_call_new_tool(c, "t", NULL);
+		mcp_call_set_progress(call, on_progress, &seen);
+		ck_assert_int_eq(mcp_call_start(call), MCP_OK);
+		ck_assert_int_eq(mcp_call_wait(call, 60000, NULL), MCP_OK);
+		mcp_call_free(call);
+		ck_assert_int_eq(seen.n, 20000);
+	}
+	mcp_client_close(c);
+	ck_assert_int_eq(log_count, 60000);
+	mcp_client_free(c);
+}
+END_TEST
+
+/* The client closes while a sampling handler runs: the handler sees its
+ * token fire, close waits for it, and nothing runs after close. */
+static _Atomic int in_handler, handler_done, handler_saw_cancel, after_close;
+static _Atomic int closed_flag;
+
+static int slow_sample(mcp_client *c, const char *method, json_object *params, mcp_token *tok,
+		       json_object **result, void *user)
+{
+	(void)c;
+	(void)method;
+	(void)params;
+	(void)user;
+	if (atomic_load(&closed_flag))
+		atomic_fetch_add(&after_close, 1);
+	atomic_store(&in_handler, 1);
+	int rc = mcp_token_sleep(tok, 60000);
+	if (rc == MCP_ECANCELED)
+		atomic_store(&handler_saw_cancel, 1);
+	atomic_store(&handler_done, 1);
+	*result = NULL;
+	return rc;
+}
+
+START_TEST(close_during_sampling)
+{
+	for (int round = 0; round < 5; round++) {
+		atomic_store(&in_handler, 0);
+		atomic_store(&handler_done, 0);
+		atomic_store(&handler_saw_cancel, 0);
+		atomic_store(&closed_flag, 0);
+		mcp_client *c = mcp_client_new("sampler", "1");
+		mcp_client_set_sampling_handler(c, slow_sample, NULL);
+		char *argv[] = { "python3", (char *)fixture(), "sample", NULL };
+		ck_assert_int_eq(mcp_client_connect_stdio(c, argv, NULL, NULL), MCP_OK);
+		mcp_call *call = mcp_call_new_tool(c, "t", NULL);
+		ck_assert_int_eq(mcp_call_start(call), MCP_OK);
+		while (!atomic_load(&in_handler))
+			usleep(1000);
+		mcp_client_close(c);
+		atomic_store(&closed_flag, 1);
+		ck_assert(atomic_load(&handler_done));
+		ck_assert(atomic_load(&handler_saw_cancel));
+		ck_assert_int_eq(mcp_call_wait(call, 0, NULL), MCP_ECLOSED);
+		mcp_call_free(call);
+		mcp_client_free(c);
+		ck_assert_int_eq(atomic_load(&after_close), 0);
+	}
+}
+END_TEST
+
+/* Closing with calls in flight against a server that never answers:
+ * each fails at once, and the spawned server is gone afterwards. */
+START_TEST(close_with_calls_in_flight)
+{
+	mcp_client *c = spawn_fixture("hang", NULL);
+	mcp_call *calls[16];
+	for (int i = 0; i < 16; i++) {
+		calls[i] = mcp_call_new_tool(c, "t", NULL);
+		ck_assert_int_eq(mcp_call_start(calls[i]), MCP_OK);
+	}
+	mcp_client_close(c);
+	for (int i = 0; i < 16; i++) {
+		ck_assert_int_eq(mcp_call_wait(calls[i], 0, NULL), MCP_ECLOSED);
+		mcp_call_free(calls[i]);
+	}
+	int st;
+	ck_assert_int_eq(mcp_client_server_status(c, &st), MCP_OK);
+	mcp_client_free(c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("client");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, everything_legacy);
+	tcase_add_test(tc, everything_modern_auto);
+	tcase_add_test(tc, everything_2025_03_26);
+	tcase_add_test(tc, token_cancels_blocking_call);
+	tcase_add_test(tc, memory_connection);
+	tcase_add_test(tc, server_exits_with_64_in_flight);
+	tcase_add_test(tc, cancel_races_answer);
+	tcase_add_test(tc, garbage_and_duplicates);
+	tcase_add_test(tc, notification_flood);
+	tcase_add_test(tc, close_during_sampling);
+	tcase_add_test(tc, close_with_calls_in_flight);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	/* Children must not inherit a blocked or ignored SIGCHLD from the
+	 * test harness. */
+	signal(SIGCHLD, SIG_DFL);
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
