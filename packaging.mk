@@ -26,7 +26,7 @@ PKG_TESTS_DIR = $(srcdir)/tests/pkg
 # error in some program or a function silently left unexported.
 libmcp_la_LDFLAGS += -Wl,--version-script=$(srcdir)/libmcp.sym
 EXTRA_libmcp_la_DEPENDENCIES = $(srcdir)/libmcp.sym libmcp-abi.stamp
-libmcp-abi.stamp: $(srcdir)/libmcp.sym $(srcdir)/api/mcp/mcp.h \
+libmcp-abi.stamp: $(srcdir)/libmcp.sym $(srcdir)/api/mcp/mcp.h $(srcdir)/api/mcp/client.h \
 		$(PKG_TESTS_DIR)/check-abi.sh $(PKG_TESTS_DIR)/api-list.sh
 	$(AM_V_GEN)$(SHELL) $(PKG_TESTS_DIR)/check-abi.sh --sym-only $(srcdir) && touch $@
 CLEANFILES += libmcp-abi.stamp
