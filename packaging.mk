@@ -42,8 +42,10 @@ MAN3_PAGES = man/libmcp.3 man/mcp_strerror.3 man/mcp_server_new.3 \
 	man/mcp_ctx_cancelled.3 man/mcp_ctx_progress.3 man/mcp_ctx_list_roots.3 \
 	man/mcp_form_new.3 man/mcp_ctx_require_input.3 \
 	man/mcp_server_set_auth_resource.3 man/mcp_ctx_auth_subject.3 \
-	man/mcp_server_set_request_hooks.3
-MAN1_PAGES = man/mcp-everything.1 man/mcp-files.1
+	man/mcp_server_set_request_hooks.3 \
+	man/mcp_client_new.3 man/mcp_call_new.3 man/mcp_client_request.3 \
+	man/mcp_token_new.3
+MAN1_PAGES = man/mcp-everything.1 man/mcp-files.1 man/mcp-call.1
 dist_man_MANS = $(MAN1_PAGES) $(MAN3_PAGES)
 EXTRA_DIST += man/mlinks.sh
 
