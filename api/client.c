@@ -115,6 +115,7 @@ struct mcp_call {
 	char *method;
 	json_object *params;         /* the caller's params (a copy), read-only */
 	int handshake;               /* allowed before the client is ready */
+	int version_retried;         /* sent again after a -32022 (hook only) */
 	int started, in_table;
 	mcp_call_progress_fn progress_fn;
 	void *progress_user;
@@ -467,6 +468,19 @@ static mcp_call *call_find(mcp_client *c, const char *key)
 	return call;
 }
 
+/* The call of an HTTP route ("serial:request-id"), and the request id. */
+static mcp_call *call_of_route(mcp_client *c, const char *route, int64_t *req_id)
+{
+	char key[24];
+	const char *colon = route ? strchr(route, ':') : NULL;
+	if (!colon || (size_t)(colon - route) >= sizeof key)
+		return NULL;
+	memcpy(key, route, (size_t)(colon - route));
+	key[colon - route] = 0;
+	*req_id = strtoll(colon + 1, NULL, 10);
+	return call_find(c, key);
+}
+
 static mcp_call *call_find_token(mcp_client *c, json_object *tok)
 {
 	char key[40];
@@ -644,7 +658,12 @@ static int send_round(mcp_call *call, json_object *msg)
 	pthread_mutex_lock(&t->mu);
 	call->req_id = p->id;
 	pthread_mutex_unlock(&t->mu);
-	rc = line ? send_line(c, line, len, call->key, call->method, call_target(call)) : MCP_ENOMEM;
+	/* Over HTTP the route names the call and this request of it, so
+	 * that a failed POST fails the call only while it is the request in
+	 * flight (a call may have sent another since). */
+	char route[64];
+	snprintf(route, sizeof route, "%s:%lld", call->key, (long long)p->id);
+	rc = line ? send_line(c, line, len, route, call->method, call_target(call)) : MCP_ENOMEM;
 	if (rc != MCP_OK) {
 		eng_pending_remove(&c->es->pending, p);
 		eng_pending_unref(p);
@@ -926,6 +945,25 @@ static void schedule_round(mcp_call *call, json_object *answer)
 
 /* ---- the settle hook ------------------------------------------------------- */
 
+/* An UnsupportedProtocolVersionError (-32022) whose data.supported lists
+ * the modern revision. */
+static int version_offered(json_object *err)
+{
+	json_object *code = mcp_get(err, "code");
+	json_object *sup = mcp_get(mcp_get(err, "data"), "supported");
+	if (!json_object_is_type(code, json_type_int) ||
+	    json_object_get_int(code) != MCP_JSONRPC_UNSUPPORTED_VERSION ||
+	    !json_object_is_type(sup, json_type_array))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(sup); i++) {
+		json_object *v = json_object_array_get_idx(sup, i);
+		if (json_object_is_type(v, json_type_string) &&
+		    strcmp(json_object_get_string(v), mcp_revision_names[MCP_REV_2026_07_28]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void call_settled(eng_call *ec, eng_pending *p, int state, json_object *answer)
 {
 	mcp_call *call = (mcp_call *)ec;
@@ -957,6 +995,20 @@ static void call_settled(eng_call *ec, eng_pending *p, int state, json_object *a
 	}
 	json_object *err = mcp_get(answer, "error");
 	json_object *res = mcp_get(answer, "result");
+	if (err && c->modern && !call->version_retried && version_offered(err)) {
+		/* -32022 naming 2026-07-28 among the supported versions: the
+		 * server refused the version it says it speaks (a proxy in
+		 * between, a deployment switching over).  Sent again once. */
+		call->version_retried = 1;
+		json_object_put(answer);
+		int rc = send_round(call, build_request(call, NULL));
+		if (rc != MCP_OK) {
+			char buf[300];
+			finish(call, rc, NULL,
+			       rc == MCP_ECLOSED ? closed_reason(c, buf, sizeof buf) : mcp_strerror(rc));
+		}
+		return;
+	}
 	if (err) {
 		char why[300];
 		error_text(err, why, sizeof why);
@@ -1589,8 +1641,9 @@ static void cl_on_notification(eng_session *s, json_object *msg, const char *met
 	}
 	if (strcmp(method, "notifications/message") == 0) {
 		mcp_call *call = NULL;
+		int64_t rid;
 		if (s->feed_route)
-			call = call_find(c, s->feed_route);
+			call = call_of_route(c, s->feed_route, &rid);
 		if (!call) {
 			pthread_mutex_lock(&c->mu);
 			if (c->n_log_calls == 1) {
@@ -2145,14 +2198,16 @@ static void http_on_message(void *arg, const char *route, const char *data, size
 	eng_session_feed(c->es, data, len, NULL, route, NULL);
 }
 
+/* Whether the request of `route` still waits for its answer. */
 static int http_route_waiting(void *arg, const char *route)
 {
 	mcp_client *c = arg;
-	mcp_call *call = call_find(c, route);
+	int64_t id;
+	mcp_call *call = call_of_route(c, route, &id);
 	if (!call)
 		return 0;
 	pthread_mutex_lock(&call->base.token.mu);
-	int w = call->pend != NULL;
+	int w = call->pend != NULL && call->pend->id == id;
 	pthread_mutex_unlock(&call->base.token.mu);
 	eng_call_unref(&call->base);
 	return w;
@@ -2161,7 +2216,10 @@ static int http_route_waiting(void *arg, const char *route)
 static void http_on_failure(void *arg, const char *route, int status, const char *why)
 {
 	mcp_client *c = arg;
-	mcp_call *call = call_find(c, route);
+	if (!http_route_waiting(arg, route))
+		return;
+	int64_t id;
+	mcp_call *call = call_of_route(c, route, &id);
 	if (!call)
 		return;
 	char text[300];

@@ -49,6 +49,7 @@ typedef struct xfer {
 	int sse;
 	int saw_type;
 	int after_cr;            /* SSE: the last byte was a CR */
+	int answered;            /* a resume whose request got its answer */
 	/* the body (JSON), or the SSE line being assembled */
 	char *buf;
 	size_t len, cap;
@@ -151,6 +152,11 @@ static void deliver(tp_httpc *h, xfer *x, const char *data, size_t len)
 		return;
 	x->events++;
 	h->hooks.on_message(h->hooks.arg, x->kind == X_STREAM ? NULL : x->route, data, len);
+	/* A resumed stream has done its work once its request is answered
+	 * (the server may keep it open for other messages: they have the
+	 * session's own stream). */
+	if (x->kind == X_RESUME && !h->hooks.route_waiting(h->hooks.arg, x->route))
+		x->answered = 1;
 }
 
 /* One SSE line (without its end of line). */
@@ -214,7 +220,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 		return n;
 	}
 	/* SSE: split into lines (LF, CRLF or CR). */
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !x->answered; i++) {
 		char ch = p[i];
 		if (ch == '\n' && x->after_cr) {
 			x->after_cr = 0; /* the LF of a CRLF */
@@ -229,7 +235,8 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 		if (append(&x->buf, &x->len, &x->cap, &ch, 1, h->max_message + 16))
 			x->too_big = 1;
 	}
-	return n;
+	/* 0 ends the transfer (CURLE_WRITE_ERROR, expected in finished()). */
+	return x->answered ? 0 : n;
 }
 
 static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
