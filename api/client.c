@@ -1900,6 +1900,9 @@ static int open_session(mcp_client *c, tp_conn *tp, int push)
 		.max_pending = (size_t)c->max_calls + 64,
 		.grace_ms = c->grace_ms,
 		.push = push,
+		/* A server's garbage is dropped and counted, never answered
+		 * with an "id": null error the schemas do not allow. */
+		.drop_invalid = 1,
 	};
 	c->es = eng_session_new(tp, &c->pool, &c->stats, &lim, &client_proto, c);
 	if (!c->es) {
@@ -2441,7 +2444,7 @@ MCP_EXTERN char *mcp_client_stats_json(mcp_client *c)
 			 "\"calls_failed\":%llu,\"calls_cancelled\":%llu,"
 			 "\"answers_unmatched\":%llu,\"answers_late\":%llu,"
 			 "\"handlers_run\":%llu,\"handlers_abandoned\":%llu,"
-			 "\"server_requests\":%llu}",
+			 "\"server_requests\":%llu,\"invalid_dropped\":%llu}",
 			 (unsigned long long)atomic_load(&c->calls_started),
 			 (unsigned long long)atomic_load(&c->calls_ok),
 			 (unsigned long long)atomic_load(&c->calls_remote),
@@ -2451,6 +2454,7 @@ MCP_EXTERN char *mcp_client_stats_json(mcp_client *c)
 			 (unsigned long long)atomic_load(&c->late_dropped),
 			 (unsigned long long)atomic_load(&c->handlers_run),
 			 (unsigned long long)atomic_load(&c->stats.abandoned),
-			 (unsigned long long)atomic_load(&c->stats.started));
+			 (unsigned long long)atomic_load(&c->stats.started),
+			 (unsigned long long)atomic_load(&c->stats.rejected));
 	return n < 0 ? NULL : out;
 }

@@ -497,6 +497,11 @@ typedef struct eng_limits {
 	 * max_waiting (beyond it they are answered "busy"). */
 	int max_running;
 	size_t max_waiting;
+	/* Never answer what cannot be answered under an id (parse errors,
+	 * invalid envelopes, oversized lines: the "id": null errors of
+	 * P3/P7): drop and count them (stats.rejected).  For a client, whose
+	 * peer is a server: MCP's schemas give an error response a real id. */
+	int drop_invalid;
 } eng_limits;
 
 struct eng_session {

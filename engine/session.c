@@ -388,6 +388,11 @@ void eng_session_respond_result(eng_session *s, json_object *id, json_object *re
 void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data)
 {
+	if (!id && s->limits.drop_invalid) {
+		json_object_put(data);
+		atomic_fetch_add(&s->stats->rejected, 1);
+		return;
+	}
 	reader_answer(s, id, error_message(id, code, message, data));
 }
 

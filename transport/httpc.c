@@ -47,6 +47,7 @@ typedef struct xfer {
 	int64_t due_ns;          /* a resume waits until then */
 	int status;
 	int sse;
+	int json;                /* the body is application/json */
 	int saw_type;
 	int after_cr;            /* SSE: the last byte was a CR */
 	int answered;            /* a resume whose request got its answer */
@@ -213,6 +214,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 		char *ct = NULL;
 		curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
 		x->sse = ct && strncasecmp(ct, "text/event-stream", 17) == 0 && x->status < 300;
+		x->json = ct && strncasecmp(ct, "application/json", 16) == 0;
 	}
 	if (!x->sse) {
 		if (append(&x->buf, &x->len, &x->cap, p, n, h->max_message))
@@ -351,6 +353,7 @@ static int start(tp_httpc *h, xfer *x)
 	x->status = 0;
 	x->saw_type = 0;
 	x->sse = 0;
+	x->json = 0;
 	x->len = 0;
 	x->dlen = 0;
 	x->has_data = 0;
@@ -413,7 +416,9 @@ static void finished(tp_httpc *h, xfer *x, CURLcode res)
 		xfer_free(x);
 		return;
 	}
-	if (res == CURLE_OK && !x->sse && x->len > 0 && !x->too_big)
+	/* A JSON body is a message (an answer, or a JSON-RPC error with a
+	 * 4xx); any other body (an HTML error page) is not. */
+	if (res == CURLE_OK && x->json && x->len > 0 && !x->too_big)
 		deliver(h, x, x->buf, x->len);
 	if (x->kind == X_STREAM) {
 		/* The session's own stream: reopened while it is wanted; a 405

@@ -379,6 +379,9 @@ START_TEST(garbage_and_duplicates)
 	/* Unknown id, string id, null id and the duplicate of each call (the
 	 * last duplicate may still be on its way). */
 	ck_assert_int_ge(json_object_get_int(v), 4 * 50 - 1);
+	/* The lines that are not JSON were dropped, not answered. */
+	json_object_object_get_ex(st, "invalid_dropped", &v);
+	ck_assert_int_ge(json_object_get_int(v), 1);
 	printf("garbage_and_duplicates: %s\n", stats);
 	json_object_put(st);
 	free(stats);
