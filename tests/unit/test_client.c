@@ -316,7 +316,7 @@ START_TEST(cancel_races_answer)
 	for (int i = 0; i < 2000; i++) {
 		mcp_call *call = mcp_call_new_tool(c, "echo", args);
 		ck_assert_int_eq(mcp_call_start(call), MCP_OK);
-		racer r = { call, (i * 7) % 200 };
+		racer r = { call, i % 5 == 0 ? 0 : (i * 7) % 60 };
 		pthread_t th;
 		pthread_create(&th, NULL, race_cancel, &r);
 		json_object *res = NULL;
@@ -493,6 +493,144 @@ START_TEST(close_with_calls_in_flight)
 }
 END_TEST
 
+
+/* ---- Streamable HTTP ------------------------------------------------------------ */
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+
+extern char **environ;
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	bind(fd, (struct sockaddr *)&a, sizeof a);
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* mcp-everything --http on a free port; its pid, and the URL in url[]. */
+static pid_t start_http(char *url, size_t sz)
+{
+	int port = free_port();
+	char addr[64];
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+	char *argv[] = { (char *)everything(), "--http", addr, NULL };
+	pid_t pid;
+	ck_assert_int_eq(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ), 0);
+	snprintf(url, sz, "http://127.0.0.1:%d/mcp", port);
+	for (int i = 0; i < 400; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+		close(fd);
+		if (ok)
+			return pid;
+		usleep(10000);
+	}
+	ck_abort_msg("mcp-everything --http did not start");
+	return -1;
+}
+
+static void stop_http(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+static mcp_client *connect_http(const char *url, const char *era)
+{
+	mcp_client *c = mcp_client_new("http-test", "1");
+	if (era)
+		mcp_client_set_protocol_version(c, era);
+	int rc = mcp_client_connect_http(c, url);
+	if (rc == MCP_ENOTSUP) {
+		mcp_client_free(c);
+		return NULL;
+	}
+	if (rc != MCP_OK)
+		fprintf(stderr, "connect_http: %s\n", mcp_client_error(c));
+	ck_assert_int_eq(rc, MCP_OK);
+	return c;
+}
+
+/* The server ends the call's SSE stream mid-call (2025-11-25 polling,
+ * test_reconnection): the client resumes with GET and Last-Event-ID after
+ * the server's retry, and gets the answer. */
+START_TEST(http_stream_dropped_resumes)
+{
+	char url[128];
+	pid_t pid = start_http(url, sizeof url);
+	mcp_client *c = connect_http(url, "2025-11-25");
+	if (!c) {
+		stop_http(pid);
+		return; /* built without libcurl */
+	}
+	for (int i = 0; i < 10; i++) {
+		json_object *res = NULL;
+		ck_assert_int_eq(mcp_client_call_tool(c, "test_reconnection", NULL, 20000, NULL, &res),
+				 MCP_OK);
+		ck_assert_ptr_nonnull(strstr(first_text(res), "properly reconnected"));
+		json_object_put(res);
+	}
+	mcp_client_free(c);
+	stop_http(pid);
+}
+END_TEST
+
+/* Many calls at once over HTTP in both eras, then the server is killed
+ * with calls in flight: every one fails with MCP_ECLOSED, none hangs. */
+START_TEST(http_window_and_server_killed)
+{
+	const char *eras[] = { "2025-11-25", "2026-07-28" };
+	for (int e = 0; e < 2; e++) {
+		char url[128];
+		pid_t pid = start_http(url, sizeof url);
+		mcp_client *c = connect_http(url, eras[e]);
+		if (!c) {
+			stop_http(pid);
+			return;
+		}
+		json_object *args = args_of("{\"text\":\"w\"}");
+		mcp_call *calls[16];
+		for (int round = 0; round < 10; round++) {
+			for (int i = 0; i < 16; i++) {
+				calls[i] = mcp_call_new_tool(c, "echo", args);
+				ck_assert_int_eq(mcp_call_start(calls[i]), MCP_OK);
+			}
+			for (int i = 0; i < 16; i++) {
+				json_object *res = NULL;
+				ck_assert_int_eq(mcp_call_wait(calls[i], 20000, &res), MCP_OK);
+				ck_assert_str_eq(first_text(res), "w");
+				json_object_put(res);
+				mcp_call_free(calls[i]);
+			}
+		}
+		json_object_put(args);
+		args = args_of("{\"ms\":60000}");
+		for (int i = 0; i < 16; i++) {
+			calls[i] = mcp_call_new_tool(c, "sleep", args);
+			ck_assert_int_eq(mcp_call_start(calls[i]), MCP_OK);
+		}
+		usleep(200000);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		for (int i = 0; i < 16; i++) {
+			ck_assert_int_eq(mcp_call_wait(calls[i], 20000, NULL), MCP_ECLOSED);
+			mcp_call_free(calls[i]);
+		}
+		json_object_put(args);
+		mcp_client_free(c);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("client");
@@ -509,6 +647,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, notification_flood);
 	tcase_add_test(tc, close_during_sampling);
 	tcase_add_test(tc, close_with_calls_in_flight);
+	tcase_add_test(tc, http_stream_dropped_resumes);
+	tcase_add_test(tc, http_window_and_server_killed);
 	suite_add_tcase(s, tc);
 	return s;
 }
