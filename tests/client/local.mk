@@ -17,8 +17,7 @@ tests_client_conformance_client_SOURCES = tests/client/conformance-client.c
 tests_client_conformance_client_LDADD = libmcp.la $(JSONC_LIBS)
 CLEANFILES += tests/client/reference-check$(EXEEXT) tests/client/conformance-client$(EXEEXT)
 EXTRA_DIST += tests/client/run.sh tests/client/conformance.sh tests/client/install.sh \
-	tests/client/package.json tests/client/package-lock.json tests/client/ts-server.mjs \
-	tests/client/ts-client-bench.mjs
+	tests/client/package.json tests/client/package-lock.json tests/client/ts-server.mjs
 
 .PHONY += check-client check-client-conformance
 check-client: tests/client/reference-check$(EXEEXT) examples/mcp-call$(EXEEXT) \
