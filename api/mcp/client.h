@@ -244,10 +244,13 @@ MCP_EXTERN int mcp_client_connected(mcp_client *c);
  * not), e.g. "the server exited with status 3".  Borrowed; valid until the
  * next connect or close or mcp_client_free().  Any thread. */
 MCP_EXTERN const char *mcp_client_error(mcp_client *c);
-/* The negotiated revision (static storage; NULL before a connection). */
+/* The negotiated revision (static storage; NULL before a connection).
+ * Any thread, once a connect function has returned. */
 MCP_EXTERN const char *mcp_client_protocol_version(mcp_client *c);
 /* The server's capabilities, serverInfo and instructions from the
- * handshake (borrowed; valid until mcp_client_free(); NULL when absent). */
+ * handshake (borrowed, read-only; valid until mcp_client_free(); NULL when
+ * absent).  Any thread, once a connect function has returned; json-c
+ * objects are not thread-safe, so read them from one thread at a time. */
 MCP_EXTERN json_object *mcp_client_server_capabilities(mcp_client *c);
 MCP_EXTERN json_object *mcp_client_server_info(mcp_client *c);
 MCP_EXTERN const char *mcp_client_server_instructions(mcp_client *c);
@@ -287,7 +290,8 @@ MCP_EXTERN mcp_call *mcp_call_new_read(mcp_client *c, const char *uri);
 MCP_EXTERN mcp_call *mcp_call_new_prompt(mcp_client *c, const char *name, json_object *args);
 
 /* Progress of this call (notifications/progress with its token): called
- * on the reader thread in the order sent; `total` is negative when the
+ * on the reader thread (the HTTP transport's thread over HTTP) in the
+ * order sent; `total` is negative when the
  * server gave none; `message` borrowed, may be NULL.  Must return quickly.
  * Before mcp_call_start(). */
 typedef void (*mcp_call_progress_fn)(mcp_call *call, double progress, double total,
@@ -305,7 +309,8 @@ typedef void (*mcp_call_log_fn)(mcp_call *call, mcp_log_level level, const char 
 MCP_EXTERN int mcp_call_set_log(mcp_call *call, mcp_log_level min_level, mcp_call_log_fn fn,
 				void *user);
 /* Cancels the call when `tok` fires (borrowed: it must outlive the call).
- * Before start. */
+ * Before start.  These three setters: the thread that made the call,
+ * before mcp_call_start(); MCP_OK, MCP_EINVAL or MCP_ESTATE. */
 MCP_EXTERN int mcp_call_set_token(mcp_call *call, mcp_token *tok);
 
 /* Sends the call.  MCP_OK; MCP_ESTATE (started already, or the client is
@@ -322,10 +327,12 @@ MCP_EXTERN int mcp_call_start(mcp_call *call);
  * after the end takes it, later waits return the same outcome with
  * *result NULL.  `result` may be NULL. */
 MCP_EXTERN int mcp_call_wait(mcp_call *call, int64_t timeout_ms, json_object **result);
-/* 1 when the call has ended (mcp_call_wait would not block), else 0. */
+/* 1 when the call has ended (mcp_call_wait would not block), else 0.
+ * Any thread. */
 MCP_EXTERN int mcp_call_done(mcp_call *call);
 /* A descriptor that becomes readable when the call ends (owned by the
- * call; never read or close it), or -1 when one cannot be made. */
+ * call; never read or close it), or -1 when one cannot be made.  Any
+ * thread. */
 MCP_EXTERN int mcp_call_fd(mcp_call *call);
 /* Cancels the call: notifications/cancelled is sent for the request in
  * flight, a handler answering its input round sees its token fire, the
@@ -334,13 +341,14 @@ MCP_EXTERN int mcp_call_fd(mcp_call *call);
  * ended.  Any thread, also concurrently with a wait. */
 MCP_EXTERN int mcp_call_cancel(mcp_call *call);
 /* Why the call failed, in words (borrowed, valid until mcp_call_free;
- * "" when it did not). */
+ * "" while in flight or when it did not fail).  Any thread. */
 MCP_EXTERN const char *mcp_call_error(mcp_call *call);
 /* The JSON-RPC id of the request now (or last) in flight for the call,
- * or -1 before start. */
+ * or -1 before start.  Any thread. */
 MCP_EXTERN int64_t mcp_call_request_id(mcp_call *call);
 /* Cancels the call if it is still in flight, and releases the handle.
- * NULL is ignored. */
+ * NULL is ignored.  The thread using the handle; never from the call's
+ * own progress or log callback. */
 MCP_EXTERN void mcp_call_free(mcp_call *call);
 
 /* ---------------------------------------------------------------------- */
