@@ -1794,33 +1794,49 @@ typedef struct child_tp {
 	mcp_client *c;
 } child_tp;
 
+/* The connection to the child broke (`what` it did): its exit, when it
+ * has exited within a few milliseconds, is the reason; a server that
+ * closes a pipe usually dies right after, and the calls failing now say
+ * so. */
+static void note_child_end(child_tp *ct, const char *what)
+{
+	if (atomic_load(&ct->c->closing))
+		return;
+	char why[200];
+	if (reap_within(ct->c, 10))
+		describe_exit(ct->c, why, sizeof why);
+	else
+		snprintf(why, sizeof why, "%s", what);
+	set_end_reason(ct->c, why);
+}
+
 static int ctp_recv(tp_conn *t, const char **line, size_t *len)
 {
 	child_tp *ct = (child_tp *)t;
 	ct->inner->before_wait = t->before_wait;
 	ct->inner->before_wait_arg = t->before_wait_arg;
 	int rc = ct->inner->ops->recv(ct->inner, line, len);
-	if ((rc == TP_EOF || rc == TP_ERROR) && !atomic_load(&ct->c->closing)) {
-		char why[200];
-		if (reap_within(ct->c, 3))
-			describe_exit(ct->c, why, sizeof why);
-		else
-			snprintf(why, sizeof why, "the server closed its output");
-		set_end_reason(ct->c, why);
-	}
+	if (rc == TP_EOF || rc == TP_ERROR)
+		note_child_end(ct, "the server closed its output");
 	return rc;
 }
 
 static int ctp_send(tp_conn *t, const struct iovec *iov, int n, const _Atomic int64_t *dl)
 {
 	child_tp *ct = (child_tp *)t;
-	return ct->inner->ops->send(ct->inner, iov, n, dl);
+	int rc = ct->inner->ops->send(ct->inner, iov, n, dl);
+	if (rc == -EPIPE)
+		note_child_end(ct, "the server closed its input");
+	return rc;
 }
 
 static ssize_t ctp_try_send(tp_conn *t, const char *data, size_t len)
 {
 	child_tp *ct = (child_tp *)t;
-	return ct->inner->ops->try_send(ct->inner, data, len);
+	ssize_t rc = ct->inner->ops->try_send(ct->inner, data, len);
+	if (rc == -EPIPE)
+		note_child_end(ct, "the server closed its input");
+	return rc;
 }
 
 static void ctp_wake(tp_conn *t)

@@ -440,8 +440,8 @@ int main(int argc, char **argv)
 		rc = mcp_client_connect_http(c, url);
 	}
 	if (rc != MCP_OK) {
-		fprintf(stderr, "mcp-call: cannot connect: %s (%s)\n", mcp_client_error(c),
-			mcp_strerror(rc));
+		fprintf(stderr, "mcp-call: cannot connect: %s\n",
+			mcp_client_error(c)[0] ? mcp_client_error(c) : mcp_strerror(rc));
 		mcp_client_free(c);
 		json_object_put(args);
 		return EXIT_CONNECT;
