@@ -27,7 +27,11 @@ static const char *everything(void)
 static const char *fixture(void)
 {
 	const char *p = getenv("MCP_CLIENT_FIXTURE");
+#ifdef MCP_CLIENT_FIXTURE_PATH
+	return p ? p : MCP_CLIENT_FIXTURE_PATH;
+#else
 	return p ? p : "tests/client/fixture.py";
+#endif
 }
 
 static mcp_client *spawn(const char *era, char *const argv[])
