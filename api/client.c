@@ -1063,8 +1063,11 @@ MCP_EXTERN mcp_call *mcp_call_new(mcp_client *c, const char *method, json_object
 	call->efd = -1;
 	call->req_id = -1;
 	call->method = strdup(method);
-	if (params && json_object_deep_copy(params, &call->params, NULL) != 0)
-		call->params = NULL, params = NULL, call->method = (free(call->method), NULL);
+	if (params && json_object_deep_copy(params, &call->params, NULL) != 0) {
+		/* Out of memory: the call is not made. */
+		free(call->method);
+		call->method = NULL;
+	}
 	if (!call->method) {
 		eng_call_unref(&call->base);
 		return NULL;
