@@ -273,17 +273,27 @@ START_TEST(server_exits_with_64_in_flight)
 			calls[i] = mcp_call_new_tool(c, "anything", NULL);
 			ck_assert_int_eq(mcp_call_start(calls[i]), MCP_OK);
 		}
-		int64_t t0 = eng_now_ns(), last = 0;
+		int64_t t0 = eng_now_ns(), first = 0, last = 0;
 		for (int i = 0; i < 64; i++) {
 			ck_assert_int_eq(mcp_call_wait(calls[i], 30000, NULL), MCP_ECLOSED);
-			ck_assert_ptr_nonnull(strstr(mcp_call_error(calls[i]), "status 3"));
-			mcp_call_free(calls[i]);
+			if (!first)
+				first = eng_now_ns();
+			/* The reason names the exit when the child was gone
+			 * within 10 ms of its end of output (usual), else the
+			 * end of output; the status itself is checked below. */
+			const char *why = mcp_call_error(calls[i]);
+			ck_assert(strstr(why, "exited with status 3") ||
+				  strstr(why, "closed its output"));
 		}
 		last = eng_now_ns();
-		if (round == 0)
-			printf("server_exits_with_64_in_flight: all 64 failed %.2f ms after the "
-			       "first wait began\n",
-			       (double)(last - t0) / 1e6);
+		for (int i = 0; i < 64; i++)
+			mcp_call_free(calls[i]);
+		/* Measured, never asserted: the first failure comes when the
+		 * server has read the 64 calls and exited; the other 63 are
+		 * failed by the same snapshot. */
+		printf("server_exits_with_64_in_flight: round %d: first failure %.2f ms after "
+		       "the waits began, all 64 within %.3f ms of it\n",
+		       round, (double)(first - t0) / 1e6, (double)(last - first) / 1e6);
 		ck_assert(!mcp_client_connected(c));
 		/* New calls fail at once. */
 		ck_assert_int_eq(mcp_client_ping(c, 1000, NULL), MCP_ECLOSED);
