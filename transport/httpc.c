@@ -24,8 +24,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
+#include "config.h"
+#include "transport/curl.h"
 #include "transport/tp_httpc.h"
 
 #define DEFAULT_RETRY_MS 1000
@@ -92,13 +92,6 @@ static int64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static int curl_ok;
-static void curl_init_once(void)
-{
-	curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
 }
 
 static void xfer_free(xfer *x)
@@ -740,9 +733,8 @@ tp_conn *tp_httpc_conn(tp_httpc *h)
 tp_httpc *tp_httpc_new(const char *url, const tp_httpc_hooks *hooks, size_t max_message,
 		       char *err, size_t errsz)
 {
-	pthread_once(&curl_once, curl_init_once);
-	if (!curl_ok) {
-		snprintf(err, errsz, "libcurl could not be initialised");
+	if (tp_curl_load() != 0) {
+		snprintf(err, errsz, "libcurl (%s) could not be loaded or initialised", MCP_CURL_SONAME);
 		return NULL;
 	}
 	tp_httpc *h = calloc(1, sizeof *h);
