@@ -645,6 +645,131 @@ START_TEST(http_window_and_server_killed)
 }
 END_TEST
 
+
+/* ---- notifications reach their handlers ---------------------------------------- */
+
+static _Atomic int call_logs, other_logs, list_changed;
+
+static void count_call_log(mcp_call *call, mcp_log_level level, const char *logger,
+			   json_object *data, void *user)
+{
+	(void)call;
+	(void)level;
+	(void)logger;
+	(void)user;
+	ck_assert(json_object_is_type(data, json_type_string));
+	atomic_fetch_add(&call_logs, 1);
+}
+
+static void count_notes(mcp_client *c, const char *method, json_object *params, void *user)
+{
+	(void)c;
+	(void)params;
+	(void)user;
+	if (strcmp(method, "notifications/message") == 0)
+		atomic_fetch_add(&other_logs, 1);
+	if (strcmp(method, "notifications/tools/list_changed") == 0)
+		atomic_fetch_add(&list_changed, 1);
+}
+
+/* Log messages reach the call that asked (its HTTP stream, or the one
+ * call in flight with a log callback on stdio), list_changed reaches the
+ * client's handler, and list helpers follow cursors. */
+static void notifications_over(int http)
+{
+	atomic_store(&call_logs, 0);
+	atomic_store(&other_logs, 0);
+	atomic_store(&list_changed, 0);
+	char url[128];
+	pid_t pid = -1;
+	mcp_client *c = mcp_client_new("notes", "1");
+	mcp_client_set_protocol_version(c, "2025-11-25");
+	mcp_client_set_notification_handler(c, count_notes, NULL);
+	if (http) {
+		pid = start_http(url, sizeof url);
+		int rc = mcp_client_connect_http(c, url);
+		if (rc == MCP_ENOTSUP) {
+			mcp_client_free(c);
+			stop_http(pid);
+			return;
+		}
+		ck_assert_int_eq(rc, MCP_OK);
+	} else {
+		char *argv[] = { (char *)everything(), NULL };
+		ck_assert_int_eq(mcp_client_connect_stdio(c, argv, NULL, NULL), MCP_OK);
+	}
+	ck_assert_int_eq(mcp_client_set_log_level(c, MCP_LOG_DEBUG, 10000, NULL), MCP_OK);
+	mcp_call *call = mcp_call_new_tool(c, "test_tool_with_logging", NULL);
+	mcp_call_set_log(call, MCP_LOG_DEBUG, count_call_log, NULL);
+	ck_assert_int_eq(mcp_call_start(call), MCP_OK);
+	ck_assert_int_eq(mcp_call_wait(call, 10000, NULL), MCP_OK);
+	mcp_call_free(call);
+	ck_assert_int_eq(atomic_load(&call_logs), 3);
+	ck_assert_int_eq(atomic_load(&other_logs), 0);
+	/* The tool list changes: the handler hears it. */
+	json_object *res = NULL;
+	ck_assert_int_eq(mcp_client_call_tool(c, "test_trigger_tool_change", NULL, 10000, NULL, &res),
+			 MCP_OK);
+	json_object_put(res);
+	for (int i = 0; i < 1000 && atomic_load(&list_changed) == 0; i++)
+		usleep(5000);
+	ck_assert_int_ge(atomic_load(&list_changed), 1);
+	mcp_client_free(c);
+	if (pid > 0)
+		stop_http(pid);
+}
+
+START_TEST(notifications_stdio)
+{
+	notifications_over(0);
+}
+END_TEST
+
+START_TEST(notifications_http)
+{
+	notifications_over(1);
+}
+END_TEST
+
+/* A server that pages its lists by 2: the helper follows the cursors. */
+static int tool_nop(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	return mcp_result_add_text(out, "nop");
+}
+
+START_TEST(list_follows_cursors)
+{
+	mcp_server *srv = mcp_server_new("paged", "1.0");
+	mcp_server_set_page_size(srv, 2);
+	char names[7][16];
+	for (int i = 0; i < 7; i++) {
+		snprintf(names[i], sizeof names[i], "tool%d", i);
+		mcp_server_add_tool(srv, &(mcp_tool){ .name = names[i],
+						       .input_schema = "{\"type\":\"object\"}",
+						       .fn = tool_nop });
+	}
+	mcp_memconn *conn;
+	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
+	mcp_client *c = mcp_client_new("pager", "1.0");
+	ck_assert_int_eq(mcp_client_connect_memory(c, conn), MCP_OK);
+	json_object *tools = NULL;
+	ck_assert_int_eq(mcp_client_list_tools(c, 5000, NULL, &tools), MCP_OK);
+	ck_assert_uint_eq(json_object_array_length(tools), 7);
+	json_object_put(tools);
+	/* One page by hand: a cursor comes back. */
+	json_object *page = NULL, *cur = NULL;
+	ck_assert_int_eq(mcp_client_request(c, "tools/list", NULL, 5000, NULL, &page), MCP_OK);
+	ck_assert(json_object_object_get_ex(page, "nextCursor", &cur));
+	json_object_put(page);
+	mcp_client_free(c);
+	ck_assert_int_eq(mcp_memconn_free(conn), MCP_OK);
+	mcp_server_free(srv);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("client");
@@ -663,6 +788,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, close_with_calls_in_flight);
 	tcase_add_test(tc, http_stream_dropped_resumes);
 	tcase_add_test(tc, http_window_and_server_killed);
+	tcase_add_test(tc, notifications_stdio);
+	tcase_add_test(tc, notifications_http);
+	tcase_add_test(tc, list_follows_cursors);
 	suite_add_tcase(s, tc);
 	return s;
 }
