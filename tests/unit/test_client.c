@@ -538,13 +538,15 @@ static int free_port(void)
 	return ntohs(a.sin_port);
 }
 
-/* mcp-everything --http on a free port; its pid, and the URL in url[]. */
-static pid_t start_http(char *url, size_t sz)
+/* mcp-everything --http on a free port (with --bearer `bearer` when not
+ * NULL); its pid, and the URL in url[]. */
+static pid_t start_http_bearer(char *url, size_t sz, const char *bearer)
 {
 	int port = free_port();
 	char addr[64];
 	snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-	char *argv[] = { (char *)everything(), "--http", addr, NULL };
+	char *argv[] = { (char *)everything(), "--http", addr, bearer ? "--bearer" : NULL,
+			 (char *)bearer, NULL };
 	pid_t pid;
 	ck_assert_int_eq(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ), 0);
 	snprintf(url, sz, "http://127.0.0.1:%d/mcp", port);
@@ -560,6 +562,11 @@ static pid_t start_http(char *url, size_t sz)
 	}
 	ck_abort_msg("mcp-everything --http did not start");
 	return -1;
+}
+
+static pid_t start_http(char *url, size_t sz)
+{
+	return start_http_bearer(url, sz, NULL);
 }
 
 static void stop_http(pid_t pid)
@@ -780,6 +787,37 @@ START_TEST(list_follows_cursors)
 }
 END_TEST
 
+
+/* A server that requires a bearer token: refused without it, served with
+ * it (mcp_client_set_bearer). */
+START_TEST(http_bearer_token)
+{
+	char url[128];
+	pid_t pid = start_http_bearer(url, sizeof url, "s3cret-token");
+	mcp_client *c = mcp_client_new("bearer", "1");
+	int rc = mcp_client_connect_http(c, url);
+	if (rc == MCP_ENOTSUP) {
+		mcp_client_free(c);
+		stop_http(pid);
+		return;
+	}
+	ck_assert_int_ne(rc, MCP_OK);
+	ck_assert_ptr_nonnull(strstr(mcp_client_error(c), "40"));
+	mcp_client_free(c);
+	c = mcp_client_new("bearer", "1");
+	ck_assert_int_eq(mcp_client_set_bearer(c, "s3cret-token"), MCP_OK);
+	ck_assert_int_eq(mcp_client_set_bearer(c, "bad\ntoken"), MCP_EINVAL);
+	ck_assert_int_eq(mcp_client_connect_http(c, url), MCP_OK);
+	json_object *res = NULL, *args = args_of("{\"text\":\"authorized\"}");
+	ck_assert_int_eq(mcp_client_call_tool(c, "echo", args, 10000, NULL, &res), MCP_OK);
+	ck_assert_str_eq(first_text(res), "authorized");
+	json_object_put(res);
+	json_object_put(args);
+	mcp_client_free(c);
+	stop_http(pid);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("client");
@@ -801,6 +839,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, notifications_stdio);
 	tcase_add_test(tc, notifications_http);
 	tcase_add_test(tc, list_follows_cursors);
+	tcase_add_test(tc, http_bearer_token);
 	suite_add_tcase(s, tc);
 	return s;
 }
