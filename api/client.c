@@ -1429,12 +1429,13 @@ static int list_all(mcp_client *c, const char *method, const char *field, int64_
 		     i++)
 			eng_arr_add(all, json_object_get(json_object_array_get_idx(items, i)));
 		const char *next = str_of(res, "nextCursor");
-		if (next && cursor && strcmp(next, cursor) == 0)
+		int more = next && *next;
+		if (more && cursor && strcmp(next, cursor) == 0)
 			rc = MCP_EPROTO; /* a server looping on one page */
 		free(cursor);
-		cursor = next && *next ? strdup(next) : NULL;
-		json_object_put(res);
-		if (!next || !*next)
+		cursor = more ? strdup(next) : NULL;
+		json_object_put(res); /* `next` pointed into it */
+		if (!more)
 			break;
 		if (!cursor && rc == MCP_OK)
 			rc = MCP_ENOMEM;
