@@ -818,6 +818,57 @@ START_TEST(http_bearer_token)
 }
 END_TEST
 
+
+/* 2026-07-28: a tool that needs two input rounds.  The elicitation
+ * handler answers each round; the state the server sealed goes back each
+ * time; a limit of one round fails the call with MCP_EPROTO. */
+static int elicit_answer(mcp_client *c, const char *method, json_object *params, mcp_token *tok,
+			 json_object **result, void *user)
+{
+	(void)c;
+	(void)method;
+	(void)tok;
+	(void)user;
+	json_object *schema = NULL, *props = NULL;
+	json_object_object_get_ex(params, "requestedSchema", &schema);
+	json_object_object_get_ex(schema, "properties", &props);
+	json_object *content = json_object_new_object();
+	json_object_object_foreach(props, key, prop)
+	{
+		(void)prop;
+		json_object_object_add(content, key,
+				       json_object_new_string(strcmp(key, "name") == 0 ? "Ada" : "green"));
+	}
+	*result = json_object_new_object();
+	json_object_object_add(*result, "action", json_object_new_string("accept"));
+	json_object_object_add(*result, "content", content);
+	return MCP_OK;
+}
+
+START_TEST(input_rounds_and_their_limit)
+{
+	for (int limit = 8; limit >= 1; limit -= 7) {
+		mcp_client *c = mcp_client_new("rounds", "1");
+		mcp_client_set_era(c, MCP_ERA_MODERN);
+		mcp_client_set_elicitation_handler(c, elicit_answer, NULL, MCP_ELICIT_FORM);
+		mcp_client_set_input_rounds(c, limit);
+		char *argv[] = { (char *)everything(), NULL };
+		ck_assert_int_eq(mcp_client_connect_stdio(c, argv, NULL, NULL), MCP_OK);
+		json_object *res = NULL;
+		int rc = mcp_client_call_tool(c, "test_input_required_result_multi_round", NULL, 10000,
+					      NULL, &res);
+		if (limit == 8) {
+			ck_assert_int_eq(rc, MCP_OK);
+			ck_assert_str_eq(first_text(res), "Ada likes green");
+		} else {
+			ck_assert_int_eq(rc, MCP_EPROTO);
+		}
+		json_object_put(res);
+		mcp_client_free(c);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("client");
@@ -840,6 +891,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, notifications_http);
 	tcase_add_test(tc, list_follows_cursors);
 	tcase_add_test(tc, http_bearer_token);
+	tcase_add_test(tc, input_rounds_and_their_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
