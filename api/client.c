@@ -835,7 +835,9 @@ static void run_round(eng_req *r)
 	}
 	json_object *result = mcp_get(answer, "result");
 	json_object *reqs = mcp_get(result, "inputRequests");
-	const char *state = str_of(result, "requestState");
+	/* A copy: the answer is released before the retry is built. */
+	char *state = str_of(result, "requestState") ? strdup(str_of(result, "requestState"))
+						       : NULL;
 	json_object *responses = json_object_new_object();
 	int rc = MCP_OK;
 	char why[300] = "";
@@ -897,6 +899,7 @@ static void run_round(eng_req *r)
 	}
 	json_object_put(responses);
 	json_object_put(err);
+	free(state);
 	pthread_mutex_lock(&t->mu);
 	call->round = NULL;
 	pthread_mutex_unlock(&t->mu);
