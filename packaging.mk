@@ -26,7 +26,7 @@ PKG_TESTS_DIR = $(srcdir)/tests/pkg
 # error in some program or a function silently left unexported.
 libmcp_la_LDFLAGS += -Wl,--version-script=$(srcdir)/libmcp.sym
 EXTRA_libmcp_la_DEPENDENCIES = $(srcdir)/libmcp.sym libmcp-abi.stamp
-libmcp-abi.stamp: $(srcdir)/libmcp.sym $(srcdir)/api/mcp/mcp.h \
+libmcp-abi.stamp: $(srcdir)/libmcp.sym $(srcdir)/api/mcp/mcp.h $(srcdir)/api/mcp/client.h \
 		$(PKG_TESTS_DIR)/check-abi.sh $(PKG_TESTS_DIR)/api-list.sh
 	$(AM_V_GEN)$(SHELL) $(PKG_TESTS_DIR)/check-abi.sh --sym-only $(srcdir) && touch $@
 CLEANFILES += libmcp-abi.stamp
@@ -44,8 +44,10 @@ MAN3_PAGES = man/libmcp.3 man/mcp_strerror.3 man/mcp_server_new.3 \
 	man/mcp_server_set_auth_resource.3 man/mcp_ctx_auth_subject.3 \
 	man/mcp_server_set_request_hooks.3 \
 	man/mcp_args_string.3 man/mcp_ctx_become_task.3 man/mcp_ctx_trace_context.3 \
-	man/mcp_app_new.3 man/mcp_skill_new.3
-MAN1_PAGES = man/mcp-everything.1 man/mcp-files.1
+	man/mcp_app_new.3 man/mcp_skill_new.3 \
+	man/mcp_client_new.3 man/mcp_call_new.3 man/mcp_client_request.3 \
+	man/mcp_token_new.3
+MAN1_PAGES = man/mcp-everything.1 man/mcp-files.1 man/mcp-call.1
 dist_man_MANS = $(MAN1_PAGES) $(MAN3_PAGES)
 EXTRA_DIST += man/mlinks.sh
 

@@ -319,6 +319,9 @@ void mcp_server_end(mcp_server *srv);
  * as above; `push` for a transport that feeds it (HTTP: no reader
  * thread, the per-session worker cap).  NULL when out of memory. */
 eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push);
+/* The in-memory pair behind an mcp_memconn (its client end is what
+ * mcp_client_connect_memory speaks over). */
+tp_mem *mcp_memconn_mem(mcp_memconn *c);
 /* Unlinks a session from srv->sessions and drops the caller's reference. */
 void mcp_server_drop_session(mcp_server *srv, eng_session *es);
 

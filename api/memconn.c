@@ -49,6 +49,11 @@ MCP_EXTERN int mcp_server_start_memory(mcp_server *srv, mcp_memconn **out)
 	return MCP_OK;
 }
 
+tp_mem *mcp_memconn_mem(mcp_memconn *c)
+{
+	return c ? c->mem : NULL;
+}
+
 MCP_EXTERN int mcp_memconn_send(mcp_memconn *c, const char *msg, size_t len)
 {
 	if (!c || (!msg && len))

@@ -10,18 +10,22 @@
 # used for comparison is installed by npm into $(BENCH_CLEAN) in the build
 # tree on first use; without npm or the registry those rows are skipped.
 
-EXTRA_PROGRAMS = bench/loadgen bench/baseline
+EXTRA_PROGRAMS = bench/loadgen bench/baseline bench/client-bench
 bench_loadgen_SOURCES = bench/loadgen.c
 bench_loadgen_LDADD = $(JSONC_LIBS)
 bench_baseline_SOURCES = bench/baseline.c
 bench_baseline_LDADD = $(JSONC_LIBS) $(PTHREAD_LIBS)
-CLEANFILES += bench/loadgen$(EXEEXT) bench/baseline$(EXEEXT)
+# The client side: libmcp's client at window 64 (bench/ts-client.mjs is the
+# TypeScript SDK client beside it).
+bench_client_bench_SOURCES = bench/client-bench.c
+bench_client_bench_LDADD = libmcp.la $(JSONC_LIBS)
+CLEANFILES += bench/loadgen$(EXEEXT) bench/baseline$(EXEEXT) bench/client-bench$(EXEEXT)
 
-EXTRA_DIST += bench/run.sh bench/ts-server.mjs bench/package.json \
+EXTRA_DIST += bench/run.sh bench/ts-server.mjs bench/ts-client.mjs bench/package.json \
 	bench/package-lock.json BENCHMARKS.md
 
 BENCH_BINS = examples/mcp-everything$(EXEEXT) bench/loadgen$(EXEEXT) \
-	bench/baseline$(EXEEXT)
+	bench/baseline$(EXEEXT) bench/client-bench$(EXEEXT)
 
 # The HTTP floor: libmicrohttpd with libmcp's options and json-c's work of
 # an echo, no MCP (linked to libmicrohttpd; libmcp itself opens it at run

@@ -104,7 +104,7 @@ ts_setup() {
 		return 1
 	fi
 	if ts_installed; then
-		cp "$here/ts-server.mjs" "$prefix/"
+		cp "$here/ts-server.mjs" "$here/ts-client.mjs" "$prefix/"
 		return 0
 	fi
 	if [ "$quick" = 1 ] && [ "${BENCH_TS:-auto}" != 1 ]; then
@@ -132,7 +132,7 @@ ts_setup() {
 		ts_note="npm ci did not install the pinned versions"
 		return 1
 	fi
-	cp "$here/ts-server.mjs" "$prefix/"
+	cp "$here/ts-server.mjs" "$here/ts-client.mjs" "$prefix/"
 	return 0
 }
 have_ts=0
@@ -248,6 +248,34 @@ for r in $(seq 1 "$repeat"); do
 			lg "ts-w$w" stdio -w "$w" $tput -- "$node" "$TS"
 		fi
 	done
+done
+
+# ---- 1b. the client side: calls/s at window 64 -------------------------------------------
+# libmcp's client (bench/client-bench, call handles) and the TypeScript
+# SDK's Client (bench/ts-client.mjs), each spawning mcp-everything over
+# stdio and keeping 64 echo calls in flight.
+echo "client side"
+CB="$build/bench/client-bench"
+[ -x "$build/bench/.libs/client-bench" ] && [ -n "${LD_LIBRARY_PATH:-}" ] && CB="$build/bench/.libs/client-bench"
+if [ "$quick" = 1 ]; then cl_args="300 50"; else cl_args="${BENCH_DURATION_MS:-1500} 2000"; fi
+client_run() {
+	cr_label=$1
+	shift
+	if "$@" >"$out/last.out" 2>"$out/last.err" && grep -q "^RESULT kind=client label=$cr_label " "$out/last.out"; then
+		grep "^RESULT " "$out/last.out" >>"$R"
+	else
+		echo "bench: FAIL: $cr_label:" >&2
+		tail -n 20 "$out/last.err" "$out/last.out" >&2
+		failed=1
+	fi
+}
+for r in $(seq 1 "$repeat"); do
+	# shellcheck disable=SC2086 # duration and warm-up
+	client_run client-ours "$CB" client-ours 64 $cl_args "$OURS"
+	if [ "$have_ts" = 1 ]; then
+		# shellcheck disable=SC2086
+		client_run client-ts "$node" "$prefix/ts-client.mjs" client-ts 64 $cl_args "$OURS"
+	fi
 done
 
 # ---- 2. close: EOF with 64 blocked handlers ------------------------------------------------
@@ -398,6 +426,8 @@ for w in 1 16 64; do
 	row "stdio echo w=$w, req/s vs TS SDK" "$(get ours-w$w rps)" "$(ts_or_dash ts-w$w rps)" "TS SDK" div \
 		"$([ $w = 64 ] && echo ge || echo -)" 7 req/s
 done
+row "client: calls/s at w=64 vs the TS SDK client" "$(get client-ours rps)" "$(ts_or_dash client-ts rps)" \
+	"TS SDK client" div - - calls/s
 row "stdio echo w=64, server CPU us/request" "$(get ours-w64 server_cpu_us_per_req)" \
 	"$(get base-w64 server_cpu_us_per_req)" baseline div - - us
 row "stdio echo w=64, server CPU us/request vs TS SDK" "$(get ours-w64 server_cpu_us_per_req)" \

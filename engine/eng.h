@@ -299,14 +299,45 @@ void eng_writer_destroy(eng_writer *w);
 
 enum { ENG_PEND_WAITING = 0, ENG_PEND_ANSWERED, ENG_PEND_FAILED };
 
+typedef struct eng_call eng_call;
+
 typedef struct eng_pending {
 	struct eng_pending *next;
 	int64_t id;
 	_Atomic int refs;
-	int state;               /* under owner->token.mu */
+	int state;               /* under tok->mu */
 	json_object *answer;     /* the whole response message */
-	eng_req *owner;          /* the waiting request (its token is the wait point) */
+	eng_req *owner;          /* the waiting request, or NULL for a call */
+	eng_call *call;          /* the call it belongs to, or NULL */
+	eng_token *tok;          /* the wait point: owner's or call's token */
 } eng_pending;
+
+/* An outbound request that no inbound request owns: a client's call to
+ * its server.  It brings the token its pending entries wake (a waiter
+ * sleeps on token.cv until the entry leaves WAITING, the token fires or
+ * its own deadline passes) and a hook the table runs once for each entry
+ * it settles, on the settling thread (the reader for an answer, the
+ * shutdown for the failure of a snapshot), after the waiter was woken and
+ * with no engine lock held.  The hook is not run for an entry its caller
+ * removed itself (eng_pending_remove).
+ *
+ * Counted: every pending entry of the call holds a reference, so the
+ * token outlives any settle that may still reach it.  The last
+ * reference runs `release` (the owner frees the enclosing object). */
+struct eng_call {
+	eng_token token;
+	_Atomic int refs;
+	/* `answer` is the entry's answer (taken: the hook owns it), NULL
+	 * for a failure (the connection closed). */
+	void (*on_settle)(eng_call *c, eng_pending *p, int state, json_object *answer);
+	void (*release)(eng_call *c);
+};
+
+/* One reference; the token initialised.  MCP_OK or MCP_ESYS. */
+int eng_call_init(eng_call *c, void (*on_settle)(eng_call *, eng_pending *, int, json_object *),
+		  void (*release)(eng_call *));
+void eng_call_ref(eng_call *c);
+void eng_call_unref(eng_call *c);
 
 typedef struct eng_pending_table {
 	pthread_mutex_t mu;
@@ -323,11 +354,17 @@ void eng_pending_destroy(eng_pending_table *pt);
 /* Registers a new outbound request for `owner`; *out gets the entry (two
  * references: the table's and the caller's). */
 int eng_pending_add(eng_pending_table *pt, eng_req *owner, eng_pending **out);
+/* The same for a call (eng_call): the entry is settled through the
+ * call's hook, which receives the answer. */
+int eng_pending_add_call(eng_pending_table *pt, eng_call *call, eng_pending **out);
+/* 1 while the entry with `id` waits in the table. */
+int eng_pending_waiting(eng_pending_table *pt, int64_t id);
 /* Routes a response message (taken) to its waiter.  Unknown, late and
  * duplicate answers are dropped.  Returns 1 if it matched. */
 int eng_pending_answer(eng_pending_table *pt, int64_t id, json_object *msg);
-/* Removes the caller's entry if still present (timeout/cancel paths). */
-void eng_pending_remove(eng_pending_table *pt, eng_pending *p);
+/* Removes the caller's entry if still present (timeout/cancel paths).
+ * Returns 1 when this call removed it: nothing else will settle it. */
+int eng_pending_remove(eng_pending_table *pt, eng_pending *p);
 /* Shutdown step 3: swap the table out under the lock, then fail every
  * entry outside it.  Returns the number failed. */
 size_t eng_pending_fail_all(eng_pending_table *pt);
@@ -414,7 +451,10 @@ void eng_pool_note_quiet(void);
 typedef struct eng_stats {
 	_Atomic uint64_t started, completed, cancelled_peer, cancelled_transport,
 		responses_written, responses_dropped, dropped_queued,
-		pending_failed, abandoned, rejected, inflight_left, pending_left;
+		pending_failed, abandoned, rejected, inflight_left, pending_left,
+		/* answers that matched no waiting outbound request (unknown,
+		 * late, duplicate, or not an integer id): dropped */
+		answers_unmatched;
 } eng_stats;
 
 /* ---- sessions (engine/session.c) ---------------------------------------- */
@@ -458,6 +498,11 @@ typedef struct eng_limits {
 	 * max_waiting (beyond it they are answered "busy"). */
 	int max_running;
 	size_t max_waiting;
+	/* Never answer what cannot be answered under an id (parse errors,
+	 * invalid envelopes, oversized lines: the "id": null errors of
+	 * P3/P7): drop and count them (stats.rejected).  For a client, whose
+	 * peer is a server: MCP's schemas give an error response a real id. */
+	int drop_invalid;
 } eng_limits;
 
 struct eng_session {
@@ -574,6 +619,20 @@ void eng_session_set_transport_features(eng_session *s, unsigned flags);
 int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 		       void (*run)(eng_req *), void *proto_req,
 		       void (*free_proto)(void *));
+/* Runs `run` on a worker as a request that no peer sent: the local side's
+ * own work that must obey the session's shutdown (a client answering an
+ * input_required result with its handlers).  It is in flight under `key`
+ * (copied; must start with '#', so it is never JSON text and never meets a
+ * peer's id), its token fires with the shutdown and the shutdown waits
+ * for it within the grace period like any request; it has no id and
+ * nothing of it is ever written: however it ends (answered, silent,
+ * dropped unrun), `sink` is called once with what it finished with
+ * (taken, NULL when nothing).  Any thread.  MCP_OK, MCP_EINVAL (a key
+ * without '#'), MCP_ECLOSED, MCP_EBUSY (the pool is full; the sink was
+ * called) or MCP_ENOMEM; on a failure `free_proto(proto_req)` has run. */
+int eng_session_submit_local(eng_session *s, const char *key, void (*run)(eng_req *),
+			     void *proto_req, void (*free_proto)(void *),
+			     void (*sink)(eng_req *r, json_object *msg, void *arg), void *sink_arg);
 /* Whether `id` is in flight (for requests answered inline). */
 int eng_session_id_in_flight(eng_session *s, json_object *id);
 /* Peer cancellation by id (P2); unknown ids are ignored. */

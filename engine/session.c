@@ -409,6 +409,11 @@ void eng_session_respond_result(eng_session *s, json_object *id, json_object *re
 void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data)
 {
+	if (!id && s->limits.drop_invalid) {
+		json_object_put(data);
+		atomic_fetch_add(&s->stats->rejected, 1);
+		return;
+	}
 	reader_answer(s, id, error_message(id, code, message, data));
 }
 
@@ -916,6 +921,16 @@ static void sched_leave(eng_session *s)
  * cancel) gets no answer, like queued work that is skipped (P2). */
 static void refuse_busy(eng_session *s, eng_req *r, const char *why)
 {
+	if (r->sink && !r->id) {
+		/* A local request (eng_session_submit_local): its sink hears
+		 * that it will not run; nothing goes on the wire. */
+		if (eng_req_decide(r, ENG_OUT_REJECTED))
+			atomic_fetch_add(&s->stats->rejected, 1);
+		r->finished = 1;
+		r->sink(r, NULL, r->sink_arg);
+		req_done(r);
+		return;
+	}
 	if (!eng_req_decide(r, ENG_OUT_REJECTED)) {
 		atomic_fetch_add(&s->stats->dropped_queued, 1);
 		r->finished = 1;
@@ -968,6 +983,30 @@ int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 	return admit(s, msg, id, run, proto_req, free_proto, NULL);
 }
 
+int eng_session_submit_local(eng_session *s, const char *key, void (*run)(eng_req *),
+			     void *proto_req, void (*free_proto)(void *),
+			     void (*sink)(eng_req *r, json_object *msg, void *arg), void *sink_arg)
+{
+	/* The key is not JSON text, so it can never meet a peer's id in the
+	 * in-flight table (P7), and the request has no id: nothing of it
+	 * can reach the wire, every ending goes to the sink. */
+	char *k = key && key[0] == '#' ? strdup(key) : NULL;
+	eng_req *r = k ? req_new_keyed(s, NULL, NULL, k) : NULL;
+	if (!r) {
+		if (free_proto && proto_req)
+			free_proto(proto_req);
+		return key && key[0] == '#' ? MCP_ENOMEM : MCP_EINVAL;
+	}
+	r->sink = sink;
+	r->sink_arg = sink_arg;
+	/* Not the reader's hold-back list: the caller may be any thread. */
+	eng_session *outer = tl_reader;
+	tl_reader = NULL;
+	int rc = admit_req(s, r, run, proto_req, free_proto, NULL);
+	tl_reader = outer;
+	return rc;
+}
+
 eng_req *eng_session_hold(eng_session *s, json_object *msg, json_object *id, void *proto_req,
 			  void (*free_proto)(void *))
 {
@@ -981,9 +1020,12 @@ static void dispatch_run(eng_req *r)
 	eng_session *s = r->sess;
 	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
 		/* Decided while queued: a peer cancel, or a shutdown deadline.
-		 * Queued work is dropped without running (uv_cancel style). */
+		 * Queued work is dropped without running (uv_cancel style).  A
+		 * sink still hears of the ending (it is owed one). */
 		atomic_fetch_add(&s->stats->dropped_queued, 1);
 		r->finished = 1;
+		if (r->sink)
+			r->sink(r, NULL, r->sink_arg);
 		release_batch(r, NULL);
 		req_done(r);
 		return;
@@ -1443,10 +1485,15 @@ static void dispatch_object(eng_session *s, json_object *msg)
 		/* A response: route it to the pending table, never answer it
 		 * (P3).  Our outbound ids are integers (P7: a separate
 		 * namespace from the client's request ids). */
-		if (has_id && json_object_get_type(jid) == json_type_int)
-			eng_pending_answer(&s->pending, json_object_get_int64(jid), msg);
-		else
+		int ours = has_id && json_object_get_type(jid) == json_type_int;
+		/* eng_pending_answer takes msg (jid with it) in every case. */
+		if (!ours)
 			json_object_put(msg);
+		if (!ours || !eng_pending_answer(&s->pending, json_object_get_int64(jid), msg)) {
+			/* Unknown, late (cancelled, timed out), duplicate or
+			 * foreign: dropped, and counted. */
+			atomic_fetch_add(&s->stats->answers_unmatched, 1);
+		}
 		return;
 	}
 	const char *why = NULL;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,7 +34,17 @@ struct tp_mem {
 	int out_closed;         /* server closed its output */
 	int woken;
 	mem_line *current;      /* the line last returned by recv */
+	/* The client end as a connection of its own (tp_mem_client_conn):
+	 * its recv reads `out`, its send writes `in`. */
+	tp_conn client;
+	int client_woken;
+	mem_line *client_current;
 };
+
+static tp_mem *of_client(tp_conn *c)
+{
+	return (tp_mem *)((char *)c - offsetof(tp_mem, client));
+}
 
 static void q_push(mem_queue *q, mem_line *l)
 {
@@ -199,6 +210,109 @@ static const struct tp_ops mem_ops = {
 	.free = mem_server_free,
 };
 
+/* ---- the client end as a tp_conn ----------------------------------------- */
+
+static int mem_client_recv(tp_conn *c, const char **line, size_t *len)
+{
+	tp_mem *m = of_client(c);
+	pthread_mutex_lock(&m->mu);
+	free(m->client_current);
+	m->client_current = NULL;
+	for (;;) {
+		if (m->client_woken) {
+			pthread_mutex_unlock(&m->mu);
+			return TP_WOKEN;
+		}
+		mem_line *l = q_pop(&m->out);
+		if (l) {
+			pthread_mutex_unlock(&m->mu);
+			if (l->len == 0) {
+				free(l);
+				pthread_mutex_lock(&m->mu);
+				continue;
+			}
+			if (l->len > c->max_message) {
+				free(l);
+				return TP_TOOLONG;
+			}
+			m->client_current = l;
+			*line = l->data;
+			*len = l->len;
+			return tp_utf8_valid((const unsigned char *)l->data, l->len) ? TP_LINE
+										     : TP_BADUTF8;
+		}
+		if (m->out_closed) {
+			pthread_mutex_unlock(&m->mu);
+			return TP_EOF;
+		}
+		pthread_cond_wait(&m->cv, &m->mu);
+	}
+}
+
+static int mem_client_send(tp_conn *c, const struct iovec *iov, int n,
+			   const _Atomic int64_t *deadline_ns)
+{
+	tp_mem *m = of_client(c);
+	(void)deadline_ns;
+	/* Whole lines, as for the server side; split on newlines. */
+	for (int i = 0; i < n; i++) {
+		const char *p = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+		while (left > 0) {
+			const char *nl = memchr(p, '\n', left);
+			size_t ln = nl ? (size_t)(nl - p) : left;
+			if (ln > 0) {
+				int rc = tp_mem_client_send(m, p, ln);
+				if (rc)
+					return rc;
+			}
+			ln += nl ? 1 : 0;
+			p += ln;
+			left -= ln;
+		}
+	}
+	return 0;
+}
+
+static void mem_client_wake(tp_conn *c)
+{
+	tp_mem *m = of_client(c);
+	pthread_mutex_lock(&m->mu);
+	m->client_woken = 1;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+}
+
+static void mem_client_close_output(tp_conn *c)
+{
+	tp_mem_client_close(of_client(c));
+}
+
+static void mem_client_free(tp_conn *c)
+{
+	/* The pair belongs to whoever made it (mcp_memconn): only the
+	 * server's input ends here. */
+	tp_mem *m = of_client(c);
+	tp_mem_client_close(m);
+	pthread_mutex_lock(&m->mu);
+	free(m->client_current);
+	m->client_current = NULL;
+	pthread_mutex_unlock(&m->mu);
+}
+
+static const struct tp_ops mem_client_ops = {
+	.recv = mem_client_recv,
+	.send = mem_client_send,
+	.wake = mem_client_wake,
+	.close_output = mem_client_close_output,
+	.free = mem_client_free,
+};
+
+tp_conn *tp_mem_client_conn(tp_mem *m)
+{
+	return &m->client;
+}
+
 tp_mem *tp_mem_new(size_t max_message)
 {
 	tp_mem *m = calloc(1, sizeof *m);
@@ -207,6 +321,8 @@ tp_mem *tp_mem_new(size_t max_message)
 	m->base.ops = &mem_ops;
 	m->base.max_message = max_message;
 	m->base.announces_wait = 1;
+	m->client.ops = &mem_client_ops;
+	m->client.max_message = max_message;
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -292,6 +408,7 @@ void tp_mem_free(tp_mem *m)
 	q_free(&m->in);
 	q_free(&m->out);
 	free(m->current);
+	free(m->client_current);
 	pthread_mutex_destroy(&m->mu);
 	pthread_cond_destroy(&m->cv);
 	free(m);

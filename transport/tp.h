@@ -127,6 +127,11 @@ int tp_mem_client_send(tp_mem *m, const char *line, size_t len);
 int tp_mem_client_recv(tp_mem *m, int timeout_ms, char **line, size_t *len);
 /* End of input for the server (like closing its stdin). */
 void tp_mem_client_close(tp_mem *m);
+/* The client end as a connection (for the library's own client): recv
+ * returns the server's output, send queues the server's input, wake makes
+ * recv return TP_WOKEN, close_output and free end the server's input.
+ * The pair is still freed by tp_mem_free. */
+tp_conn *tp_mem_client_conn(tp_mem *m);
 /* Frees the pair; call after the server side has been freed. */
 void tp_mem_free(tp_mem *m);
 

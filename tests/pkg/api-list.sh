@@ -1,17 +1,21 @@
 #!/bin/sh
 # api-list.sh - prints the public API of libmcp, one function name a line,
-# sorted: every declaration in the header that starts with MCP_EXTERN.
+# sorted: every declaration in the headers that starts with MCP_EXTERN.
 #
-#   api-list.sh path/to/api/mcp/mcp.h
+#   api-list.sh path/to/api/mcp/mcp.h [path/to/api/mcp/client.h ...]
 #
 # The header is the source of truth for the ABI checks (check-abi.sh) and
 # the man page checks (check-man.sh), so a function added there is missed
 # nowhere.  A declaration may span lines; its name is the last identifier
 # before the first '(' (or before ';' / '[' for an object).
 set -eu
-header=${1:?usage: api-list.sh HEADER}
-test -r "$header" || { echo "api-list.sh: cannot read $header" >&2; exit 2; }
+test $# -gt 0 || { echo "usage: api-list.sh HEADER..." >&2; exit 2; }
+for header in "$@"; do
+	test -r "$header" || { echo "api-list.sh: cannot read $header" >&2; exit 2; }
+done
 names=$(LC_ALL=C awk '
+	# Each file starts outside any comment or declaration.
+	FNR == 1 { incomment = 0; decl = 0 }
 	# Strip comments first, so a MCP_EXTERN mentioned in prose is ignored.
 	{
 		line = $0
@@ -47,5 +51,5 @@ names=$(LC_ALL=C awk '
 	}
 	END { if (decl) { print "api-list.sh: unterminated declaration:" buf > "/dev/stderr"; bad = 1 }
 	      exit bad }
-' "$header") || exit 1
+' "$@") || exit 1
 printf '%s\n' "$names" | LC_ALL=C sort -u

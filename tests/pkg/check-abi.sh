@@ -5,7 +5,8 @@
 #   check-abi.sh --sym-only SRCDIR (the build, before linking libmcp.so)
 #
 # It compares
-#   1. the functions api/mcp/mcp.h declares with MCP_EXTERN,
+#   1. the functions the public headers (api/mcp/mcp.h, api/mcp/client.h)
+#      declare with MCP_EXTERN,
 #   2. the global: entries of the version script libmcp.sym,
 #   3. the functions BUILDDIR/.libs/libmcp.so exports (nm -D: T and W), each
 #      of which must carry a version node of libmcp.sym,
@@ -29,6 +30,7 @@ if test -z "$srcdir"; then
 	exit 2
 fi
 header=$srcdir/api/mcp/mcp.h
+client_header=$srcdir/api/mcp/client.h
 script=$srcdir/libmcp.sym
 symbols=$srcdir/debian/libmcp0.symbols
 so=$builddir/.libs/libmcp.so
@@ -53,9 +55,9 @@ differ() {
 }
 
 # ---- 1. the header ------------------------------------------------------
-sh "$srcdir/tests/pkg/api-list.sh" "$header" >"$tmp/api"
+sh "$srcdir/tests/pkg/api-list.sh" "$header" "$client_header" >"$tmp/api"
 if ! test -s "$tmp/api"; then
-	echo "$me: no MCP_EXTERN declaration found in $header" >&2
+	echo "$me: no MCP_EXTERN declaration found in $header and $client_header" >&2
 	exit 1
 fi
 
@@ -110,8 +112,8 @@ fi
 cut -d' ' -f2 "$tmp/script-entries" | sort -u >"$tmp/nodes"
 
 differ "$tmp/api" "$tmp/script" \
-	"is declared MCP_EXTERN in api/mcp/mcp.h but missing from libmcp.sym (add it to a global: list)" \
-	"is in libmcp.sym but not declared MCP_EXTERN in api/mcp/mcp.h (remove it, or declare it)"
+	"is declared MCP_EXTERN in api/mcp/mcp.h or client.h but missing from libmcp.sym (add it to a global: list)" \
+	"is in libmcp.sym but not declared MCP_EXTERN in api/mcp/mcp.h or client.h (remove it, or declare it)"
 
 # ---- 4. the Debian symbols file, when the tree has one ------------------
 if test -f "$symbols"; then
@@ -148,7 +150,7 @@ nm -D --defined-only "$so" >"$tmp/nm"
 awk '$2 ~ /^[TW]$/ { print $3 }' "$tmp/nm" | sort >"$tmp/so-versioned"
 sed 's/@.*//' "$tmp/so-versioned" | sort -u >"$tmp/so"
 differ "$tmp/api" "$tmp/so" \
-	"is declared MCP_EXTERN in api/mcp/mcp.h but not exported by $so (is it defined? compiled with MCP_BUILDING_LIBRARY?)" \
+	"is declared MCP_EXTERN in api/mcp/mcp.h or client.h but not exported by $so (is it defined? compiled with MCP_BUILDING_LIBRARY?)" \
 	"is exported by $so but is not public API (an internal name leaked: make it static, or check libmcp.sym's local: *)"
 
 # Every exported function is bound to the version node libmcp.sym gives it

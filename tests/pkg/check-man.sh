@@ -5,7 +5,8 @@
 #
 # (under make check the directories come from AM_TESTS_ENVIRONMENT, and
 # MCP_MAN_PAGES lists the pages packaging.mk installs).  Checks:
-#   - every MCP_EXTERN function of api/mcp/mcp.h is named in the NAME section
+#   - every MCP_EXTERN function of api/mcp/mcp.h and api/mcp/client.h is
+#     named in the NAME section
 #     of a section 3 page and appears in that page's SYNOPSIS (.Fn or .Fo);
 #   - every function name a page gives is still public API;
 #   - every .Xr to a libmcp page resolves to a page or a page's name;
@@ -33,7 +34,7 @@ problem() {
 	fail=1
 }
 
-sh "$srcdir/tests/pkg/api-list.sh" "$srcdir/api/mcp/mcp.h" >"$tmp/api"
+sh "$srcdir/tests/pkg/api-list.sh" "$srcdir/api/mcp/mcp.h" "$srcdir/api/mcp/client.h" >"$tmp/api"
 for f in "$mandir"/*.[0-9]; do
 	test -f "$f" && echo "${f##*/}"
 done | sort >"$tmp/pages"
@@ -100,7 +101,7 @@ if test -n "${MCP_MAN_PAGES:-}"; then
 fi
 
 # ---- options of the programs ------------------------------------------------------
-for prog in mcp-everything mcp-files; do
+for prog in mcp-everything mcp-files mcp-call; do
 	bin=$builddir/examples/$prog
 	page=$mandir/$prog.1
 	test -x "$bin" || continue

@@ -65,12 +65,13 @@ if dpkg-deb -c "$lib" | awk '{ print $6 }' | grep -q '/include/\|\.so$\|/man[0-9
 fi
 dpkg-deb -I "$lib" symbols >/dev/null 2>&1 || problem "libmcp0 has no symbols control file"
 has "$dev" /usr/include/mcp/mcp.h || problem "libmcp-dev lacks /usr/include/mcp/mcp.h"
+has "$dev" /usr/include/mcp/client.h || problem "libmcp-dev lacks /usr/include/mcp/client.h"
 has "$dev" "$libdir/libmcp.so" || problem "libmcp-dev lacks $libdir/libmcp.so"
 has "$dev" "$libdir/pkgconfig/libmcp.pc" || problem "libmcp-dev lacks the .pc file"
-for fn in libmcp $(sh "$srcdir/tests/pkg/api-list.sh" "$srcdir/api/mcp/mcp.h"); do
+for fn in libmcp $(sh "$srcdir/tests/pkg/api-list.sh" "$srcdir/api/mcp/mcp.h" "$srcdir/api/mcp/client.h"); do
 	has "$dev" "/usr/share/man/man3/$fn.3.gz" || problem "libmcp-dev lacks the manual page $fn(3)"
 done
-for p in mcp-everything mcp-files; do
+for p in mcp-everything mcp-files mcp-call; do
 	has "$tools" "/usr/bin/$p" || problem "libmcp-tools lacks /usr/bin/$p"
 	has "$tools" "/usr/share/man/man1/$p.1.gz" || problem "libmcp-tools lacks $p(1)"
 done

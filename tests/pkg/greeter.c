@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L /* sigaction under -std=c99 */
 
 #include <mcp/mcp.h>
+#include <mcp/client.h> /* compiled -std=c99 -pedantic too; not used */
 
 #include <signal.h>
 #include <stdio.h>

@@ -37,19 +37,19 @@ problem() {
 # ---- what is installed ----------------------------------------------------
 test -f "$root$MCP_INCLUDEDIR/mcp/mcp.h" || problem "$MCP_INCLUDEDIR/mcp/mcp.h not installed"
 headers=$(cd "$root" && find ".$MCP_INCLUDEDIR" -type f | sed 's,^\.,,' | sort)
-if test "$headers" != "$MCP_INCLUDEDIR/mcp/mcp.h"; then
-	problem "headers other than <mcp/mcp.h> are installed (private headers must not be):"
+if test "$headers" != "$(printf '%s\n' "$MCP_INCLUDEDIR/mcp/client.h" "$MCP_INCLUDEDIR/mcp/mcp.h")"; then
+	problem "headers other than <mcp/mcp.h> and <mcp/client.h> are installed (private headers must not be):"
 	printf '%s\n' "$headers" | sed 's/^/  /' >&2
 fi
 for f in libmcp.so libmcp.so.0 pkgconfig/libmcp.pc; do
 	test -e "$root$MCP_LIBDIR/$f" || problem "$MCP_LIBDIR/$f not installed"
 done
-for p in mcp-everything mcp-files; do
+for p in mcp-everything mcp-files mcp-call; do
 	test -x "$root$MCP_BINDIR/$p" || problem "$MCP_BINDIR/$p not installed"
 	test -f "$root$MCP_MANDIR/man1/$p.1" || problem "$MCP_MANDIR/man1/$p.1 not installed"
 done
 test -f "$root$MCP_MANDIR/man3/libmcp.3" || problem "$MCP_MANDIR/man3/libmcp.3 not installed"
-for fn in $(sh "$srcdir/tests/pkg/api-list.sh" "$srcdir/api/mcp/mcp.h"); do
+for fn in $(sh "$srcdir/tests/pkg/api-list.sh" "$srcdir/api/mcp/mcp.h" "$srcdir/api/mcp/client.h"); do
 	test -f "$root$MCP_MANDIR/man3/$fn.3" || problem "no installed man page $MCP_MANDIR/man3/$fn.3"
 done
 if command -v man >/dev/null 2>&1; then

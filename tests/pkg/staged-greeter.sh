@@ -69,6 +69,7 @@ sh "$srcdir/tests/pkg/run-server.sh" "$tmp/greeter" greet '{"name":"packager"}' 
 if command -v "$CXX" >/dev/null 2>&1; then
 	cat >"$tmp/cxx.cc" <<'EOF'
 #include <mcp/mcp.h>
+#include <mcp/client.h>
 #include <cstdio>
 #include <cstring>
 int main()
@@ -76,6 +77,10 @@ int main()
 	mcp_server *srv = mcp_server_new("cxx", "1");
 	if (!srv || !mcp_protocol_supported(MCP_PROTOCOL_LATEST))
 		return 1;
+	mcp_client *cl = mcp_client_new("cxx", "1");
+	if (!cl || mcp_client_set_era(cl, MCP_ERA_LEGACY) != MCP_OK)
+		return 1;
+	mcp_client_free(cl);
 	std::printf("%s\n", mcp_strerror(MCP_EINVAL));
 	mcp_server_free(srv);
 	return std::strcmp(mcp_cancel_reason_name(MCP_CANCEL_PEER), "peer_cancelled") != 0;

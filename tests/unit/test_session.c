@@ -795,6 +795,126 @@ START_TEST(idle_poll_setter_range)
 }
 END_TEST
 
+
+/* ---- local requests (eng_session_submit_local) ------------------------------ */
+
+/* A bare engine session with a protocol that refuses every request: only
+ * the local requests below run on its pool. */
+static void lp_request(eng_session *s, json_object *msg, json_object *id, const char *method,
+		       json_object *params)
+{
+	(void)method;
+	(void)params;
+	eng_session_respond_error(s, id, MCP_JSONRPC_METHOD_NOT_FOUND, "no", NULL);
+	json_object_put(msg);
+}
+static void lp_note(eng_session *s, json_object *msg, const char *method, json_object *params)
+{
+	(void)s;
+	(void)method;
+	(void)params;
+	json_object_put(msg);
+}
+static int lp_batches(eng_session *s)
+{
+	(void)s;
+	return 0;
+}
+static json_object *lp_cancel(int64_t id, const char *reason)
+{
+	(void)id;
+	(void)reason;
+	return NULL;
+}
+static const eng_proto local_proto = { .on_request = lp_request, .on_notification = lp_note,
+				       .batches_allowed = lp_batches,
+				       .cancel_notification = lp_cancel };
+
+static _Atomic int local_sinks, local_sink_msgs, local_saw_reason, local_started;
+
+static void local_sink(eng_req *r, json_object *msg, void *arg)
+{
+	(void)r;
+	(void)arg;
+	atomic_fetch_add(&local_sinks, 1);
+	if (msg)
+		atomic_fetch_add(&local_sink_msgs, 1);
+	json_object_put(msg);
+}
+
+static void local_answers(eng_req *r)
+{
+	eng_req_finish_result(r, json_object_new_object());
+}
+
+static void local_waits(eng_req *r)
+{
+	atomic_fetch_add(&local_started, 1);
+	if (eng_token_sleep(&r->token, 60000) == MCP_ECANCELED)
+		atomic_store(&local_saw_reason, eng_token_reason(&r->token));
+	eng_req_finish_silent(r);
+}
+
+static void *run_session(void *arg)
+{
+	eng_session_run(arg);
+	return NULL;
+}
+
+/* Local work runs on the pool, ends through its sink exactly once, writes
+ * nothing, and obeys the shutdown: its token fires at end of input and
+ * the shutdown waits for it. */
+START_TEST(local_requests_obey_the_shutdown)
+{
+	for (int round = 0; round < 20; round++) {
+		atomic_store(&local_sinks, 0);
+		atomic_store(&local_sink_msgs, 0);
+		atomic_store(&local_saw_reason, 0);
+		atomic_store(&local_started, 0);
+		eng_pool pool = { 0 };
+		eng_stats stats = { 0 };
+		ck_assert_int_eq(eng_pool_start(&pool, 2, 100, 0), MCP_OK);
+		tp_mem *mem = tp_mem_new(1 << 20);
+		eng_limits lim = { .max_message = 1 << 20, .max_depth = 64, .max_pending = 16,
+				   .grace_ms = 5000 };
+		eng_session *s = eng_session_new(tp_mem_server(mem), &pool, &stats, &lim,
+						 &local_proto, NULL);
+		ck_assert_ptr_nonnull(s);
+		pthread_t th;
+		pthread_create(&th, NULL, run_session, s);
+		ck_assert_int_eq(eng_session_submit_local(s, "no-hash", local_answers, NULL, NULL,
+							  local_sink, NULL),
+				 MCP_EINVAL);
+		ck_assert_int_eq(eng_session_submit_local(s, "#answers", local_answers, NULL, NULL,
+							  local_sink, NULL),
+				 MCP_OK);
+		ck_assert_int_eq(eng_session_submit_local(s, "#waits", local_waits, NULL, NULL,
+							  local_sink, NULL),
+				 MCP_OK);
+		while (atomic_load(&local_started) == 0 || atomic_load(&local_sinks) == 0)
+			usleep(1000);
+		tp_mem_client_close(mem); /* end of input: the shutdown runs */
+		pthread_join(th, NULL);
+		/* The shutdown waited for the local request and fired it. */
+		ck_assert_int_eq(atomic_load(&local_sinks), 2);
+		ck_assert_int_eq(atomic_load(&local_sink_msgs), 1);
+		ck_assert_int_eq(atomic_load(&local_saw_reason), MCP_CANCEL_TRANSPORT_CLOSED);
+		ck_assert_uint_eq(atomic_load(&stats.abandoned), 0);
+		/* Nothing of either was written. */
+		char *line = NULL;
+		size_t len = 0;
+		ck_assert_int_eq(tp_mem_client_recv(mem, 1000, &line, &len), -1);
+		/* After the shutdown a local request is refused. */
+		ck_assert_int_eq(eng_session_submit_local(s, "#late", local_answers, NULL, NULL,
+							  local_sink, NULL),
+				 MCP_ECLOSED);
+		eng_session_unref(s);
+		eng_pool_stop(&pool, ENG_NO_DEADLINE);
+		tp_mem_free(mem);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("session");
@@ -813,6 +933,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, idle_poll_setter_range);
 	tcase_add_test(tc, requests_read_together_do_not_wait_behind_blocked_ones);
 	tcase_add_test(tc, held_requests_refused_busy_except_the_cancelled);
+	tcase_add_test(tc, local_requests_obey_the_shutdown);
 	suite_add_tcase(s, tc);
 	return s;
 }

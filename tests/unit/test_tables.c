@@ -439,6 +439,129 @@ START_TEST(json_parse_keeps_the_thread_locale)
 }
 END_TEST
 
+
+/* ---- eng_call: outbound requests with their own token ------------------- */
+
+typedef struct test_call {
+	eng_call base;
+	_Atomic int settles, answered, failed, released;
+} test_call;
+
+static void tc_settle(eng_call *c, eng_pending *p, int state, json_object *answer)
+{
+	test_call *t = (test_call *)c;
+	(void)p;
+	atomic_fetch_add(&t->settles, 1);
+	if (state == ENG_PEND_ANSWERED) {
+		ck_assert_ptr_nonnull(answer);
+		atomic_fetch_add(&t->answered, 1);
+	} else {
+		ck_assert_ptr_null(answer);
+		atomic_fetch_add(&t->failed, 1);
+	}
+	json_object_put(answer);
+}
+
+static void tc_release(eng_call *c)
+{
+	atomic_fetch_add(&((test_call *)c)->released, 1);
+}
+
+START_TEST(call_entries_settle_through_the_hook)
+{
+	eng_pending_table pt;
+	ck_assert_int_eq(eng_pending_init(&pt, 8), MCP_OK);
+	test_call t = { 0 };
+	ck_assert_int_eq(eng_call_init(&t.base, tc_settle, tc_release), MCP_OK);
+	eng_pending *a, *b, *c;
+	ck_assert_int_eq(eng_pending_add_call(&pt, &t.base, &a), MCP_OK);
+	ck_assert_int_eq(eng_pending_add_call(&pt, &t.base, &b), MCP_OK);
+	ck_assert_int_eq(eng_pending_add_call(&pt, &t.base, &c), MCP_OK);
+	ck_assert_ptr_eq(a->tok, &t.base.token);
+	ck_assert(eng_pending_waiting(&pt, a->id));
+	/* An answer reaches the hook, not the entry; a second is unmatched. */
+	ck_assert_int_eq(eng_pending_answer(&pt, a->id, json_object_new_object()), 1);
+	ck_assert_int_eq(eng_pending_answer(&pt, a->id, json_object_new_object()), 0);
+	ck_assert(!eng_pending_waiting(&pt, a->id));
+	ck_assert_ptr_null(a->answer);
+	ck_assert_int_eq(a->state, ENG_PEND_ANSWERED);
+	/* The caller's own removal runs no hook. */
+	eng_pending_remove(&pt, b);
+	ck_assert_int_eq(atomic_load(&t.settles), 1);
+	/* The shutdown's snapshot fails what is left, through the hook. */
+	ck_assert_uint_eq(eng_pending_fail_all(&pt), 1);
+	ck_assert_int_eq(atomic_load(&t.failed), 1);
+	ck_assert_int_eq(c->state, ENG_PEND_FAILED);
+	ck_assert_int_eq(eng_pending_add_call(&pt, &t.base, &b), MCP_ECLOSED);
+	/* Entries hold the call: released only after the last one goes. */
+	eng_pending_unref(a);
+	eng_pending_unref(b);
+	eng_call_unref(&t.base);
+	ck_assert_int_eq(atomic_load(&t.released), 0);
+	eng_pending_unref(c);
+	ck_assert_int_eq(atomic_load(&t.released), 1);
+	eng_pending_destroy(&pt);
+}
+END_TEST
+
+typedef struct race_arg {
+	eng_pending_table *pt;
+	eng_pending *p;
+	pthread_barrier_t *bar;
+	int removed;
+} race_arg;
+
+static void *race_answer(void *arg)
+{
+	race_arg *a = arg;
+	pthread_barrier_wait(a->bar);
+	eng_pending_answer(a->pt, a->p->id, json_object_new_object());
+	return NULL;
+}
+
+static void *race_remove(void *arg)
+{
+	race_arg *a = arg;
+	pthread_barrier_wait(a->bar);
+	/* What a cancelling client does: a removal that finds the entry
+	 * means no settle will come. */
+	a->removed = eng_pending_remove(a->pt, a->p);
+	return NULL;
+}
+
+/* An answer racing the waiter's own removal (a cancel), and the shutdown's
+ * snapshot racing both: each entry ends exactly once. */
+START_TEST(call_answer_races_removal_and_fail_all)
+{
+	for (int round = 0; round < 2000; round++) {
+		eng_pending_table pt;
+		eng_pending_init(&pt, 8);
+		test_call t = { 0 };
+		eng_call_init(&t.base, tc_settle, tc_release);
+		eng_pending *p;
+		ck_assert_int_eq(eng_pending_add_call(&pt, &t.base, &p), MCP_OK);
+		pthread_barrier_t bar;
+		pthread_barrier_init(&bar, NULL, 2);
+		race_arg a = { &pt, p, &bar, 0 }, b = { &pt, p, &bar, 0 };
+		pthread_t th1, th2;
+		pthread_create(&th1, NULL, race_answer, &a);
+		pthread_create(&th2, NULL, race_remove, &b);
+		if (round % 3 == 0)
+			eng_pending_fail_all(&pt);
+		pthread_join(th1, NULL);
+		pthread_join(th2, NULL);
+		pthread_barrier_destroy(&bar);
+		int settles = atomic_load(&t.settles);
+		ck_assert_int_eq(settles + b.removed, 1);
+		ck_assert_uint_eq(eng_pending_count(&pt), 0);
+		eng_pending_unref(p);
+		eng_call_unref(&t.base);
+		ck_assert_int_eq(atomic_load(&t.released), 1);
+		eng_pending_destroy(&pt);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("tables");
@@ -447,6 +570,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, idtable_put_get_del_grow);
 	tcase_add_test(tc, pending_answer_unknown_duplicate);
 	tcase_add_test(tc, fail_all_races_self_removal);
+	tcase_add_test(tc, call_entries_settle_through_the_hook);
+	tcase_add_test(tc, call_answer_races_removal_and_fail_all);
 	tcase_add_test(tc, json_dup_matches_jsonc);
 	tcase_add_test(tc, json_precheck_refuses_what_jsonc_accepts);
 	tcase_add_test(tc, json_envelope_takes_only_plain_requests);

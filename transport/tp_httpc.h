@@ -1,0 +1,68 @@
+/*
+ * tp_httpc.h - the client end of Streamable HTTP, on libcurl: one thread
+ * drives every request of a connection through a curl multi handle.
+ *
+ * It knows HTTP and SSE, not JSON-RPC: each message it receives (a JSON
+ * body, or the data of an SSE event) is handed up whole with the route of
+ * the request whose response carried it, and the layer above says whether
+ * a route still waits for its answer (a cut SSE stream is then resumed
+ * with GET and Last-Event-ID after the server's `retry`).
+ */
+#ifndef MCP_TRANSPORT_TP_HTTPC_H
+#define MCP_TRANSPORT_TP_HTTPC_H
+
+#include <stddef.h>
+
+#include "transport/tp.h"
+
+typedef struct tp_httpc tp_httpc;
+
+/* What the layer above provides.  Every hook runs on the transport's
+ * thread, one at a time. */
+typedef struct tp_httpc_hooks {
+	/* One inbound message (not NUL-terminated), from the response to the
+	 * POST of `route` (NULL: the GET stream, or a POST without route). */
+	void (*on_message)(void *arg, const char *route, const char *data, size_t len);
+	/* 1 while the request of `route` still waits for its answer. */
+	int (*route_waiting)(void *arg, const char *route);
+	/* The POST of `route` (a request) ended without its answer: `status`
+	 * is the HTTP status (0: no HTTP answer at all), `why` says what
+	 * happened.  Not called once route_waiting says 0. */
+	void (*on_failure)(void *arg, const char *route, int status, const char *why);
+	void *arg;
+} tp_httpc_hooks;
+
+/* A connection to `url` (copied).  Starts its thread.  NULL with a reason
+ * in err[errsz] when libcurl or the thread cannot be had. */
+tp_httpc *tp_httpc_new(const char *url, const tp_httpc_hooks *hooks, size_t max_message,
+		       char *err, size_t errsz);
+/* "Authorization: Bearer TOKEN" on every request (copied; NULL: none).
+ * Before the first request. */
+int tp_httpc_set_bearer(tp_httpc *h, const char *token);
+/* The MCP-Protocol-Version header of every later request (copied; NULL:
+ * none).  Any thread. */
+int tp_httpc_set_protocol_version(tp_httpc *h, const char *version);
+/* POSTs one message (`data` copied; `len` bytes, no newline needed) with
+ * extra header lines ("Name: value", copied; NULL-terminated, may be NULL)
+ * and a route (copied; NULL: none, for notifications and answers whose
+ * fate nobody waits for).  Never blocks.  0, or -ENOMEM, -EPIPE after
+ * close. */
+int tp_httpc_post(tp_httpc *h, const char *data, size_t len, const char *route,
+		  const char *const *headers);
+/* Opens the standalone GET stream of the session (messages not tied to a
+ * request), reopened with Last-Event-ID when it ends while the connection
+ * is open; a 405 answer means the server offers none.  Any thread. */
+void tp_httpc_open_stream(tp_httpc *h);
+/* The session id the server gave (a copy in buf[bufsz]), or "" . */
+void tp_httpc_session_id(tp_httpc *h, char *buf, size_t bufsz);
+/* The engine's side: a tp_conn whose send_routed POSTs each line (never
+ * blocking), for a push session.  Freed with the connection. */
+tp_conn *tp_httpc_conn(tp_httpc *h);
+/* Ends the connection: DELETEs the session (when there is one, bounded
+ * by `timeout_ms`), stops the thread, drops what is unsent.  No hook runs
+ * after it returns.  Idempotent. */
+void tp_httpc_close(tp_httpc *h, int timeout_ms);
+/* Frees it (after tp_httpc_close). */
+void tp_httpc_free(tp_httpc *h);
+
+#endif /* MCP_TRANSPORT_TP_HTTPC_H */
