@@ -268,13 +268,14 @@ MCP_EXTERN int mcp_client_set_protocol_version(mcp_client *c, const char *versio
 	}
 
 CLIENT_RANGE(mcp_client_set_workers, workers, int, 1, 256)
-CLIENT_RANGE(mcp_client_set_grace_ms, grace_ms, int, 0, 600000)
-CLIENT_RANGE(mcp_client_set_connect_timeout_ms, connect_ms, int, 1, 3600000)
+CLIENT_RANGE(mcp_client_set_grace_ms, grace_ms, int64_t, 0, 600000)
+CLIENT_RANGE(mcp_client_set_connect_timeout_ms, connect_ms, int64_t, 1, 3600000)
 CLIENT_RANGE(mcp_client_set_max_message, max_message, size_t, 1024, (size_t)1 << 30)
 CLIENT_RANGE(mcp_client_set_max_calls, max_calls, int, 1, 1000000)
 CLIENT_RANGE(mcp_client_set_input_rounds, input_rounds, int, 1, 64)
 
-MCP_EXTERN int mcp_client_set_kill_grace_ms(mcp_client *c, int eof_to_term_ms, int term_to_kill_ms)
+MCP_EXTERN int mcp_client_set_kill_grace_ms(mcp_client *c, int64_t eof_to_term_ms,
+					    int64_t term_to_kill_ms)
 {
 	int rc = settable(c);
 	if (rc)
@@ -282,8 +283,8 @@ MCP_EXTERN int mcp_client_set_kill_grace_ms(mcp_client *c, int eof_to_term_ms, i
 	if (eof_to_term_ms < 0 || eof_to_term_ms > 600000 || term_to_kill_ms < 0 ||
 	    term_to_kill_ms > 600000)
 		return MCP_EINVAL;
-	c->eof_to_term_ms = eof_to_term_ms;
-	c->term_to_kill_ms = term_to_kill_ms;
+	c->eof_to_term_ms = (int)eof_to_term_ms;
+	c->term_to_kill_ms = (int)term_to_kill_ms;
 	return MCP_OK;
 }
 

@@ -66,13 +66,13 @@ MCP_EXTERN int mcp_ctx_off_cancel(mcp_ctx *ctx, int handle)
 	return eng_token_off_cancel(&ctx->req->token, handle);
 }
 
-MCP_EXTERN int mcp_ctx_close_stream(mcp_ctx *ctx, int retry_ms)
+MCP_EXTERN int mcp_ctx_close_stream(mcp_ctx *ctx, int64_t retry_ms)
 {
 	if (!ctx || retry_ms < 0 || retry_ms > 86400000)
 		return MCP_EINVAL;
 	if (ctx->task)
 		return MCP_ENOTSUP; /* a task's answer travels by tasks/result */
-	return eng_session_close_stream(ctx->req->sess, ctx->req, retry_ms);
+	return eng_session_close_stream(ctx->req->sess, ctx->req, (int)retry_ms);
 }
 
 static json_object *notification(const char *method, json_object *params)

@@ -6,6 +6,7 @@
  * embedded server runs the exact engine code a stdio server runs.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "api/internal.h"
@@ -62,13 +63,15 @@ MCP_EXTERN int mcp_memconn_send(mcp_memconn *c, const char *msg, size_t len)
 	return rc == 0 ? MCP_OK : rc == -EPIPE ? MCP_ECLOSED : MCP_ENOMEM;
 }
 
-MCP_EXTERN int mcp_memconn_recv(mcp_memconn *c, int timeout_ms, char **msg, size_t *len)
+MCP_EXTERN int mcp_memconn_recv(mcp_memconn *c, int64_t timeout_ms, char **msg, size_t *len)
 {
 	if (!c || !msg || !len)
 		return MCP_EINVAL;
 	*msg = NULL;
 	*len = 0;
-	int rc = tp_mem_client_recv(c->mem, timeout_ms, msg, len);
+	/* Past INT_MAX ms (24 days) is as good as forever. */
+	int wait = timeout_ms < 0 ? -1 : timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
+	int rc = tp_mem_client_recv(c->mem, wait, msg, len);
 	return rc < 0 ? MCP_ECLOSED : rc;
 }
 

@@ -133,7 +133,7 @@ MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *text)
 	}
 
 RANGE_SETTER(mcp_server_set_workers, workers, int, 1, 1024)
-RANGE_SETTER(mcp_server_set_grace_ms, grace_ms, int, 0, 600000)
+RANGE_SETTER(mcp_server_set_grace_ms, grace_ms, int64_t, 0, 600000)
 RANGE_SETTER(mcp_server_set_max_message, max_message, size_t, 1024, (size_t)1 << 30)
 RANGE_SETTER(mcp_server_set_max_depth, max_depth, int, 2, 10000)
 RANGE_SETTER(mcp_server_set_max_queue, max_queue, int, 1, 10000000)

@@ -109,10 +109,10 @@ MCP_EXTERN int mcp_client_set_protocol_version(mcp_client *c, const char *versio
 MCP_EXTERN int mcp_client_set_workers(mcp_client *c, int n);
 /* How long mcp_client_close() waits for running handlers before it
  * abandons them (0..600000 ms; default 1500). */
-MCP_EXTERN int mcp_client_set_grace_ms(mcp_client *c, int ms);
+MCP_EXTERN int mcp_client_set_grace_ms(mcp_client *c, int64_t ms);
 /* How long a connect function waits for the handshake (1..3600000 ms;
  * default 30000). */
-MCP_EXTERN int mcp_client_set_connect_timeout_ms(mcp_client *c, int ms);
+MCP_EXTERN int mcp_client_set_connect_timeout_ms(mcp_client *c, int64_t ms);
 /* Largest inbound message (1024..1 GiB; default 16 MiB); a longer one is
  * refused and skipped. */
 MCP_EXTERN int mcp_client_set_max_message(mcp_client *c, size_t bytes);
@@ -126,8 +126,8 @@ MCP_EXTERN int mcp_client_set_input_rounds(mcp_client *c, int rounds);
  * input was closed, how long it may take to exit before SIGTERM, and after
  * SIGTERM before SIGKILL, both sent to its process group (0..600000 ms;
  * defaults 2000 and 2000).  The child is always reaped. */
-MCP_EXTERN int mcp_client_set_kill_grace_ms(mcp_client *c, int eof_to_term_ms,
-					    int term_to_kill_ms);
+MCP_EXTERN int mcp_client_set_kill_grace_ms(mcp_client *c, int64_t eof_to_term_ms,
+					    int64_t term_to_kill_ms);
 /* HTTP: the bearer token sent as "Authorization: Bearer TOKEN" on every
  * request (copied; NULL: none). */
 MCP_EXTERN int mcp_client_set_bearer(mcp_client *c, const char *token);

@@ -172,7 +172,7 @@ MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *text);
 MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int n);
 /* Shutdown grace period in milliseconds (0..600000; default 1500): how long
  * the shutdown waits for running handlers before abandoning them. */
-MCP_EXTERN int mcp_server_set_grace_ms(mcp_server *srv, int ms);
+MCP_EXTERN int mcp_server_set_grace_ms(mcp_server *srv, int64_t ms);
 /* Maximum size of one inbound message in bytes (1024..1 GiB; default
  * 16 MiB).  A longer line gets -32600 and the reader resumes after it; over
  * HTTP, a longer POST body gets 413. */
@@ -241,7 +241,7 @@ MCP_EXTERN int mcp_memconn_send(mcp_memconn *c, const char *msg, size_t len);
  * (< 0: forever).  Returns 1 with *msg (NUL-terminated, caller frees with
  * free()) and *len, 0 on timeout, or MCP_ECLOSED when the server closed its
  * output and nothing is left.  Thread-safe. */
-MCP_EXTERN int mcp_memconn_recv(mcp_memconn *c, int timeout_ms, char **msg, size_t *len);
+MCP_EXTERN int mcp_memconn_recv(mcp_memconn *c, int64_t timeout_ms, char **msg, size_t *len);
 /* Ends the client's input: the server sees end of input and runs its
  * orderly shutdown, as on stdio: running handlers see MCP_CANCEL_TRANSPORT_
  * CLOSED; answers they still return normally are delivered, those that stop
@@ -1103,7 +1103,7 @@ MCP_EXTERN int mcp_ctx_trace_context(const mcp_ctx *ctx, const char **traceparen
  * JSON response, or a session older than 2025-11-25), MCP_ENOENT (the
  * request was already answered), MCP_ECLOSED or MCP_EINVAL.  Call from the
  * handler's thread. */
-MCP_EXTERN int mcp_ctx_close_stream(mcp_ctx *ctx, int retry_ms);
+MCP_EXTERN int mcp_ctx_close_stream(mcp_ctx *ctx, int64_t retry_ms);
 
 /* Input from the client, in either era (multi round-trip requests).
  *
