@@ -314,7 +314,9 @@ MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char 
 	 * even answers the request. */
 	mcp_sess_remember_elicitation(ctx->sess, elicitation_id);
 	int rc = mcp_elicit_send(ctx, params, timeout_ms, result);
-	if (rc == MCP_ENOTSUP || rc == MCP_ESTATE || rc == MCP_ECLOSED)
+	/* Never sent: nothing will complete it.  (A close is reported as
+	 * MCP_ECANCELED, like any cancellation.) */
+	if (rc == MCP_ENOTSUP || rc == MCP_ESTATE)
 		mcp_sess_forget_elicitation(ctx->sess, elicitation_id);
 	return rc;
 }

@@ -140,7 +140,7 @@ static int client_request_failed(mcp_result *out, const char *what, const char *
 				 int rc, json_object *remote_error)
 {
 	int ret;
-	if (rc == MCP_ECANCELED || rc == MCP_ECLOSED) {
+	if (rc == MCP_ECANCELED) {
 		ret = MCP_ECANCELED;
 	} else if (rc == MCP_ENOTSUP) {
 		ret = tool_error(out, "%s is not available: the client did not declare the %s "

@@ -137,7 +137,7 @@ static int tool_roots(mcp_ctx *ctx, json_object *args, mcp_result *out, void *us
 	}
 	if (rc == MCP_OK && sleep_ms > 0)
 		rc = mcp_ctx_sleep(ctx, sleep_ms);
-	if (rc == MCP_ECANCELED || rc == MCP_ECLOSED) {
+	if (rc == MCP_ECANCELED) {
 		json_object_put(res);
 		return rc; /* stopped by cancellation or the close: no answer */
 	}

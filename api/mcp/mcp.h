@@ -1187,8 +1187,6 @@ MCP_EXTERN int mcp_server_set_parking(mcp_server *srv, int max_parked, int64_t t
  *                 wire), or the connection is closing or its output failed:
  *                 the token has then fired too, and mcp_ctx_cancelled()
  *                 names the reason (write nothing, return);
- *   MCP_ECLOSED   kept for compatibility: these calls report a close as
- *                 MCP_ECANCELED; treat both alike;
  *   MCP_EBUSY     too many outstanding requests on this connection;
  *   MCP_EPROTO    the client's answer had neither an object "result" nor
  *                 an object "error";
