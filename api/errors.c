@@ -1,10 +1,20 @@
 /*
  * errors.c - names for the library's error codes, cancellation reasons and
- * protocol revisions.
+ * protocol revisions, and the library's version.
  */
 #include <string.h>
 
 #include "api/internal.h"
+
+MCP_EXTERN unsigned int mcp_version(void)
+{
+	return MCP_VERSION_NUM;
+}
+
+MCP_EXTERN const char *mcp_version_string(void)
+{
+	return MCP_VERSION_STRING;
+}
 
 MCP_EXTERN const char *mcp_strerror(int err)
 {

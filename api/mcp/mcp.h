@@ -52,6 +52,31 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------- */
+/* Version                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* The version of the header the program was compiled with.  MCP_VERSION_NUM
+ * packs it as 0xMMmmpp (major, minor, patch; one byte each), so versions
+ * compare as integers: `#if MCP_VERSION_NUM >= 0x000200`.  The major number
+ * changes only when the ABI breaks; the shared object's name (libmcp.so.N)
+ * follows it. */
+#define MCP_VERSION_MAJOR 0
+#define MCP_VERSION_MINOR 1
+#define MCP_VERSION_PATCH 0
+#define MCP_VERSION_NUM \
+	((MCP_VERSION_MAJOR << 16) | (MCP_VERSION_MINOR << 8) | MCP_VERSION_PATCH)
+#define MCP_VERSION_STRING "0.1.0"
+
+/* The version of the library the program runs with, which may be newer than
+ * the header it was compiled with: mcp_version() returns its MCP_VERSION_NUM,
+ * mcp_version_string() its MCP_VERSION_STRING (static; never NULL).  A
+ * program that needs a function added in a later minor release compares
+ * mcp_version() with that release's number before it relies on it.  Any
+ * thread. */
+MCP_EXTERN unsigned int mcp_version(void);
+MCP_EXTERN const char *mcp_version_string(void);
+
+/* ---------------------------------------------------------------------- */
 /* Errors                                                                  */
 /* ---------------------------------------------------------------------- */
 

@@ -15,7 +15,11 @@ fails, naming the function and the place, when
   - the range a setter's code enforces differs from the one its header
     comment states ("(LO..HI" at the start of the comment of that
     declaration), or from the one its manual page states ("LO to HI" in
-    the paragraph of that function), where they state one.
+    the paragraph of that function), where they state one;
+  - the version the header defines (MCP_VERSION_MAJOR, _MINOR, _PATCH,
+    MCP_VERSION_STRING) differs from the package's (AC_INIT in
+    configure.ac), from debian/changelog's upstream version, or from the
+    string mcp_strerror(3) quotes.
 
 Standard library only.
 """
@@ -156,6 +160,40 @@ def man_paragraphs(src):
     return out
 
 
+def version_problems(src):
+    """The version stands in the header, configure.ac, debian/changelog and
+    mcp_strerror.3; all must agree with the header's."""
+    out = []
+    with open(os.path.join(src, "api/mcp/mcp.h")) as f:
+        h = f.read()
+    parts = []
+    for part in ("MAJOR", "MINOR", "PATCH"):
+        m = re.search(rf"#define MCP_VERSION_{part} (\d+)\b", h)
+        if not m:
+            return [f"api/mcp/mcp.h: no MCP_VERSION_{part}"]
+        parts.append(m.group(1))
+    want = ".".join(parts)
+    m = re.search(r'#define MCP_VERSION_STRING "([^"]*)"', h)
+    if not m or m.group(1) != want:
+        out.append(f"api/mcp/mcp.h: MCP_VERSION_STRING is {m.group(1) if m else None!r}, "
+                   f"the numbers say {want}")
+    with open(os.path.join(src, "configure.ac")) as f:
+        m = re.search(r"AC_INIT\(\[[^]]*\],\s*\[([^]]*)\]", f.read())
+    if not m or m.group(1) != want:
+        out.append(f"configure.ac: AC_INIT says {m.group(1) if m else None!r}, the header {want}")
+    with open(os.path.join(src, "debian/changelog")) as f:
+        m = re.match(r"\S+ \(([^)-]+)", f.readline())
+    if not m or m.group(1) != want:
+        out.append(f"debian/changelog: the newest entry is {m.group(1) if m else None!r}, "
+                   f"the header {want}")
+    with open(os.path.join(src, "man/mcp_strerror.3")) as f:
+        m = re.search(r'\.Dv MCP_VERSION_STRING\n\.Pq Qq ([^\n]+)', f.read())
+    if not m or m.group(1) != want:
+        out.append(f"man/mcp_strerror.3: quotes MCP_VERSION_STRING as "
+                   f"{m.group(1) if m else None!r}, the header {want}")
+    return out
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("MCP_SRCDIR")
     if not src:
@@ -195,10 +233,11 @@ def main():
                 if got != want:
                     problems.append(f"{page}: {name}: the page says {m.group(1)} to {m.group(2)}, "
                                     f"the code enforces {lo}..{hi}")
+    problems += version_problems(src)
     for p in problems:
         print(f"check-facts: {p}")
     print(f"check-facts: {checked} synopses and {ranges} stated ranges compared, "
-          f"{len(problems)} disagreements")
+          f"the version in 4 places; {len(problems)} disagreements")
     return 1 if problems else 0
 
 

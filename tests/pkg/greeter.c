@@ -46,6 +46,13 @@ int main(void)
 	struct sigaction sa;
 	int rc;
 
+	/* The installed header and the installed library are one release. */
+	if (mcp_version() != MCP_VERSION_NUM ||
+	    strcmp(mcp_version_string(), MCP_VERSION_STRING) != 0) {
+		fprintf(stderr, "greeter: built with libmcp %s, runs with %s\n",
+			MCP_VERSION_STRING, mcp_version_string());
+		return 1;
+	}
 	srv = mcp_server_new("greeter", "1.0.0");
 	if (!srv) {
 		fputs("greeter: out of memory\n", stderr);
