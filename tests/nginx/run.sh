@@ -361,7 +361,7 @@ EOF
                 return 502;
             }
             default_type application/json;
-            return 404 '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}';
+            return 404 '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}';
         }
     }
 }
@@ -556,22 +556,34 @@ run_mode() {
 		if [ -z "$sid" ]; then
 			not_ok "session: a request for a session of a stopped backend gets 404 (no session of backend $NBACKENDS in the log)"
 		else
-			st=$(python3 - "$url" "$sid" <<'EOF'
-import sys, urllib.request, urllib.error
-req = urllib.request.Request(sys.argv[1], method='POST', data=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
-    headers={'Content-Type': 'application/json', 'Accept': 'application/json, text/event-stream',
-             'Mcp-Session-Id': sys.argv[2], 'MCP-Protocol-Version': '2025-11-25'})
-try:
-    with urllib.request.urlopen(req, timeout=10) as r:
-        print(r.status)
-except urllib.error.HTTPError as e:
-    print(e.code)
+			# The fallback's body must say what a backend's own 404 says:
+			# ask backend 1 for a session it never had, and compare codes.
+			st=$(python3 - "$url" "$sid" "b1.no-such-session" <<'EOF'
+import json, sys, urllib.request, urllib.error
+def ask(sid):
+    req = urllib.request.Request(sys.argv[1], method='POST', data=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+        headers={'Content-Type': 'application/json', 'Accept': 'application/json, text/event-stream',
+                 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25'})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, None
+    except urllib.error.HTTPError as e:
+        try:
+            return e.code, json.loads(e.read())["error"]["code"]
+        except Exception:
+            return e.code, None
+gone, own = ask(sys.argv[2]), ask(sys.argv[3])
+print(gone[0], gone[1], own[0], own[1])
 EOF
 			)
-			if [ "$st" = 404 ] && [ $lst -eq 0 ]; then
-				ok "session: backend $NBACKENDS stopped (exit 0); a request for one of its sessions gets 404, not 502"
+			read -r gst gcode ost ocode <<EOF
+$st
+EOF
+			if [ "${gst:-}" = 404 ] && [ $lst -eq 0 ] && [ "${ost:-}" = 404 ] &&
+			   [ "${gcode:-}" = "${ocode:-}" ] && [ "${gcode:-}" != None ]; then
+				ok "session: backend $NBACKENDS stopped (exit 0); a request for one of its sessions gets 404, not 502, with the server's own code $gcode"
 			else
-				not_ok "session: backend $NBACKENDS stopped (exit $lst); a request for one of its sessions gets 404 (got $st)"
+				not_ok "session: backend $NBACKENDS stopped (exit $lst); a request for one of its sessions gets 404 with the code of a backend's own 404 (got status/code ${gst:-}/${gcode:-}, a backend's ${ost:-}/${ocode:-})"
 			fi
 		fi
 	fi
