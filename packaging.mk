@@ -80,7 +80,7 @@ TESTS += tests/pkg/check-abi.sh tests/pkg/check-man.sh tests/pkg/check-facts.py
 EXTRA_DIST += libmcp.sym tests/pkg/api-list.sh tests/pkg/check-abi.sh \
 	tests/pkg/check-man.sh tests/pkg/check-facts.py tests/pkg/greeter.c tests/pkg/run-server.sh \
 	tests/pkg/staged-greeter.sh tests/pkg/installed-build.sh \
-	tests/pkg/deb-install.sh tests/pkg/make-deb.sh doc/packaging.md
+	tests/pkg/deb-install.sh tests/pkg/make-deb.sh
 
 # ---- make check-installed ---------------------------------------------------------------
 # Not part of make check: it installs, compiles and uninstalls, which the
@@ -88,7 +88,7 @@ EXTRA_DIST += libmcp.sym tests/pkg/api-list.sh tests/pkg/check-abi.sh \
 .PHONY += check-installed
 check-installed: all
 	MAKE='$(MAKE)' MCP_LIBDIR='$(libdir)' MCP_INCLUDEDIR='$(includedir)' \
-	MCP_BINDIR='$(bindir)' MCP_MANDIR='$(mandir)' \
+	MCP_BINDIR='$(bindir)' MCP_MANDIR='$(mandir)' MCP_DOCDIR='$(docdir)' \
 	CC='$(CC)' CFLAGS='$(SAN_CFLAGS)' LDFLAGS='$(SAN_LDFLAGS)' \
 	  $(SHELL) $(PKG_TESTS_DIR)/installed-build.sh '$(abs_top_srcdir)' '$(abs_top_builddir)'
 

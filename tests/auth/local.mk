@@ -8,7 +8,7 @@
 # jose are installed by npm ci into $(top_builddir)/.auth-node on first use;
 # without npm or the registry it reports SKIP and succeeds.  The rest of
 # test_auth runs in plain make check.
-EXTRA_DIST += doc/auth.md tests/auth/make-tokens.mjs tests/auth/run.sh tests/auth/package.json \
+EXTRA_DIST += tests/auth/make-tokens.mjs tests/auth/run.sh tests/auth/package.json \
 	tests/auth/package-lock.json tests/auth/e2e/README.md tests/auth/e2e/client.mjs \
 	tests/auth/e2e/package.json tests/auth/e2e/package-lock.json tests/auth/e2e/run.sh
 

@@ -8,12 +8,12 @@
 #
 # The installation directories come from the environment, as configure set
 # them (the make target passes them): MCP_LIBDIR, MCP_INCLUDEDIR, MCP_BINDIR,
-# MCP_MANDIR; MAKE is the make to call.
+# MCP_MANDIR, MCP_DOCDIR; MAKE is the make to call.
 set -eu
 me=installed-build.sh
 srcdir=${1:?usage: installed-build.sh SRCDIR BUILDDIR}
 builddir=${2:?}
-: "${MCP_LIBDIR:?}" "${MCP_INCLUDEDIR:?}" "${MCP_BINDIR:?}" "${MCP_MANDIR:?}"
+: "${MCP_LIBDIR:?}" "${MCP_INCLUDEDIR:?}" "${MCP_BINDIR:?}" "${MCP_MANDIR:?}" "${MCP_DOCDIR:?}"
 MAKE=${MAKE:-make}
 srcdir=$(cd "$srcdir" && pwd)
 
@@ -49,6 +49,9 @@ for p in mcp-everything mcp-files mcp-call; do
 	test -f "$root$MCP_MANDIR/man1/$p.1" || problem "$MCP_MANDIR/man1/$p.1 not installed"
 done
 test -f "$root$MCP_MANDIR/man3/libmcp.3" || problem "$MCP_MANDIR/man3/libmcp.3 not installed"
+for d in README.md design.md packaging.md auth.md client.md; do
+	test -f "$root$MCP_DOCDIR/$d" || problem "$MCP_DOCDIR/$d not installed (libmcp(3) points to it)"
+done
 for fn in $(sh "$srcdir/tests/pkg/api-list.sh" "$srcdir/api/mcp/mcp.h" "$srcdir/api/mcp/client.h"); do
 	test -f "$root$MCP_MANDIR/man3/$fn.3" || problem "no installed man page $MCP_MANDIR/man3/$fn.3"
 done
