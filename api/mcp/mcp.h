@@ -179,61 +179,16 @@ typedef struct mcp_result mcp_result; /* a tool result being built */
  * mcp_server_free(). */
 MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version);
 
+/* A server is configured with the setters of "Server configuration" at the
+ * end of this header, fills its registries (tools, resources, prompts,
+ * skills) and runs on one transport. */
+
 /* Releases a server that is not running.  Calling it while a run function
  * is still executing on another thread is undefined.  Handlers abandoned at
  * a shutdown deadline keep the memory they can reach alive on purpose (it is
  * not freed while they may still run); everything else is freed.  NULL is
  * ignored. */
 MCP_EXTERN void mcp_server_free(mcp_server *srv);
-
-/* Configuration.  Each setter copies its argument, returns MCP_OK, or
- * MCP_EINVAL for an out-of-range value, or MCP_ESTATE when called while the
- * server is running.  Call them from the thread that owns the server before
- * a run function. */
-
-/* Instructions sent in the initialize result (copied; NULL clears). */
-MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *text);
-/* Worker threads in the pool (1..1024; default 4). */
-MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int n);
-/* Shutdown grace period in milliseconds (0..600000; default 1500): how long
- * the shutdown waits for running handlers before abandoning them. */
-MCP_EXTERN int mcp_server_set_grace_ms(mcp_server *srv, int64_t ms);
-/* Maximum size of one inbound message in bytes (1024..1 GiB; default
- * 16 MiB).  A longer line gets -32600 and the reader resumes after it; over
- * HTTP, a longer POST body gets 413. */
-MCP_EXTERN int mcp_server_set_max_message(mcp_server *srv, size_t bytes);
-/* Maximum JSON nesting depth of an inbound message (2..10000; default 128). */
-MCP_EXTERN int mcp_server_set_max_depth(mcp_server *srv, int depth);
-/* Maximum number of requests queued for a worker, over all connections
- * (1..10000000; default 100000).  A request beyond it is answered at once
- * with MCP_JSONRPC_SERVER_BUSY. */
-MCP_EXTERN int mcp_server_set_max_queue(mcp_server *srv, int n);
-/* Maximum number of outstanding server-to-client requests per connection
- * (1..1000000; default 1024).  Beyond it mcp_ctx_* requests fail with
- * MCP_EBUSY. */
-MCP_EXTERN int mcp_server_set_max_pending(mcp_server *srv, int n);
-/* How long, in microseconds, a worker polls for the next request before it
- * sleeps, once it has answered requests that came one at a time (0..10000;
- * default 50; 0 never polls).  A client that waits for each answer before
- * it sends the next then finds a worker awake instead of paying a thread
- * wake-up per request; the price is up to this much CPU time after each
- * such request.  Under load, or while other handlers run, no worker
- * polls. */
-MCP_EXTERN int mcp_server_set_idle_poll_us(mcp_server *srv, int us);
-
-/* Observation hook: called on the worker thread when a tool handler starts
- * (`event` "started", reason NULL) and once when it has ended (`event`
- * "cleanup", reason one of "completed", "peer_cancelled",
- * "transport_closed", "shutdown", "timeout").  Between the two, `event`
- * "invalid_output" reports a server fault: the tool's structuredContent
- * broke its output_schema (reason: the one-line error, e.g.
- * "/sum: expected number, got string (type)"; the client gets -32603).
- * Events may be added: a hook ignores those it does not know.  `id_json`
- * is the request id as compact JSON.  All strings are borrowed for the
- * call only.  The hook must be thread-safe and must not block. */
-typedef void (*mcp_trace_fn)(const char *event, const char *id_json,
-			     const char *reason, void *user);
-MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user);
 
 /* Runs the server on standard input and output until the orderly shutdown
  * completes: end of input, a write error on standard output, or
@@ -306,100 +261,14 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
  * asked for progress or logs, and a client that disconnects cancels it.
  * A 2025-03-26 session may POST a JSON-RPC batch: it is answered with one
  * JSON array (202 when nothing in it is answered).  Requests whose Host or
- * Origin is not allowed get 403 (see below).  Blocks until
+ * Origin is not allowed get 403 (mcp_server_add_http_allowed_host).  The
+ * settings are under "Server configuration".  Blocks until
  * mcp_server_shutdown(); returns MCP_OK, MCP_EINVAL (bad address),
  * MCP_ESTATE, MCP_ESYS (cannot bind) or MCP_ENOTSUP (built without
  * libmicrohttpd, or its shared library cannot be loaded: libmcp opens it
  * with dlopen at the first call, so a server that only speaks stdio never
  * maps it and what it pulls in). */
 MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bound_port);
-
-/* Streamable HTTP settings; call before mcp_server_run_http().  Each
- * returns MCP_OK, MCP_EINVAL or MCP_ESTATE (server running).  Every limit
- * is refused with a status and a JSON-RPC body, never by blocking or
- * dropping others: 413 for a body over mcp_server_set_max_message(), 400
- * for JSON nested past mcp_server_set_max_depth() (the same limit on
- * every transport), 503 with Retry-After for connections, sessions and
- * streams, 429 with Retry-After for one session's queue.  A request whose
- * length is ambiguous (two Content-Length headers, or Content-Length with
- * Transfer-Encoding) gets 400 and its connection is closed; a POST whose
- * Accept names neither application/json nor text/event-stream gets 406;
- * an MCP-Protocol-Version the server does not speak gets 400 on every
- * method. */
-/* The endpoint path (copied; must start with '/'; default "/mcp"). */
-MCP_EXTERN int mcp_server_set_http_path(mcp_server *srv, const char *path);
-/* Non-zero: answer every request as one JSON body even when the client
- * accepts SSE (progress and other messages tied to the request are then
- * not delivered).  Default 0: SSE when accepted. */
-MCP_EXTERN int mcp_server_set_http_json(mcp_server *srv, int json_only);
-/* Non-zero: stateless mode, for several processes behind a load balancer.
- * No sessions: no Mcp-Session-Id is issued or required, each POSTed request
- * is served on its own (as if initialized, with the revision of its
- * MCP-Protocol-Version header, default 2025-03-26, and no client
- * capabilities), GET and DELETE answer 405.  So handlers cannot call the
- * client (MCP_ENOTSUP), notifications and cancellation from the client
- * are accepted and ignored, there are no subscriptions, GET stream or
- * tasks.  Default 0. */
-MCP_EXTERN int mcp_server_set_http_stateless(mcp_server *srv, int stateless);
-/* DNS rebinding protection.  A request whose Host header names a host not
- * allowed gets 403, and so does one whose Origin header (when present) is
- * not allowed.  Always allowed: localhost, 127.0.0.1 and [::1], any port,
- * for Host; the same names over http and https, any port, for Origin.
- * Add the names clients use to reach a server on another address with
- * mcp_server_add_http_allowed_host() ("example.com" or "example.com:8080";
- * without a port any port matches; "*" turns the Host check off), and the
- * web origins allowed to call it with mcp_server_add_http_allowed_origin()
- * ("https://app.example.com", exact match; "*" turns the Origin check off).
- * Strings copied.  MCP_OK, MCP_EINVAL, MCP_ENOMEM or MCP_ESTATE. */
-MCP_EXTERN int mcp_server_add_http_allowed_host(mcp_server *srv, const char *host);
-MCP_EXTERN int mcp_server_add_http_allowed_origin(mcp_server *srv, const char *origin);
-/* An authorization hook for deployments that check bearer tokens.  Called
- * on an HTTP thread for every request to the endpoint, after the Host and
- * Origin checks and before anything else, with the Authorization header's
- * value (NULL when absent), the Mcp-Session-Id header's (NULL when absent;
- * bind tokens to sessions with it) and `user`; all borrowed for the call.
- * Return 0 to let the request through, 403 to refuse it with 403
- * Forbidden, anything else to refuse it with 401 Unauthorized and a
- * "WWW-Authenticate: Bearer" header.  Must be thread-safe and must not
- * block long.  NULL `fn` removes the hook. */
-typedef int (*mcp_http_auth_fn)(const char *authorization, const char *session_id,
-				void *user);
-MCP_EXTERN int mcp_server_set_http_auth(mcp_server *srv, mcp_http_auth_fn fn, void *user);
-/* Sessions open at once (1..1000000; default 1000); initialize beyond it
- * gets HTTP 503 with Retry-After.  Requests served without a session
- * (2026-07-28, stateless mode) are limited to as many at once, apart. */
-MCP_EXTERN int mcp_server_set_max_sessions(mcp_server *srv, int n);
-/* Idle time after which a session with no open stream and no request in
- * flight ends, in ms (1000..2^31; default 30 minutes).  Its handlers (none
- * run, by definition, but subscriptions may be held) see
- * MCP_CANCEL_SESSION_EXPIRED; later requests for it get 404. */
-MCP_EXTERN int mcp_server_set_session_idle_ms(mcp_server *srv, int64_t ms);
-/* HTTP connections open at once (1..1000000; default 4096).  A request
- * on a connection past the limit gets 503 with Retry-After and the
- * connection is closed; past the limit and 64 more, connections are
- * refused at accept.  Each connection is a file descriptor: the process's
- * RLIMIT_NOFILE must leave room for them. */
-MCP_EXTERN int mcp_server_set_max_connections(mcp_server *srv, int n);
-/* Standalone SSE streams (GET) open at once, over all sessions
- * (1..1000000; default 10000).  A GET beyond it gets 503 with
- * Retry-After.  An idle stream holds no thread and no worker. */
-MCP_EXTERN int mcp_server_set_max_streams(mcp_server *srv, int n);
-/* The most SSE bytes a stream keeps for a client that reads slowly or is
- * away (4096..1 GiB; default 1 MiB).  A connected client that owes more
- * than this is disconnected (it resumes with Last-Event-ID); for one that
- * stays away, the oldest events beyond it are dropped. */
-MCP_EXTERN int mcp_server_set_stream_backlog(mcp_server *srv, size_t bytes);
-/* Fairness between HTTP sessions on the shared worker pool: at most `n`
- * requests of one session are queued for or running on a worker at once
- * (0..1024; default 0, which means workers - 1, at least 1, so that one
- * session's burst always leaves a worker to the others); its other
- * requests wait in the session, in order.  Requests served without a
- * session are each their own. */
-MCP_EXTERN int mcp_server_set_session_workers(mcp_server *srv, int n);
-/* How many requests of one HTTP session may wait for its worker cap
- * (0..10000000; default 1000).  One beyond it is answered at once with
- * MCP_JSONRPC_SERVER_BUSY, HTTP 429 with Retry-After. */
-MCP_EXTERN int mcp_server_set_session_queue(mcp_server *srv, int n);
 
 /* Starts the orderly shutdown of a running server: cancels every request
  * with MCP_CANCEL_SHUTDOWN, fails pending server-to-client requests, waits
@@ -735,21 +604,6 @@ MCP_EXTERN int mcp_server_add_app(mcp_server *srv, const mcp_app *app);
 #define MCP_UI_MODEL 0x1u /* the model, as any tool */
 #define MCP_UI_APP 0x2u   /* the UI itself, through the host */
 
-/* Links tool `tool` to the UI resource `uri` (must start with "ui://"):
- * tools/list then gives the tool _meta.ui {resourceUri, visibility}, and a
- * host that supports MCP Apps renders the tool's results with that UI.
- * `visibility`: MCP_UI_MODEL | MCP_UI_APP, or 0 to leave it out (hosts
- * then take both); a tool visible to the UI alone is still listed and
- * callable (visibility is for the host, not access control: use scopes).
- * Kept by tool name, apart from the registration, so it may come before
- * the tool and stays when the tool is removed and added again; NULL `uri`
- * removes the link.  Register the resource too (mcp_server_add_app).  Any
- * thread, also while serving (clients told the tool list may change get
- * notifications/tools/list_changed).  Strings copied.  MCP_OK, MCP_EINVAL
- * or MCP_ENOMEM. */
-MCP_EXTERN int mcp_server_set_tool_ui(mcp_server *srv, const char *tool, const char *uri,
-				      unsigned visibility);
-
 /* ---------------------------------------------------------------------- */
 /* Skills (the io.modelcontextprotocol/skills extension, SEP-2640)         */
 /* ---------------------------------------------------------------------- */
@@ -900,36 +754,6 @@ MCP_EXTERN int mcp_completion_add(mcp_completion *out, const char *value);
 MCP_EXTERN void mcp_completion_set_total(mcp_completion *out, int64_t total);
 /* Marks that more candidates exist than were sent. */
 MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more);
-
-/* How long a finished task's result is kept when the client asked for no
- * ttl, and the longest ttl granted, in milliseconds (1000..2^31; defaults
- * one hour and one day).  Call before running. */
-MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int64_t max_ms);
-
-/* At most this many tasks are kept at once, running or finished within
- * their TTL, over all connections and both eras (1..10000000; default
- * 10000).  A call that would start one more is answered
- * MCP_JSONRPC_SERVER_BUSY ("too many tasks") and nothing runs.  Call
- * before running: MCP_OK, MCP_EINVAL, MCP_ESTATE. */
-MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n);
-
-/* Names this process among several behind one load balancer: every task
- * id it makes starts with `tag` and a '.' ("b2.3f0c..."), so that a proxy
- * can send tasks/get, tasks/update and tasks/cancel, whose Mcp-Name header
- * is the task id, to the process that holds the task (README, "Running
- * more than one process behind nginx").  1 to 32 of A-Z a-z 0-9 '-' '_';
- * NULL or "" for none (the default).  Copied.  Call before running:
- * MCP_OK, MCP_EINVAL, MCP_ESTATE. */
-MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag);
-
-/* Items per page of tools/list, resources/list, resources/templates/list,
- * tasks/list and prompts/list (1..100000; default 100).  Cursors are
- * opaque and checked: each is bound to the list it pages and carries a
- * MAC under a key derived from the state key (mcp_server_set_state_key),
- * so a cursor the server did not issue, or one of another list, is
- * -32602, and processes that share the key accept each other's.  Call
- * before running. */
-MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int n);
 
 /* ---------------------------------------------------------------------- */
 /* Tool results (filled by a handler on its own thread)                    */
@@ -1164,24 +988,6 @@ MCP_EXTERN json_object *mcp_ctx_input_response(mcp_ctx *ctx, const char *key);
 MCP_EXTERN const char *mcp_ctx_request_state(const mcp_ctx *ctx);
 MCP_EXTERN int mcp_ctx_set_request_state(mcp_ctx *ctx, const char *state);
 
-/* The 32-byte key that seals request states (copied; a random one is made
- * by mcp_server_new).  Processes behind one load balancer need the same
- * key.  To rotate it, pass the key being replaced as `previous` (or NULL):
- * states sealed under either are accepted, new ones use `key`.  MCP_OK,
- * MCP_EINVAL or MCP_ESTATE (server running). */
-MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char key[32],
-					const unsigned char *previous);
-MCP_EXTERN int mcp_server_set_input_rounds(mcp_server *srv, int rounds);
-/* How long a sealed request state stays valid, in ms (1000..86400000;
- * default 10 minutes): a client that answers later must start over.
- * MCP_OK, MCP_EINVAL or MCP_ESTATE. */
-MCP_EXTERN int mcp_server_set_state_ttl(mcp_server *srv, int64_t ms);
-/* Parked handlers: how many 2026-07-28 handlers may wait in the blocking
- * client calls below at once (0..65536, default 64; 0 turns parking off)
- * and how long each waits for its input, in ms (1..86400000, default 60 s).
- * Call before the server runs.  MCP_OK, MCP_EINVAL or MCP_ESTATE. */
-MCP_EXTERN int mcp_server_set_parking(mcp_server *srv, int max_parked, int64_t ttl_ms);
-
 /* Server-to-client requests.  For a legacy client each is a real request
  * over the connection.  A 2026-07-28 request cannot send any; where this
  * process holds the connection (stdio, mcp_server_start_memory), the
@@ -1341,8 +1147,8 @@ MCP_EXTERN int mcp_result_set_url_elicitation_required(mcp_result *out, const ch
 						       const char *elicitation_id);
 
 /* ====================================================================== */
-/* Authorization (issue 17): an OAuth 2.1 protected resource, scopes per   */
-/* item, and hooks around every request.                                  */
+/* Authorization: an OAuth 2.1 protected resource, scopes per item, and   */
+/* hooks around every request.                                            */
 /*                                                                        */
 /* Over Streamable HTTP the server is an OAuth 2.1 resource server as the */
 /* MCP authorization specification (2025-06-18 onward) describes: it      */
@@ -1370,35 +1176,13 @@ MCP_EXTERN int mcp_result_set_url_elicitation_required(mcp_result *out, const ch
 /* (MCP_JSONRPC_SERVER_BUSY with data.retryAfterMs: a hook's rate limit
  * [429 with Retry-After].) */
 
-/* The protected resource.  Call these from the thread that owns the
- * server, before a run function; each returns MCP_OK, MCP_EINVAL,
- * MCP_ENOMEM or MCP_ESTATE (running).  Strings are copied. */
-
-/* The canonical URI of this MCP server as clients name it (RFC 8707), e.g.
- * "https://mcp.example.com/mcp": http or https, a host, no query or
- * fragment.  It is the metadata's "resource", and every token's "aud" must
- * name it (compared after lowercasing scheme and host, dropping a default
- * port and a trailing '/').  Setting it turns authorization on for HTTP. */
-MCP_EXTERN int mcp_server_set_auth_resource(mcp_server *srv, const char *uri);
-/* Adds an authorization server (its issuer URL) to the metadata's
- * authorization_servers.  At least one is needed for clients to find where
- * to get a token. */
-MCP_EXTERN int mcp_server_add_auth_server(mcp_server *srv, const char *issuer_url);
-/* The metadata's scopes_supported: a space-separated list of scope tokens
- * (RFC 6749 section 3.3; MCP_EINVAL otherwise).  NULL clears. */
-MCP_EXTERN int mcp_server_set_auth_scopes_supported(mcp_server *srv, const char *scopes);
-/* Scopes every token must hold to reach the server at all (checked before
- * anything else; a token without them gets 403 insufficient_scope), and
- * named in the scope parameter of the 401 challenge so that a client asks
- * for them first.  Space-separated; NULL clears. */
-MCP_EXTERN int mcp_server_set_auth_required_scopes(mcp_server *srv, const char *scopes);
-/* The metadata's optional resource_name and resource_documentation (a
- * URL); either may be NULL. */
-MCP_EXTERN int mcp_server_set_auth_resource_info(mcp_server *srv, const char *name,
-						 const char *documentation_url);
-
-/* The built-in JWT verifier, used when no verifier function is set.  It
- * needs the resource (above) and a key set; it checks the signature (RS256,
+/* Authorization is configured with the mcp_server_set_auth_* setters of
+ * "Server configuration" below: the resource, its authorization servers
+ * and scopes, and either the built-in JWT verifier's key set or an
+ * application verifier.
+ *
+ * The built-in JWT verifier, used when no verifier function is set,
+ * needs the resource and a key set; it checks the signature (RS256,
  * RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512 and EdDSA over
  * Ed25519; "none" and HS* are always refused, and the algorithm must fit
  * the key's type and curve), the key id, exp (required), nbf and iat with
@@ -1406,31 +1190,6 @@ MCP_EXTERN int mcp_server_set_auth_resource_info(mcp_server *srv, const char *na
  * "JWT" or "at+jwt"; only at+jwt in strict mode).  The principal gets sub,
  * client_id (or azp), the scopes of "scope" (space-separated) and "scp"
  * (an array), aud, iss and exp.  doc/auth.md has the whole policy. */
-/* The issuer every token's "iss" must equal exactly; NULL: not checked
- * (then trust the key set alone).  Before running. */
-MCP_EXTERN int mcp_server_set_auth_issuer(mcp_server *srv, const char *issuer);
-/* The allowed difference between the server's clock and the issuer's, in
- * ms (0..600000; default 60000).  Before running. */
-MCP_EXTERN int mcp_server_set_auth_clock_skew_ms(mcp_server *srv, int64_t ms);
-/* Non-zero: accept only tokens whose typ header is "at+jwt" (RFC 9068).
- * Default 0, since many authorization servers still write "JWT".  Before
- * running. */
-MCP_EXTERN int mcp_server_set_auth_strict_typ(mcp_server *srv, int strict);
-/* The key set, as JWKS text (RFC 7517; copied) or as the path of a JWKS
- * file (read now; the path is remembered for mcp_server_reload_auth_keys).
- * Keys the verifier cannot use (encryption keys, symmetric keys, RSA below
- * 2048 bits, other curves) are skipped.  Any thread, also while running:
- * the new set replaces the old at once, verifications in progress finish
- * with the set they started with, and on any error the old set stays.
- * MCP_OK, MCP_EINVAL (not a JWKS, or no usable key), MCP_ESYS (the file
- * cannot be read), MCP_ENOMEM, MCP_ESTATE (the first key set of a running
- * server: configure authorization before running). */
-MCP_EXTERN int mcp_server_set_auth_jwks_text(mcp_server *srv, const char *jwks);
-MCP_EXTERN int mcp_server_set_auth_jwks_file(mcp_server *srv, const char *path);
-/* Reads the JWKS file again (key rotation).  Any thread.  MCP_OK,
- * MCP_ENOENT (no file was set), or an error of mcp_server_set_auth_jwks_
- * file, when the old set stays. */
-MCP_EXTERN int mcp_server_reload_auth_keys(mcp_server *srv);
 
 /* An application verifier, for opaque tokens (introspection) or any other
  * scheme.  It replaces the JWT verifier.
@@ -1444,7 +1203,8 @@ typedef enum mcp_auth_status {
 	MCP_AUTH_INSUFFICIENT_SCOPE  /* valid but not enough for this server: 403 */
 } mcp_auth_status;
 /* Called on a transport thread for each request that carries a token,
- * with the token (borrowed for the call), the resource URI set above, the
+ * with the token (borrowed for the call), the resource URI (set with
+ * mcp_server_set_auth_resource), the
  * principal to fill with mcp_principal_set_* (owned by the library) and
  * `user`.  Return an mcp_auth_status, or a negative MCP_E* code when the
  * verifier itself failed (the request then gets 500).  Must be
@@ -1453,8 +1213,6 @@ typedef enum mcp_auth_status {
  * says it expired, or names audiences none of which is the resource. */
 typedef int (*mcp_auth_verify_fn)(const char *token, const char *resource, mcp_principal *out,
 				  void *user);
-/* NULL `fn` returns to the JWT verifier.  Before running. */
-MCP_EXTERN int mcp_server_set_auth_verifier(mcp_server *srv, mcp_auth_verify_fn fn, void *user);
 /* Filling a principal, from the verifier only (after it returns the
  * principal is frozen and these return MCP_ESTATE).  Strings copied;
  * MCP_OK, MCP_EINVAL, MCP_ENOMEM, MCP_ESTATE.  add_scope adds one scope
@@ -1499,12 +1257,6 @@ typedef enum mcp_item_kind {
 	MCP_ITEM_TEMPLATE,     /* key: the URI template */
 	MCP_ITEM_PROMPT
 } mcp_item_kind;
-/* `scopes`: space-separated scope tokens, all required; NULL or "" removes
- * the requirement.  Any thread, also while running.  MCP_OK, MCP_EINVAL,
- * MCP_ENOMEM. */
-MCP_EXTERN int mcp_server_set_scopes(mcp_server *srv, mcp_item_kind kind, const char *key,
-				     const char *scopes);
-
 /* Hooks around every request, in both protocol eras and on every
  * transport: initialize, ping, logging/setLevel, the lists, resources/read,
  * subscribe and unsubscribe, tools/call, prompts/get, completion/complete,
@@ -1537,9 +1289,6 @@ MCP_EXTERN int mcp_server_set_scopes(mcp_server *srv, mcp_item_kind kind, const 
 typedef int (*mcp_before_fn)(mcp_ctx *ctx, void *user);
 typedef void (*mcp_after_fn)(mcp_ctx *ctx, const char *outcome, int code, int64_t duration_us,
 			     void *user);
-MCP_EXTERN int mcp_server_set_request_hooks(mcp_server *srv, mcp_before_fn before,
-					    mcp_after_fn after, void *user);
-
 /* What the request is, for hooks and handlers (borrowed, valid until the
  * handler returns): the method ("tools/call"), the name of the tool or
  * prompt, or the URI of the resource (completion: the prompt name or
@@ -1564,8 +1313,278 @@ MCP_EXTERN int mcp_ctx_refuse(mcp_ctx *ctx, mcp_refusal kind, const char *messag
 			      int64_t retry_after_ms);
 
 /* ====================================================================== */
-/* End of the authorization section.                                      */
+/* Server configuration: every mcp_server_set_* (and the mcp_server_add_*  */
+/* calls that configure rather than register).                            */
 /* ====================================================================== */
+
+/* Unless its comment says otherwise, a setter is called from the thread
+ * that owns the server before a run function; it copies what it is given
+ * (the caller keeps its strings) and returns MCP_OK, MCP_EINVAL for a NULL
+ * server or a value out of its range (the range is given as "(LO..HI;
+ * default D)"), MCP_ENOMEM, or MCP_ESTATE when the server is running or
+ * has run.  The few that may also be called while serving say "Any
+ * thread". */
+
+/* ---- the engine, on every transport ---------------------------------- */
+
+/* Instructions sent in the initialize result (copied; NULL clears). */
+MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *text);
+/* Worker threads in the pool (1..1024; default 4). */
+MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int n);
+/* Shutdown grace period in milliseconds (0..600000; default 1500): how long
+ * the shutdown waits for running handlers before abandoning them. */
+MCP_EXTERN int mcp_server_set_grace_ms(mcp_server *srv, int64_t ms);
+/* Maximum size of one inbound message in bytes (1024..1 GiB; default
+ * 16 MiB).  A longer line gets -32600 and the reader resumes after it; over
+ * HTTP, a longer POST body gets 413. */
+MCP_EXTERN int mcp_server_set_max_message(mcp_server *srv, size_t bytes);
+/* Maximum JSON nesting depth of an inbound message (2..10000; default 128). */
+MCP_EXTERN int mcp_server_set_max_depth(mcp_server *srv, int depth);
+/* Maximum number of requests queued for a worker, over all connections
+ * (1..10000000; default 100000).  A request beyond it is answered at once
+ * with MCP_JSONRPC_SERVER_BUSY. */
+MCP_EXTERN int mcp_server_set_max_queue(mcp_server *srv, int n);
+/* Maximum number of outstanding server-to-client requests per connection
+ * (1..1000000; default 1024).  Beyond it mcp_ctx_* requests fail with
+ * MCP_EBUSY. */
+MCP_EXTERN int mcp_server_set_max_pending(mcp_server *srv, int n);
+/* How long, in microseconds, a worker polls for the next request before it
+ * sleeps, once it has answered requests that came one at a time (0..10000;
+ * default 50; 0 never polls).  A client that waits for each answer before
+ * it sends the next then finds a worker awake instead of paying a thread
+ * wake-up per request; the price is up to this much CPU time after each
+ * such request.  Under load, or while other handlers run, no worker
+ * polls. */
+MCP_EXTERN int mcp_server_set_idle_poll_us(mcp_server *srv, int us);
+/* Items per page of tools/list, resources/list, resources/templates/list,
+ * tasks/list and prompts/list (1..100000; default 100).  Cursors are
+ * opaque and checked: each is bound to the list it pages and carries a
+ * MAC under a key derived from the state key (mcp_server_set_state_key),
+ * so a cursor the server did not issue, or one of another list, is
+ * -32602, and processes that share the key accept each other's. */
+MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int n);
+/* Names this process among several behind one load balancer: every task
+ * id it makes starts with `tag` and a '.' ("b2.3f0c..."), so that a proxy
+ * can send tasks/get, tasks/update and tasks/cancel, whose Mcp-Name header
+ * is the task id, to the process that holds the task (README, "Running
+ * more than one process behind nginx").  1 to 32 of A-Z a-z 0-9 '-' '_';
+ * NULL or "" for none (the default).  Copied. */
+MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag);
+
+/* Observation hook: called on the worker thread when a tool handler starts
+ * (`event` "started", reason NULL) and once when it has ended (`event`
+ * "cleanup", reason one of "completed", "peer_cancelled",
+ * "transport_closed", "shutdown", "timeout").  Between the two, `event`
+ * "invalid_output" reports a server fault: the tool's structuredContent
+ * broke its output_schema (reason: the one-line error, e.g.
+ * "/sum: expected number, got string (type)"; the client gets -32603).
+ * Events may be added: a hook ignores those it does not know.  `id_json`
+ * is the request id as compact JSON.  All strings are borrowed for the
+ * call only.  The hook must be thread-safe and must not block. */
+typedef void (*mcp_trace_fn)(const char *event, const char *id_json,
+			     const char *reason, void *user);
+MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user);
+
+/* ---- Streamable HTTP (mcp_server_run_http) --------------------------- */
+
+/* Every limit is refused with a status and a JSON-RPC body, never by
+ * blocking or dropping others: 413 for a body over
+ * mcp_server_set_max_message(), 400 for JSON nested past
+ * mcp_server_set_max_depth() (the same limit on every transport), 503 with
+ * Retry-After for connections, sessions and streams, 429 with Retry-After
+ * for one session's queue.  A request whose length is ambiguous (two
+ * Content-Length headers, or Content-Length with Transfer-Encoding) gets
+ * 400 and its connection is closed; a POST whose Accept names neither
+ * application/json nor text/event-stream gets 406; an
+ * MCP-Protocol-Version the server does not speak gets 400 on every
+ * method. */
+
+/* The endpoint path (copied; must start with '/'; default "/mcp"). */
+MCP_EXTERN int mcp_server_set_http_path(mcp_server *srv, const char *path);
+/* Non-zero: answer every request as one JSON body even when the client
+ * accepts SSE (progress and other messages tied to the request are then
+ * not delivered).  Default 0: SSE when accepted. */
+MCP_EXTERN int mcp_server_set_http_json(mcp_server *srv, int json_only);
+/* Non-zero: stateless mode, for several processes behind a load balancer.
+ * No sessions: no Mcp-Session-Id is issued or required, each POSTed request
+ * is served on its own (as if initialized, with the revision of its
+ * MCP-Protocol-Version header, default 2025-03-26, and no client
+ * capabilities), GET and DELETE answer 405.  So handlers cannot call the
+ * client (MCP_ENOTSUP), notifications and cancellation from the client
+ * are accepted and ignored, there are no subscriptions, GET stream or
+ * tasks.  Default 0. */
+MCP_EXTERN int mcp_server_set_http_stateless(mcp_server *srv, int stateless);
+/* DNS rebinding protection.  A request whose Host header names a host not
+ * allowed gets 403, and so does one whose Origin header (when present) is
+ * not allowed.  Always allowed: localhost, 127.0.0.1 and [::1], any port,
+ * for Host; the same names over http and https, any port, for Origin.
+ * Add the names clients use to reach a server on another address with
+ * mcp_server_add_http_allowed_host() ("example.com" or "example.com:8080";
+ * without a port any port matches; "*" turns the Host check off), and the
+ * web origins allowed to call it with mcp_server_add_http_allowed_origin()
+ * ("https://app.example.com", exact match; "*" turns the Origin check off).
+ * Strings copied. */
+MCP_EXTERN int mcp_server_add_http_allowed_host(mcp_server *srv, const char *host);
+MCP_EXTERN int mcp_server_add_http_allowed_origin(mcp_server *srv, const char *origin);
+/* An authorization hook for deployments that check bearer tokens
+ * themselves (for OAuth, see mcp_server_set_auth_resource below).  Called
+ * on an HTTP thread for every request to the endpoint, after the Host and
+ * Origin checks and before anything else, with the Authorization header's
+ * value (NULL when absent), the Mcp-Session-Id header's (NULL when absent;
+ * bind tokens to sessions with it) and `user`; all borrowed for the call.
+ * Return 0 to let the request through, 403 to refuse it with 403
+ * Forbidden, anything else to refuse it with 401 Unauthorized and a
+ * "WWW-Authenticate: Bearer" header.  Must be thread-safe and must not
+ * block long.  NULL `fn` removes the hook. */
+typedef int (*mcp_http_auth_fn)(const char *authorization, const char *session_id,
+				void *user);
+MCP_EXTERN int mcp_server_set_http_auth(mcp_server *srv, mcp_http_auth_fn fn, void *user);
+/* Sessions open at once (1..1000000; default 1000); initialize beyond it
+ * gets HTTP 503 with Retry-After.  Requests served without a session
+ * (2026-07-28, stateless mode) are limited to as many at once, apart. */
+MCP_EXTERN int mcp_server_set_max_sessions(mcp_server *srv, int n);
+/* Idle time after which a session with no open stream and no request in
+ * flight ends, in ms (1000..2^31; default 30 minutes).  Its handlers (none
+ * run, by definition, but subscriptions may be held) see
+ * MCP_CANCEL_SESSION_EXPIRED; later requests for it get 404. */
+MCP_EXTERN int mcp_server_set_session_idle_ms(mcp_server *srv, int64_t ms);
+/* HTTP connections open at once (1..1000000; default 4096).  A request
+ * on a connection past the limit gets 503 with Retry-After and the
+ * connection is closed; past the limit and 64 more, connections are
+ * refused at accept.  Each connection is a file descriptor: the process's
+ * RLIMIT_NOFILE must leave room for them. */
+MCP_EXTERN int mcp_server_set_max_connections(mcp_server *srv, int n);
+/* Standalone SSE streams (GET) open at once, over all sessions
+ * (1..1000000; default 10000).  A GET beyond it gets 503 with
+ * Retry-After.  An idle stream holds no thread and no worker. */
+MCP_EXTERN int mcp_server_set_max_streams(mcp_server *srv, int n);
+/* The most SSE bytes a stream keeps for a client that reads slowly or is
+ * away (4096..1 GiB; default 1 MiB).  A connected client that owes more
+ * than this is disconnected (it resumes with Last-Event-ID); for one that
+ * stays away, the oldest events beyond it are dropped. */
+MCP_EXTERN int mcp_server_set_stream_backlog(mcp_server *srv, size_t bytes);
+/* Fairness between HTTP sessions on the shared worker pool: at most `n`
+ * requests of one session are queued for or running on a worker at once
+ * (0..1024; default 0, which means workers - 1, at least 1, so that one
+ * session's burst always leaves a worker to the others); its other
+ * requests wait in the session, in order.  Requests served without a
+ * session are each their own. */
+MCP_EXTERN int mcp_server_set_session_workers(mcp_server *srv, int n);
+/* How many requests of one HTTP session may wait for its worker cap
+ * (0..10000000; default 1000).  One beyond it is answered at once with
+ * MCP_JSONRPC_SERVER_BUSY, HTTP 429 with Retry-After. */
+MCP_EXTERN int mcp_server_set_session_queue(mcp_server *srv, int n);
+
+/* ---- tasks ----------------------------------------------------------- */
+
+/* How long a finished task's result is kept when the client asked for no
+ * ttl, and the longest ttl granted, in milliseconds (1000..2^31; defaults
+ * one hour and one day). */
+MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int64_t max_ms);
+/* At most this many tasks are kept at once, running or finished within
+ * their TTL, over all connections and both eras (1..10000000; default
+ * 10000).  A call that would start one more is answered
+ * MCP_JSONRPC_SERVER_BUSY ("too many tasks") and nothing runs. */
+MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n);
+
+/* ---- input from the client (mcp_ctx_require_input, parking) ---------- */
+
+/* The 32-byte key that seals request states (copied; a random one is made
+ * by mcp_server_new).  Processes behind one load balancer need the same
+ * key.  To rotate it, pass the key being replaced as `previous` (or NULL):
+ * states sealed under either are accepted, new ones use `key`. */
+MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char key[32],
+					const unsigned char *previous);
+/* How many times a legacy client is asked for input in one request before
+ * the request fails (1..64; default 8). */
+MCP_EXTERN int mcp_server_set_input_rounds(mcp_server *srv, int rounds);
+/* How long a sealed request state stays valid, in ms (1000..86400000;
+ * default 10 minutes): a client that answers later must start over. */
+MCP_EXTERN int mcp_server_set_state_ttl(mcp_server *srv, int64_t ms);
+/* Parked handlers: how many 2026-07-28 handlers may wait in the blocking
+ * client calls (mcp_ctx_elicit and its siblings) at once (0..65536,
+ * default 64; 0 turns parking off) and how long each waits for its input,
+ * in ms (1..86400000, default 60 s). */
+MCP_EXTERN int mcp_server_set_parking(mcp_server *srv, int max_parked, int64_t ttl_ms);
+
+/* ---- MCP Apps -------------------------------------------------------- */
+
+/* Links tool `tool` to the UI resource `uri` (must start with "ui://"):
+ * tools/list then gives the tool _meta.ui {resourceUri, visibility}, and a
+ * host that supports MCP Apps renders the tool's results with that UI.
+ * `visibility`: MCP_UI_MODEL | MCP_UI_APP, or 0 to leave it out (hosts
+ * then take both); a tool visible to the UI alone is still listed and
+ * callable (visibility is for the host, not access control: use scopes).
+ * Kept by tool name, apart from the registration, so it may come before
+ * the tool and stays when the tool is removed and added again; NULL `uri`
+ * removes the link.  Register the resource too (mcp_server_add_app).  Any
+ * thread, also while serving (clients told the tool list may change get
+ * notifications/tools/list_changed).  Strings copied.  MCP_OK, MCP_EINVAL
+ * or MCP_ENOMEM. */
+MCP_EXTERN int mcp_server_set_tool_ui(mcp_server *srv, const char *tool, const char *uri,
+				      unsigned visibility);
+
+/* ---- authorization (doc/auth.md) ------------------------------------- */
+
+/* The canonical URI of this MCP server as clients name it (RFC 8707), e.g.
+ * "https://mcp.example.com/mcp": http or https, a host, no query or
+ * fragment.  It is the metadata's "resource", and every token's "aud" must
+ * name it (compared after lowercasing scheme and host, dropping a default
+ * port and a trailing '/').  Setting it turns authorization on for HTTP. */
+MCP_EXTERN int mcp_server_set_auth_resource(mcp_server *srv, const char *uri);
+/* Adds an authorization server (its issuer URL) to the metadata's
+ * authorization_servers.  At least one is needed for clients to find where
+ * to get a token. */
+MCP_EXTERN int mcp_server_add_auth_server(mcp_server *srv, const char *issuer_url);
+/* The metadata's scopes_supported: a space-separated list of scope tokens
+ * (RFC 6749 section 3.3; MCP_EINVAL otherwise).  NULL clears. */
+MCP_EXTERN int mcp_server_set_auth_scopes_supported(mcp_server *srv, const char *scopes);
+/* Scopes every token must hold to reach the server at all (checked before
+ * anything else; a token without them gets 403 insufficient_scope), and
+ * named in the scope parameter of the 401 challenge so that a client asks
+ * for them first.  Space-separated; NULL clears. */
+MCP_EXTERN int mcp_server_set_auth_required_scopes(mcp_server *srv, const char *scopes);
+/* The metadata's optional resource_name and resource_documentation (a
+ * URL); either may be NULL. */
+MCP_EXTERN int mcp_server_set_auth_resource_info(mcp_server *srv, const char *name,
+						 const char *documentation_url);
+/* The built-in JWT verifier's issuer: every token's "iss" must equal it
+ * exactly; NULL: not checked (then trust the key set alone). */
+MCP_EXTERN int mcp_server_set_auth_issuer(mcp_server *srv, const char *issuer);
+/* The allowed difference between the server's clock and the issuer's, in
+ * ms (0..600000; default 60000). */
+MCP_EXTERN int mcp_server_set_auth_clock_skew_ms(mcp_server *srv, int64_t ms);
+/* Non-zero: accept only tokens whose typ header is "at+jwt" (RFC 9068).
+ * Default 0, since many authorization servers still write "JWT". */
+MCP_EXTERN int mcp_server_set_auth_strict_typ(mcp_server *srv, int strict);
+/* The key set, as JWKS text (RFC 7517; copied) or as the path of a JWKS
+ * file (read now; the path is remembered for mcp_server_reload_auth_keys).
+ * Keys the verifier cannot use (encryption keys, symmetric keys, RSA below
+ * 2048 bits, other curves) are skipped.  Any thread, also while running:
+ * the new set replaces the old at once, verifications in progress finish
+ * with the set they started with, and on any error the old set stays.
+ * MCP_OK, MCP_EINVAL (not a JWKS, or no usable key), MCP_ESYS (the file
+ * cannot be read), MCP_ENOMEM, MCP_ESTATE (the first key set of a running
+ * server: configure authorization before running). */
+MCP_EXTERN int mcp_server_set_auth_jwks_text(mcp_server *srv, const char *jwks);
+MCP_EXTERN int mcp_server_set_auth_jwks_file(mcp_server *srv, const char *path);
+/* Reads the JWKS file again (key rotation).  Any thread.  MCP_OK,
+ * MCP_ENOENT (no file was set), or an error of mcp_server_set_auth_jwks_
+ * file, when the old set stays. */
+MCP_EXTERN int mcp_server_reload_auth_keys(mcp_server *srv);
+/* An application verifier (mcp_auth_verify_fn) in place of the JWT
+ * verifier; NULL `fn` returns to the JWT verifier. */
+MCP_EXTERN int mcp_server_set_auth_verifier(mcp_server *srv, mcp_auth_verify_fn fn, void *user);
+/* The scopes a tool, resource, template or prompt needs (mcp_item_kind);
+ * `scopes`: space-separated scope tokens, all required; NULL or ""
+ * removes the requirement.  Any thread, also while running.  MCP_OK,
+ * MCP_EINVAL, MCP_ENOMEM. */
+MCP_EXTERN int mcp_server_set_scopes(mcp_server *srv, mcp_item_kind kind, const char *key,
+				     const char *scopes);
+/* The hooks around every request (mcp_before_fn, mcp_after_fn); either may
+ * be NULL. */
+MCP_EXTERN int mcp_server_set_request_hooks(mcp_server *srv, mcp_before_fn before,
+					    mcp_after_fn after, void *user);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,9 @@ fails, naming the function and the place, when
   - the version the header defines (MCP_VERSION_MAJOR, _MINOR, _PATCH,
     MCP_VERSION_STRING) differs from the package's (AC_INIT in
     configure.ac), from debian/changelog's upstream version, or from the
-    string mcp_strerror(3) quotes.
+    string mcp_strerror(3) quotes;
+  - an mcp_server_set_* function is declared outside the header's one
+    "Server configuration" section.
 
 Standard library only.
 """
@@ -194,6 +196,25 @@ def version_problems(src):
     return out
 
 
+def setter_problems(src):
+    """Every mcp_server_set_* declaration of mcp.h is in the section that
+    starts with the "Server configuration" banner."""
+    with open(os.path.join(src, "api/mcp/mcp.h")) as f:
+        h = f.read()
+    start = h.find("/* Server configuration")
+    if start < 0:
+        return ["api/mcp/mcp.h: no \"Server configuration\" section"]
+    nxt = h.find("/* =====", h.find("*/", h.find("/* =====", start)) + 2)
+    end = nxt if nxt >= 0 else len(h)
+    out = []
+    for m in re.finditer(r"MCP_EXTERN\s+int\s+(mcp_server_set_\w+)\s*\(", h):
+        if not start <= m.start() < end:
+            line = h.count("\n", 0, m.start()) + 1
+            out.append(f"api/mcp/mcp.h:{line}: {m.group(1)} is declared outside the "
+                       f"\"Server configuration\" section")
+    return out
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("MCP_SRCDIR")
     if not src:
@@ -234,6 +255,7 @@ def main():
                     problems.append(f"{page}: {name}: the page says {m.group(1)} to {m.group(2)}, "
                                     f"the code enforces {lo}..{hi}")
     problems += version_problems(src)
+    problems += setter_problems(src)
     for p in problems:
         print(f"check-facts: {p}")
     print(f"check-facts: {checked} synopses and {ranges} stated ranges compared, "
