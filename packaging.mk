@@ -78,6 +78,7 @@ AM_TESTS_ENVIRONMENT += MCP_SRCDIR='$(abs_top_srcdir)'; MCP_BUILDDIR='$(abs_top_
 # each say of a signature or a range agrees (the header is the source).
 TESTS += tests/pkg/check-abi.sh tests/pkg/check-man.sh tests/pkg/check-facts.py
 EXTRA_DIST += libmcp.sym tests/pkg/api-list.sh tests/pkg/check-abi.sh \
+	tests/pkg/abi-layout.py tests/pkg/abi-layout.x86_64.txt \
 	tests/pkg/check-man.sh tests/pkg/check-facts.py tests/pkg/greeter.c tests/pkg/run-server.sh \
 	tests/pkg/staged-greeter.sh tests/pkg/installed-build.sh \
 	tests/pkg/deb-install.sh tests/pkg/make-deb.sh

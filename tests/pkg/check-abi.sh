@@ -13,7 +13,10 @@
 #   4. when SRCDIR/debian/libmcp0.symbols exists, its name@NODE lines,
 # and fails, naming each difference and where to fix it, on any mismatch:
 # an internal name that leaked (eng_*, tp_*, ...), a public function that is
-# not exported, a stale entry.  Exit 77 (skip) when nm is missing.
+# not exported, a stale entry.  Then
+#   5. the layout of the public structs, enumerators and constants against
+#      tests/pkg/abi-layout.<machine>.txt (tests/pkg/abi-layout.py).
+# Exit 77 (skip) when nm is missing.
 set -eu
 
 me=check-abi.sh
@@ -171,6 +174,16 @@ if test -s "$tmp/other"; then
 	awk -v me="$me" -v so="$so" '{ print me ": " $2 " (nm type " $1 ") is exported by " so \
 		" but is not a public function" }' "$tmp/other" >&2
 fi
+
+# ---- 5. the layout of the public types ------------------------------------
+# Structs, enumerators and constants against the recorded list
+# (tests/pkg/abi-layout.<machine>.txt): see abi-layout.py.
+layout_rc=0
+python3 "$srcdir/tests/pkg/abi-layout.py" "$srcdir" || layout_rc=$?
+case $layout_rc in
+0 | 77) ;;
+*) fail=1 ;;
+esac
 
 if test "$fail" = 0; then
 	echo "$me: $(wc -l <"$tmp/api" | tr -d ' ') functions: header, libmcp.sym and libmcp.so agree$(test -f "$symbols" && echo ', and debian/libmcp0.symbols')"
