@@ -496,6 +496,13 @@ int auth_http_status(int code, json_object *data, int *retry_after_s)
 	return 0;
 }
 
+void auth_strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 int auth_scopes_parse(const char *text, char ***out, size_t *n)
 {
 	*out = NULL;

@@ -64,13 +64,6 @@ mcp_principal *auth_principal_ref(mcp_principal *p)
 	return p;
 }
 
-void auth_strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void auth_principal_unref(mcp_principal *p)
 {
 	if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
