@@ -555,7 +555,7 @@ static const char *get_str(json_object *o, const char *key)
 	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
+int mcp_authz_admit(mcp_ctx *ctx, int kind, const char *key, mcp_denial *out)
 {
 	mcp_server *srv = ctx->sess->srv;
 	struct auth_conf *c = conf_of(srv);
@@ -585,9 +585,9 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 		pthread_rwlock_unlock(&srv->reg_lock);
 		if (missing) {
 			ctx->refused = 1;
-			mcp_ctx_end(ctx, rc ? rc : MCP_ESTATE, NULL, MCP_JSONRPC_FORBIDDEN,
-				    "Forbidden: insufficient scope",
-				    forbidden_data("insufficient_scope", ask, nask));
+			*out = (mcp_denial){ rc ? rc : MCP_ESTATE, MCP_JSONRPC_FORBIDDEN,
+					     "Forbidden: insufficient scope",
+					     forbidden_data("insufficient_scope", ask, nask) };
 			auth_strv_free(ask, nask);
 			return 1;
 		}
@@ -610,7 +610,7 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 		 * with nothing written and the cancellation as its outcome. */
 		free(ctx->refusal_message);
 		ctx->refusal_message = NULL;
-		mcp_ctx_end(ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
+		*out = (mcp_denial){ MCP_ECANCELED, 0, NULL, NULL };
 		return 1;
 	}
 	ctx->refused = 1;
@@ -618,15 +618,14 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 		json_object *d = json_object_new_object();
 		eng_obj_add(d, "error", json_object_new_string("rate_limited"));
 		eng_obj_add(d, "retryAfterMs", json_object_new_int64(ctx->retry_after_ms));
-		mcp_ctx_end(ctx, MCP_EBUSY, NULL, MCP_JSONRPC_SERVER_BUSY,
-			    ctx->refusal_message ? ctx->refusal_message : "Too many requests", d);
+		*out = (mcp_denial){ MCP_EBUSY, MCP_JSONRPC_SERVER_BUSY,
+				     ctx->refusal_message ? ctx->refusal_message : "Too many requests",
+				     d };
 	} else {
-		mcp_ctx_end(ctx, MCP_EBUSY, NULL, MCP_JSONRPC_FORBIDDEN,
-			    ctx->refusal_message ? ctx->refusal_message : "Forbidden",
-			    forbidden_data("forbidden", NULL, 0));
+		*out = (mcp_denial){ MCP_EBUSY, MCP_JSONRPC_FORBIDDEN,
+				     ctx->refusal_message ? ctx->refusal_message : "Forbidden",
+				     forbidden_data("forbidden", NULL, 0) };
 	}
-	free(ctx->refusal_message);
-	ctx->refusal_message = NULL;
 	return 1;
 }
 

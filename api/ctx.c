@@ -12,8 +12,6 @@
 
 #include "api/internal.h"
 
-const char *mcp_log_level_name(int level); /* protocol.c */
-
 MCP_EXTERN mcp_cancel_reason mcp_ctx_cancelled(const mcp_ctx *ctx)
 {
 	return (mcp_cancel_reason)eng_token_reason(&ctx->req->token);

@@ -136,6 +136,7 @@ typedef struct mcp_prompt_entry {
 
 struct mcp_server {
 	char *name, *version, *instructions;
+	const eng_proto *proto;      /* what its connections speak (dispatch.c) */
 	int workers;
 	int grace_ms;
 	size_t max_message;
@@ -240,13 +241,21 @@ typedef struct mcp_sess {
 } mcp_sess;
 
 extern const eng_proto mcp_protocol;
+
+/* Connections (sess.c).  new: a connection not yet initialized; free:
+ * all of it (what tasks.c keeps of it is freed before, by on_free). */
 mcp_sess *mcp_sess_new(mcp_server *srv);
+void mcp_sess_free(mcp_sess *ms);
+static inline mcp_sess *mcp_sess_of(eng_session *s)
+{
+	return s->proto_data;
+}
 /* The capabilities the client declared at initialize (borrowed, read-only,
  * alive as long as the session), parsed at the first call; NULL without
  * memory.  Any thread. */
 json_object *mcp_sess_caps(mcp_sess *ms);
 /* The capabilities a handler's request was made with: its own _meta's
- * (2026-07-28) or its session's.  Borrowed. */
+ * (2026-07-28) or its session's.  Borrowed (common.c). */
 json_object *mcp_ctx_caps(const mcp_ctx *ctx);
 
 struct mcp_result {
@@ -276,7 +285,7 @@ struct mcp_ctx {
 	struct mcp_tool_entry *tool; /* tools/call: the tool (borrowed) */
 	struct mcp_park *park;       /* 2026-07-28: this handler is parked */
 	json_object *progress_token; /* borrowed from the request, or NULL */
-	/* Its W3C trace context, checked (api/trace.c); borrowed from the
+	/* Its W3C trace context, checked (api/common.c); borrowed from the
 	 * request's _meta, NULL when absent or invalid. */
 	const char *traceparent, *tracestate;
 	double last_progress;
@@ -314,7 +323,7 @@ int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp);
  * `preset_rev` and no client capabilities (stateless HTTP); -1 as above. */
 int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev);
 void mcp_server_end(mcp_server *srv);
-/* A connection's engine session over `tp` (taken, freed on failure),
+/* (sess.c) A connection's engine session over `tp` (taken, freed on failure),
  * linked in srv->sessions, with one reference for the caller; `preset_rev`
  * as above; `push` for a transport that feeds it (HTTP: no reader
  * thread, the per-session worker cap).  NULL when out of memory. */
@@ -350,6 +359,8 @@ json_object *mcp_json_copy(json_object *o);
 /* The member `key` of `o` (borrowed), or NULL when `o` is not an object
  * (NULL included) or has no such member. */
 json_object *mcp_get(json_object *o, const char *key);
+/* The same when it is a string: its text (borrowed), else NULL. */
+const char *mcp_get_str(json_object *o, const char *key);
 void mcp_json_add_str(json_object *o, const char *key, const char *value);
 /* 32 lowercase hex digits from the kernel's CSPRNG (session and task ids). */
 void mcp_random_hex(char out[33]);
@@ -377,11 +388,11 @@ json_object *mcp_block_resource(const char *uri, const char *mime_type, const ch
  * its mode (ctx.c). */
 int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 		    json_object **result);
-/* Which connection a URL elicitation went to (protocol.c). */
+/* Which connection a URL elicitation went to (sess.c). */
 void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id);
 int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id);
 
-/* A handler's run (protocol.c): begin prepares ctx and traces "started";
+/* A handler's run (common.c): begin prepares ctx and traces "started";
  * end traces "cleanup" and gives the request exactly one outcome (result
  * taken; the error triple is the handler's own when code != 0, data taken). */
 void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
@@ -389,6 +400,29 @@ void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
  * on the reader, tasks/result): no trace events, but the hooks, scopes and
  * outcome rules of mcp_ctx_admit and mcp_ctx_end. */
 void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params);
+/* For the requests that reach a worker, right after mcp_ctx_begin: gives
+ * the context its principal and target, checks the scopes of item `key`
+ * of `kind` (mcp_item_kind, or -1 for none) and runs the before-hook
+ * (mcp_authz_admit).  0 to run the handler, 1 when the request was
+ * refused and has been answered (mcp_ctx_end done). */
+int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key);
+/* The request's revision, and whether it is a 2026-07-28 one. */
+static inline int mcp_req_rev(eng_req *r)
+{
+	return r->proto ? ((const mcp_view *)r->proto)->rev : mcp_sess_of(r->sess)->rev;
+}
+
+static inline int mcp_req_modern(eng_req *r)
+{
+	return r->proto && ((const mcp_view *)r->proto)->modern;
+}
+/* {key: value} (caller owns), NULL without memory; ends `r` with -32602,
+ * `message` and `data` (taken). */
+json_object *mcp_data_str(const char *key, const char *value);
+void mcp_finish_invalid(eng_req *r, const char *message, json_object *data);
+/* Log level names: the index of `name` (-1: none), the name of `level`. */
+int mcp_log_level_from_name(const char *name);
+const char *mcp_log_level_name(int level);
 
 /* Multi round-trip requests (api/mrtr.c). */
 int mcp_state_key_init(mcp_server *srv);
@@ -472,9 +506,10 @@ typedef struct mcp_answer {
 	json_object *data;           /* owned, or NULL */
 } mcp_answer;
 /* Set the answer (result or data taken; a second call replaces the
- * first, releasing it). */
+ * first, releasing it); send it from the reader (taken). */
 void mcp_answer_result(mcp_answer *a, json_object *result);
 void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data);
+void mcp_answer_send(eng_session *s, json_object *id, mcp_answer *a);
 
 void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out);
 void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out);
@@ -520,7 +555,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
 json_object *mcp_skill_parse_frontmatter(const char *text, size_t len, size_t *body_at,
 					 char *why, size_t whylen);
 
-/* Trace context (trace.c): adds the request's traceparent and tracestate
+/* Trace context (common.c): adds the request's traceparent and tracestate
  * to the _meta of `params` (an object) of a request the server sends. */
 void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params);
 /* Takes the checked trace context of a request into its context. */
@@ -532,7 +567,7 @@ int mcp_trace_valid_state(const char *v);
  * absent), checked, into the _meta of the request `msg` when its _meta has
  * no traceparent of its own. */
 void mcp_trace_from_headers(json_object *msg, const char *traceparent, const char *tracestate);
-/* Shared by the paged lists (cursor.c): a cursor names its list and an
+/* Shared by the paged lists (common.c): a cursor names its list and an
  * offset under a MAC; parse gives -1 for any cursor the server did not
  * issue for `list`.  derive makes the cursor keys from the state keys. */
 char *mcp_make_cursor(const mcp_server *srv, const char *list, size_t offset);
@@ -590,12 +625,16 @@ struct mcp_completion {
 
 /* Authorization (api/authz.c; the token machinery is in api/auth.h).
  *
- * admit runs right after mcp_ctx_begin for the requests that reach a
- * worker: it gives the context its principal and target, checks the scopes
- * of item `key` of `kind` (mcp_item_kind, or -1 for none), and runs the
- * before-hook.  It returns 0 to run the handler, 1 when it answered the
- * request itself (mcp_ctx_end done).  after runs the after-hook, once. */
-int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key);
+ * admit is mcp_ctx_admit's check: 0 to let the request through, 1 with
+ * *out saying how it must end (its message borrowed from the context or
+ * static; data taken by the caller).  after runs the after-hook, once. */
+typedef struct mcp_denial {
+	int rc;                      /* for mcp_ctx_end */
+	int code;
+	const char *message;
+	json_object *data;
+} mcp_denial;
+int mcp_authz_admit(mcp_ctx *ctx, int kind, const char *key, mcp_denial *out);
 void mcp_authz_after(mcp_ctx *ctx, const char *why, int code);
 /* Whether request hooks are installed: then every method runs on a worker
  * between them, also those otherwise answered on the reader.  Fixed once

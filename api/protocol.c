@@ -15,63 +15,9 @@
 #include "api/internal.h"
 #include "api/jschema.h"
 
-/* ---- helpers ----------------------------------------------------------- */
-
-static const char *get_str(json_object *o, const char *key)
-{
-	json_object *v = mcp_get(o, key);
-	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static mcp_sess *sess_of(eng_session *s)
-{
-	return s->proto_data;
-}
-
-static const char *const log_level_names[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
-};
-
-static int log_level_from_name(const char *name)
-{
-	for (int i = 0; name && i < 8; i++)
-		if (strcmp(name, log_level_names[i]) == 0)
-			return i;
-	return -1;
-}
-
-const char *mcp_log_level_name(int level);
-const char *mcp_log_level_name(int level)
-{
-	return level >= 0 && level < 8 ? log_level_names[level] : "info";
-}
-
 /* ---- inline methods (the reader; a worker between request hooks) -------- */
 
 typedef void (*inline_fn)(eng_session *s, json_object *params, mcp_answer *out);
-
-void mcp_answer_result(mcp_answer *a, json_object *result)
-{
-	json_object_put(a->result);
-	json_object_put(a->data);
-	*a = (mcp_answer){ .result = result };
-}
-
-void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data)
-{
-	json_object_put(a->result);
-	json_object_put(a->data);
-	*a = (mcp_answer){ .code = code, .message = message, .data = data };
-}
-
-/* Writes a method's answer from the reader (result or data taken). */
-static void answer_send(eng_session *s, json_object *id, mcp_answer *a)
-{
-	if (a->code)
-		eng_session_respond_error(s, id, a->code, a->message, a->data);
-	else
-		eng_session_respond_result(s, id, a->result);
-}
 
 /* The capabilities of a connection: exactly what is registered when it
  * initializes.  Remembers which list_changed notifications it was promised. */
@@ -165,13 +111,13 @@ static json_object *build_capabilities(mcp_server *srv, int rev, unsigned *kinds
 
 static void m_initialize(eng_session *s, json_object *params, mcp_answer *out)
 {
-	mcp_sess *ms = sess_of(s);
+	mcp_sess *ms = mcp_sess_of(s);
 	if (!json_object_is_type(params, json_type_object)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: initialize needs an object", NULL);
 		return;
 	}
-	const char *asked = get_str(params, "protocolVersion");
+	const char *asked = mcp_get_str(params, "protocolVersion");
 	if (!asked) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: protocolVersion (string) is required",
@@ -233,7 +179,7 @@ static void m_ping(eng_session *s, json_object *params, mcp_answer *out)
 
 static void m_set_level(eng_session *s, json_object *params, mcp_answer *out)
 {
-	int level = log_level_from_name(get_str(params, "level"));
+	int level = mcp_log_level_from_name(mcp_get_str(params, "level"));
 	if (level < 0) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: level must be one of debug, info, "
@@ -241,7 +187,7 @@ static void m_set_level(eng_session *s, json_object *params, mcp_answer *out)
 				 NULL);
 		return;
 	}
-	atomic_store(&sess_of(s)->log_level, level);
+	atomic_store(&mcp_sess_of(s)->log_level, level);
 	mcp_answer_result(out, json_object_new_object());
 }
 
@@ -267,7 +213,7 @@ static void list_page_view(eng_session *s, json_object *params, mcp_answer *out,
 			   json_object *(*describe)(mcp_entry *e, int rev), const mcp_view *v,
 			   const char *method)
 {
-	mcp_sess *ms = sess_of(s);
+	mcp_sess *ms = mcp_sess_of(s);
 	int rev = v ? v->rev : ms->rev;
 	size_t offset = 0;
 	json_object *jc = mcp_get(params, "cursor");
@@ -327,24 +273,24 @@ static void list_page(eng_session *s, json_object *params, mcp_answer *out, cons
 
 static void m_tools_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, params, out, "tools", "tools", &sess_of(s)->srv->tools, mcp_tool_describe);
+	list_page(s, params, out, "tools", "tools", &mcp_sess_of(s)->srv->tools, mcp_tool_describe);
 }
 
 static void m_resources_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, params, out, "resources", "resources", &sess_of(s)->srv->resources,
+	list_page(s, params, out, "resources", "resources", &mcp_sess_of(s)->srv->resources,
 		  mcp_resource_describe);
 }
 
 static void m_templates_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, params, out, "templates", "resourceTemplates", &sess_of(s)->srv->templates,
+	list_page(s, params, out, "templates", "resourceTemplates", &mcp_sess_of(s)->srv->templates,
 		  mcp_resource_describe);
 }
 
 static void m_prompts_list(eng_session *s, json_object *params, mcp_answer *out)
 {
-	list_page(s, params, out, "prompts", "prompts", &sess_of(s)->srv->prompts,
+	list_page(s, params, out, "prompts", "prompts", &mcp_sess_of(s)->srv->prompts,
 		  mcp_prompt_describe);
 }
 
@@ -398,8 +344,8 @@ static int resource_exists(mcp_server *srv, const char *uri)
 
 static void m_subscribe(eng_session *s, json_object *params, mcp_answer *out)
 {
-	mcp_sess *ms = sess_of(s);
-	const char *uri = get_str(params, "uri");
+	mcp_sess *ms = mcp_sess_of(s);
+	const char *uri = mcp_get_str(params, "uri");
 	if (!uri || !uri_valid(uri)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: uri must be a URI string", NULL);
@@ -438,8 +384,8 @@ static void m_subscribe(eng_session *s, json_object *params, mcp_answer *out)
 
 static void m_unsubscribe(eng_session *s, json_object *params, mcp_answer *out)
 {
-	mcp_sess *ms = sess_of(s);
-	const char *uri = get_str(params, "uri");
+	mcp_sess *ms = mcp_sess_of(s);
+	const char *uri = mcp_get_str(params, "uri");
 	if (!uri) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: uri (string) is required", NULL);
@@ -455,16 +401,6 @@ static void m_unsubscribe(eng_session *s, json_object *params, mcp_answer *out)
 	}
 	pthread_mutex_unlock(&ms->mu);
 	mcp_answer_result(out, json_object_new_object());
-}
-
-json_object *mcp_notification(const char *method, json_object *params)
-{
-	json_object *n = json_object_new_object();
-	eng_obj_add(n, "jsonrpc", json_object_new_string("2.0"));
-	eng_obj_add(n, "method", json_object_new_string(method));
-	if (params)
-		eng_obj_add(n, "params", params);
-	return n;
 }
 
 /* ---- subscriptions/listen (2026-07-28) ------------------------------------
@@ -546,7 +482,7 @@ static int filter_flag(json_object *filter, const char *key)
 static mcp_listen *listen_new(eng_session *s, json_object *params, const mcp_view *v,
 			      json_object **agreed_out, mcp_answer *out)
 {
-	mcp_server *srv = sess_of(s)->srv;
+	mcp_server *srv = mcp_sess_of(s)->srv;
 	json_object *filter = mcp_get(params, "notifications");
 	json_object *uris = mcp_get(filter, "resourceSubscriptions");
 	json_object *tids = mcp_get(filter, "taskIds");
@@ -571,7 +507,7 @@ static mcp_listen *listen_new(eng_session *s, json_object *params, const mcp_vie
 	json_object *agreed_tids = NULL;
 	if (tids) {
 		agreed_tids = json_object_new_array();
-		const mcp_principal *who = mcp_authz_current(sess_of(s));
+		const mcp_principal *who = mcp_authz_current(mcp_sess_of(s));
 		for (size_t i = 0; agreed_tids && i < json_object_array_length(tids); i++) {
 			json_object *t = json_object_array_get_idx(tids, i);
 			if (json_object_is_type(t, json_type_string) &&
@@ -680,7 +616,7 @@ static void m_listen(eng_session *s, json_object *msg, json_object *id, json_obj
 	mcp_listen *l = listen_new(s, params, v, &agreed, &a);
 	if (!l) {
 		view_free(v);
-		answer_send(s, id, &a);
+		mcp_answer_send(s, id, &a);
 		json_object_put(msg);
 		return;
 	}
@@ -800,125 +736,6 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 
 /* ---- pooled methods (worker threads) ----------------------------------- */
 
-static void trace(mcp_server *srv, const char *event, eng_req *r, const char *reason)
-{
-	if (srv->trace)
-		srv->trace(event, eng_req_client_key(r), reason, srv->trace_user);
-}
-
-/* Prepares the context of a handler about to run for `r`. */
-void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
-{
-	mcp_ctx_init(ctx, r, params);
-	ctx->traced = 1;
-	trace(ctx->sess->srv, "started", r, NULL);
-}
-
-void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params)
-{
-	memset(ctx, 0, sizeof *ctx);
-	ctx->req = r;
-	ctx->sess = sess_of(r->sess);
-	if (r->proto) {
-		ctx->view = *(const mcp_view *)r->proto;
-	} else {
-		ctx->view.rev = ctx->sess->rev; /* the caps: mcp_ctx_caps */
-	}
-	json_object *pt = mcp_get(mcp_get(params, "_meta"), "progressToken");
-	if (pt && (json_object_is_type(pt, json_type_string) ||
-		   json_object_is_type(pt, json_type_int)))
-		ctx->progress_token = pt;
-	mcp_trace_begin(ctx, params);
-}
-
-/* Ends a handler's run with exactly one outcome.  `result` is taken; the
- * error triple is the handler's own JSON-RPC error when code != 0 (data
- * taken). */
-void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
-		 json_object *data)
-{
-	eng_req *r = ctx->req;
-	int reason = eng_token_reason(&r->token);
-	const char *why = "completed";
-	if (reason == MCP_CANCEL_PEER || (rc != MCP_OK && reason != MCP_CANCEL_NONE))
-		why = mcp_cancel_reason_name((mcp_cancel_reason)reason);
-	int closing = reason != MCP_CANCEL_NONE || atomic_load(&r->sess->closed);
-
-	if (ctx->view.modern && rc != MCP_OK && !code && ctx->missing_cap) {
-		/* 2026-07-28: the handler needed a capability this request did
-		 * not declare. */
-		json_object *want = json_object_new_object();
-		eng_obj_add(want, ctx->missing_cap, json_object_new_object());
-		json_object_put(data);
-		data = json_object_new_object();
-		eng_obj_add(data, "requiredCapabilities", want);
-		code = MCP_JSONRPC_MISSING_CAPABILITY;
-		message = "Missing required client capability";
-	}
-	if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
-		/* Stopped because of its token or the close: nothing is written
-		 * (P1, P2, P6). */
-		json_object_put(data);
-		code = 0;
-		eng_req_finish_silent(r);
-	} else if (code) {
-		/* An error the handler set is the answer, whatever it returned:
-		 * `return mcp_result_set_error(...)` must not send success. */
-		eng_req_finish_error(r, code, message, data);
-	} else if (rc == MCP_OK && result) {
-		json_object_put(data);
-		code = 0;
-		if (ctx->view.modern)
-			mcp_modern_decorate(ctx->sess->srv, get_str(r->msg, "method"), result);
-		eng_req_finish_result(r, result);
-		result = NULL;
-	} else {
-		json_object_put(data);
-		code = rc == MCP_EINVAL ? MCP_JSONRPC_INVALID_PARAMS : MCP_JSONRPC_INTERNAL_ERROR;
-		eng_req_finish_error(r, code, rc == MCP_OK ? "out of memory" : mcp_strerror(rc),
-				     NULL);
-	}
-	json_object_put(result);
-	/* The reason read above may predate a peer cancel that won the
-	 * outcome in the meantime (it decides first, then fires the token):
-	 * the trace names what happened, not what the handler saw. */
-	int outcome = atomic_load(&r->outcome);
-	if (outcome == ENG_OUT_SUPPRESSED)
-		why = mcp_cancel_reason_name(MCP_CANCEL_PEER);
-	else if (outcome != ENG_OUT_RESPONDED && !r->sink && strcmp(why, "completed") == 0 &&
-		 eng_token_reason(&r->token) != MCP_CANCEL_NONE)
-		why = mcp_cancel_reason_name((mcp_cancel_reason)eng_token_reason(&r->token));
-	/* Traced once the request has its outcome and has left the in-flight
-	 * table: from "cleanup" on, its id may be reused (P5). */
-	if (ctx->traced)
-		trace(ctx->sess->srv, "cleanup", r, why);
-	mcp_authz_after(ctx, why, outcome == ENG_OUT_RESPONDED ? code : 0);
-}
-
-static void finish_invalid(eng_req *r, const char *message, json_object *data)
-{
-	eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS, message, data);
-}
-
-static json_object *name_data(const char *key, const char *value)
-{
-	json_object *d = json_object_new_object();
-	if (d)
-		eng_obj_add(d, key, json_object_new_string(value));
-	return d;
-}
-
-/* The request's revision, and whether it is a 2026-07-28 one. */
-static int req_rev(eng_req *r)
-{
-	return r->proto ? ((const mcp_view *)r->proto)->rev : sess_of(r->sess)->rev;
-}
-
-static int req_modern(eng_req *r)
-{
-	return r->proto && ((const mcp_view *)r->proto)->modern;
-}
-
 /* One call of a handler, for mcp_mrtr_run (which may call it again). */
 struct tool_run {
 	mcp_tool_entry *tool;
@@ -943,25 +760,25 @@ static void tool_reset(void *arg)
 
 static void run_tools_call(eng_req *r)
 {
-	mcp_sess *ms = sess_of(r->sess);
-	int rev = req_rev(r);
+	mcp_sess *ms = mcp_sess_of(r->sess);
+	int rev = mcp_req_rev(r);
 	json_object *params = mcp_get(r->msg, "params");
-	const char *name = get_str(params, "name");
+	const char *name = mcp_get_str(params, "name");
 	json_object *args = mcp_get(params, "arguments");
 
 	if (!name) {
-		finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
+		mcp_finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
 		return;
 	}
 	if (args && !json_object_is_type(args, json_type_object)) {
-		finish_invalid(r, "Invalid params: arguments must be an object", NULL);
+		mcp_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
 		return;
 	}
 	mcp_tool_entry *tool = (mcp_tool_entry *)mcp_registry_find(ms->srv, &ms->srv->tools, name);
 	if (!tool) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
-		finish_invalid(r, msg, name_data("name", name));
+		mcp_finish_invalid(r, msg, mcp_data_str("name", name));
 		return;
 	}
 	json_object *own_args = NULL;
@@ -972,7 +789,7 @@ static void run_tools_call(eng_req *r)
 	int oom = !args;
 	json_object *refusal = args ? mcp_tool_check_args(tool, args, rev, &oom) : NULL;
 	if (refusal || oom) {
-		if (refusal && req_modern(r))
+		if (refusal && mcp_req_modern(r))
 			mcp_modern_decorate(ms->srv, "tools/call", refusal);
 		if (refusal)
 			eng_req_finish_result(r, refusal);
@@ -988,7 +805,7 @@ static void run_tools_call(eng_req *r)
 	 * requests that declare the extension; a legacy params.task is
 	 * ignored, and a tool that only runs as a task is refused to a request
 	 * that cannot take one. */
-	int modern = req_modern(r);
+	int modern = mcp_req_modern(r);
 	int declared = modern && mcp_tasks_declared(((const mcp_view *)r->proto)->caps);
 	json_object *task = rev >= MCP_REV_2025_11_25 && !modern ? mcp_get(params, "task") : NULL;
 	if (modern && !declared && tool->task_support == MCP_TASKS_REQUIRED) {
@@ -1006,7 +823,7 @@ static void run_tools_call(eng_req *r)
 		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
 				     task ? "This tool cannot run as a task"
 					  : "This tool runs only as a task (send params.task)",
-				     name_data("name", name));
+				     mcp_data_str("name", name));
 		json_object_put(own_args);
 		mcp_entry_unref(&tool->base);
 		return;
@@ -1016,7 +833,7 @@ static void run_tools_call(eng_req *r)
 	int up_front = task || (declared && tool->task_support != MCP_TASKS_FORBIDDEN &&
 				!(tool->flags & MCP_TOOL_TASK_BY_HANDLER));
 	if (task && !json_object_is_type(task, json_type_object)) {
-		finish_invalid(r, "Invalid params: task must be an object with an optional "
+		mcp_finish_invalid(r, "Invalid params: task must be an object with an optional "
 				  "non-negative integer ttl",
 			       NULL);
 		json_object_put(own_args);
@@ -1104,12 +921,12 @@ static void read_reset(void *arg)
 
 static void run_resources_read(eng_req *r)
 {
-	mcp_sess *ms = sess_of(r->sess);
+	mcp_sess *ms = mcp_sess_of(r->sess);
 	mcp_server *srv = ms->srv;
 	json_object *params = mcp_get(r->msg, "params");
-	const char *uri = get_str(params, "uri");
+	const char *uri = mcp_get_str(params, "uri");
 	if (!uri || !uri_valid(uri)) {
-		finish_invalid(r, "Invalid params: uri must be a URI string", NULL);
+		mcp_finish_invalid(r, "Invalid params: uri must be a URI string", NULL);
 		return;
 	}
 	json_object *vars = NULL;
@@ -1119,10 +936,10 @@ static void run_resources_read(eng_req *r)
 	else
 		res = mcp_template_match(srv, uri, &vars);
 	/* 2026-07-28 standardizes on -32602 for an unknown resource. */
-	int not_found_code = req_modern(r) ? MCP_JSONRPC_INVALID_PARAMS
+	int not_found_code = mcp_req_modern(r) ? MCP_JSONRPC_INVALID_PARAMS
 					   : MCP_JSONRPC_RESOURCE_NOT_FOUND;
 	if (!res) {
-		eng_req_finish_error(r, not_found_code, "Resource not found", name_data("uri", uri));
+		eng_req_finish_error(r, not_found_code, "Resource not found", mcp_data_str("uri", uri));
 		return;
 	}
 	mcp_ctx ctx;
@@ -1158,7 +975,7 @@ static void run_resources_read(eng_req *r)
 	}
 	if (rc == MCP_ENOENT && !out.err.code)
 		mcp_ctx_end(&ctx, rc, NULL, not_found_code, "Resource not found",
-			    name_data("uri", uri));
+			    mcp_data_str("uri", uri));
 	else
 		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
 	out.err.data = NULL; /* taken by mcp_ctx_end */
@@ -1194,16 +1011,16 @@ static void prompt_reset(void *arg)
 
 static void run_prompts_get(eng_req *r)
 {
-	mcp_sess *ms = sess_of(r->sess);
+	mcp_sess *ms = mcp_sess_of(r->sess);
 	json_object *params = mcp_get(r->msg, "params");
-	const char *name = get_str(params, "name");
+	const char *name = mcp_get_str(params, "name");
 	json_object *args = mcp_get(params, "arguments");
 	if (!name) {
-		finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
+		mcp_finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
 		return;
 	}
 	if (args && !json_object_is_type(args, json_type_object)) {
-		finish_invalid(r, "Invalid params: arguments must be an object", NULL);
+		mcp_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
 		return;
 	}
 	mcp_prompt_entry *p =
@@ -1211,7 +1028,7 @@ static void run_prompts_get(eng_req *r)
 	if (!p) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "Unknown prompt: %.100s", name);
-		finish_invalid(r, msg, name_data("name", name));
+		mcp_finish_invalid(r, msg, mcp_data_str("name", name));
 		return;
 	}
 	json_object *own_args = NULL;
@@ -1227,9 +1044,9 @@ static void run_prompts_get(eng_req *r)
 		} else {
 			char msg[JSCHEMA_MSG_MAX + 32];
 			snprintf(msg, sizeof msg, "Invalid params: %s", err.message);
-			json_object *data = name_data("path", err.instance);
+			json_object *data = mcp_data_str("path", err.instance);
 			eng_obj_add(data, "rule", json_object_new_string(err.keyword));
-			finish_invalid(r, msg, data);
+			mcp_finish_invalid(r, msg, data);
 		}
 		json_object_put(own_args);
 		mcp_entry_unref(&p->base);
@@ -1242,7 +1059,7 @@ static void run_prompts_get(eng_req *r)
 		mcp_entry_unref(&p->base);
 		return;
 	}
-	mcp_prompt_result out = { .rev = req_rev(r) };
+	mcp_prompt_result out = { .rev = mcp_req_rev(r) };
 	const char *why = NULL;
 	int rc;
 	struct prompt_run pr = { p, &ctx, args, &out };
@@ -1281,16 +1098,16 @@ static void run_prompts_get(eng_req *r)
 
 static void run_complete(eng_req *r)
 {
-	mcp_sess *ms = sess_of(r->sess);
+	mcp_sess *ms = mcp_sess_of(r->sess);
 	mcp_server *srv = ms->srv;
 	json_object *params = mcp_get(r->msg, "params");
 	json_object *ref = mcp_get(params, "ref");
 	json_object *arg = mcp_get(params, "argument");
-	const char *type = get_str(ref, "type");
-	const char *arg_name = get_str(arg, "name");
-	const char *value = get_str(arg, "value");
+	const char *type = mcp_get_str(ref, "type");
+	const char *arg_name = mcp_get_str(arg, "name");
+	const char *value = mcp_get_str(arg, "value");
 	if (!type || !arg_name || !value) {
-		finish_invalid(r, "Invalid params: completion/complete needs ref.type, "
+		mcp_finish_invalid(r, "Invalid params: completion/complete needs ref.type, "
 				  "argument.name and argument.value",
 			       NULL);
 		return;
@@ -1298,17 +1115,17 @@ static void run_complete(eng_req *r)
 	mcp_entry *e = NULL;
 	mcp_complete_fn fn = NULL;
 	void *user = NULL;
-	if (strcmp(type, "ref/prompt") == 0 && get_str(ref, "name")) {
+	if (strcmp(type, "ref/prompt") == 0 && mcp_get_str(ref, "name")) {
 		mcp_prompt_entry *p =
-			(mcp_prompt_entry *)mcp_registry_find(srv, &srv->prompts, get_str(ref, "name"));
+			(mcp_prompt_entry *)mcp_registry_find(srv, &srv->prompts, mcp_get_str(ref, "name"));
 		if (p) {
 			e = &p->base;
 			fn = p->complete;
 			user = p->user;
 		}
-	} else if (strcmp(type, "ref/resource") == 0 && get_str(ref, "uri")) {
+	} else if (strcmp(type, "ref/resource") == 0 && mcp_get_str(ref, "uri")) {
 		mcp_resource_entry *t = (mcp_resource_entry *)mcp_registry_find(
-			srv, &srv->templates, get_str(ref, "uri"));
+			srv, &srv->templates, mcp_get_str(ref, "uri"));
 		if (t) {
 			e = &t->base;
 			fn = t->complete;
@@ -1316,7 +1133,7 @@ static void run_complete(eng_req *r)
 		}
 	}
 	if (!e) {
-		finish_invalid(r, "Invalid params: unknown completion reference", NULL);
+		mcp_finish_invalid(r, "Invalid params: unknown completion reference", NULL);
 		return;
 	}
 	json_object *context = mcp_get(mcp_get(params, "context"), "arguments");
@@ -1414,7 +1231,7 @@ int mcp_modern_check(const char *method, json_object *params, const char *header
 		eng_obj_add(*data, "requested", json_object_new_string(version));
 		return MCP_JSONRPC_UNSUPPORTED_VERSION;
 	}
-	if (level && log_level_from_name(json_object_is_type(level, json_type_string)
+	if (level && mcp_log_level_from_name(json_object_is_type(level, json_type_string)
 						 ? json_object_get_string(level)
 						 : "") < 0) {
 		*message = "Invalid params: _meta \"" MCP_META_LOG "\" must be a log level";
@@ -1446,45 +1263,14 @@ static mcp_view *view_new(json_object *params)
 	v->modern = 1;
 	v->rev = MCP_REV_2026_07_28;
 	v->caps = json_object_get(mcp_get(meta, MCP_META_CAPS));
-	const char *level = get_str(meta, MCP_META_LOG);
-	v->log_level = level ? log_level_from_name(level) : -1;
+	const char *level = mcp_get_str(meta, MCP_META_LOG);
+	v->log_level = level ? mcp_log_level_from_name(level) : -1;
 	return v;
-}
-
-/* What every 2026-07-28 result carries: resultType, the server's identity
- * in _meta, and caching hints on the cacheable ones.  The hints are
- * conservative: a list can change at any time and a resource may be
- * specific to the caller, so nothing is to be reused without asking. */
-void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *result)
-{
-	if (!json_object_is_type(result, json_type_object))
-		return;
-	if (!mcp_get(result, "resultType"))
-		eng_obj_add(result, "resultType", json_object_new_string("complete"));
-	json_object *meta = mcp_get(result, "_meta");
-	if (!json_object_is_type(meta, json_type_object)) {
-		meta = json_object_new_object();
-		eng_obj_add(result, "_meta", meta);
-	}
-	json_object *si = json_object_new_object();
-	eng_obj_add(si, "name", json_object_new_string(srv->name));
-	eng_obj_add(si, "version", json_object_new_string(srv->version));
-	eng_obj_add(meta, MCP_META_SERVER, si);
-	static const char *const cacheable[] = { "server/discover", "tools/list",
-						 "resources/list", "resources/templates/list",
-						 "prompts/list", "resources/read", "skills/list",
-						 "skills/get" };
-	for (size_t i = 0; method && i < sizeof cacheable / sizeof cacheable[0]; i++)
-		if (strcmp(method, cacheable[i]) == 0) {
-			eng_obj_add(result, "ttlMs", json_object_new_int(0));
-			eng_obj_add(result, "cacheScope", json_object_new_string("private"));
-			break;
-		}
 }
 
 static void m_discover(eng_session *s, mcp_answer *out)
 {
-	mcp_server *srv = sess_of(s)->srv;
+	mcp_server *srv = mcp_sess_of(s)->srv;
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "supportedVersions", modern_versions());
 	eng_obj_add(res, "capabilities",
@@ -1500,7 +1286,7 @@ static void m_discover(eng_session *s, mcp_answer *out)
 static void modern_inline(eng_session *s, const char *name, json_object *params,
 			  const mcp_view *v, mcp_answer *out)
 {
-	mcp_server *srv = sess_of(s)->srv;
+	mcp_server *srv = mcp_sess_of(s)->srv;
 	if (strcmp(name, "server/discover") == 0)
 		m_discover(s, out);
 	else if (strncmp(name, "tasks/", 6) == 0)
@@ -1555,7 +1341,7 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 		return;
 	}
 	int listen = strcmp(name, "subscriptions/listen") == 0;
-	if (!run && mcp_authz_hooked(sess_of(s)->srv))
+	if (!run && mcp_authz_hooked(mcp_sess_of(s)->srv))
 		/* Served on a worker, between the request hooks. */
 		run = listen ? run_listen_hooked : run_hooked;
 	if (run) {
@@ -1575,7 +1361,7 @@ static void modern_request(eng_session *s, json_object *msg, json_object *id,
 	} else {
 		mcp_answer a = { 0 };
 		modern_inline(s, name, params, v, &a);
-		answer_send(s, id, &a);
+		mcp_answer_send(s, id, &a);
 	}
 	view_free(v);
 	json_object_put(msg);
@@ -1645,7 +1431,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 		       const char *method_name, json_object *params)
 {
 	json_object *meta = mcp_get(params, "_meta");
-	if (sess_of(s)->stateless_only || mcp_get(meta, MCP_META_VERSION) || mcp_get(meta, MCP_META_CAPS)) {
+	if (mcp_sess_of(s)->stateless_only || mcp_get(meta, MCP_META_VERSION) || mcp_get(meta, MCP_META_CAPS)) {
 		modern_request(s, msg, id, method_name, params);
 		return;
 	}
@@ -1658,7 +1444,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 		json_object_put(msg);
 		return;
 	}
-	if (!(m->flags & M_ANY_STATE) && atomic_load(&sess_of(s)->state) == MCP_SESS_NEW) {
+	if (!(m->flags & M_ANY_STATE) && atomic_load(&mcp_sess_of(s)->state) == MCP_SESS_NEW) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_REQUEST,
 					  "Invalid Request: the server is not initialized "
 					  "(send initialize first)",
@@ -1666,7 +1452,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 		json_object_put(msg);
 		return;
 	}
-	if (m->on_reader && mcp_authz_hooked(sess_of(s)->srv)) {
+	if (m->on_reader && mcp_authz_hooked(mcp_sess_of(s)->srv)) {
 		/* Served on a worker, between the request hooks. */
 		eng_session_submit(s, msg, id, run_hooked, NULL, NULL);
 		return;
@@ -1682,7 +1468,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id,
 		} else {
 			mcp_answer a = { 0 };
 			m->on_reader(s, params, &a);
-			answer_send(s, id, &a);
+			mcp_answer_send(s, id, &a);
 		}
 		json_object_put(msg);
 		return;
@@ -1713,13 +1499,13 @@ static void answer_end(mcp_ctx *ctx, mcp_answer *a)
 static void run_hooked(eng_req *r)
 {
 	json_object *params = mcp_get(r->msg, "params");
-	const char *name = get_str(r->msg, "method");
+	const char *name = mcp_get_str(r->msg, "method");
 	mcp_ctx ctx;
 	mcp_ctx_init(&ctx, r, params);
 	if (mcp_ctx_admit(&ctx, -1, NULL))
 		return;
 	mcp_answer a = { 0 };
-	if (req_modern(r)) {
+	if (mcp_req_modern(r)) {
 		modern_inline(r->sess, name, params, r->proto, &a);
 	} else {
 		const method *m = find_method(name);
@@ -1758,12 +1544,12 @@ static void run_listen_hooked(eng_req *r)
  * on_request must see it. */
 static void (*raw_route(eng_session *s, const char *method_name))(eng_req *r)
 {
-	if (sess_of(s)->stateless_only)
+	if (mcp_sess_of(s)->stateless_only)
 		return NULL;
 	const method *m = find_method(method_name);
 	if (!m || m->on_reader || !m->on_worker)
 		return NULL;
-	if (!(m->flags & M_ANY_STATE) && atomic_load(&sess_of(s)->state) == MCP_SESS_NEW)
+	if (!(m->flags & M_ANY_STATE) && atomic_load(&mcp_sess_of(s)->state) == MCP_SESS_NEW)
 		return NULL;
 	return m->on_worker;
 }
@@ -1771,7 +1557,7 @@ static void (*raw_route(eng_session *s, const char *method_name))(eng_req *r)
 static void on_notification(eng_session *s, json_object *msg, const char *name,
 			    json_object *params)
 {
-	mcp_sess *ms = sess_of(s);
+	mcp_sess *ms = mcp_sess_of(s);
 	if (strcmp(name, "notifications/cancelled") == 0) {
 		eng_session_cancel_peer(s, mcp_get(params, "requestId"));
 	} else if (strcmp(name, "notifications/initialized") == 0) {
@@ -1785,7 +1571,7 @@ static void on_notification(eng_session *s, json_object *msg, const char *name,
 
 static int batches_allowed(eng_session *s)
 {
-	mcp_sess *ms = sess_of(s);
+	mcp_sess *ms = mcp_sess_of(s);
 	return atomic_load(&ms->state) != MCP_SESS_NEW && ms->rev == MCP_REV_2025_03_26;
 }
 
@@ -1801,66 +1587,11 @@ static json_object *cancel_notification(int64_t id, const char *reason)
 	return n;
 }
 
-/* At most this many URL elicitations are remembered per connection; the
- * oldest is forgotten first. */
-#define MAX_ELICITATIONS 256
-
-void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id)
-{
-	char *d = strdup(id);
-	if (!d)
-		return;
-	pthread_mutex_lock(&ms->mu);
-	if (!ms->elicitations)
-		ms->elicitations = calloc(MAX_ELICITATIONS, sizeof *ms->elicitations);
-	if (!ms->elicitations) {
-		pthread_mutex_unlock(&ms->mu);
-		free(d);
-		return;
-	}
-	if (ms->nelicitations == MAX_ELICITATIONS) {
-		free(ms->elicitations[0]);
-		memmove(ms->elicitations, ms->elicitations + 1,
-			(MAX_ELICITATIONS - 1) * sizeof *ms->elicitations);
-		ms->nelicitations--;
-	}
-	ms->elicitations[ms->nelicitations++] = d;
-	pthread_mutex_unlock(&ms->mu);
-}
-
-int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id)
-{
-	int found = 0;
-	pthread_mutex_lock(&ms->mu);
-	for (size_t i = 0; i < ms->nelicitations; i++) {
-		if (strcmp(ms->elicitations[i], id) == 0) {
-			free(ms->elicitations[i]);
-			memmove(ms->elicitations + i, ms->elicitations + i + 1,
-				(ms->nelicitations - i - 1) * sizeof *ms->elicitations);
-			ms->nelicitations--;
-			found = 1;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ms->mu);
-	return found;
-}
-
 static void on_free(eng_session *s)
 {
-	mcp_sess *ms = sess_of(s);
-	for (size_t i = 0; i < ms->nelicitations; i++)
-		free(ms->elicitations[i]);
-	free(ms->elicitations);
+	mcp_sess *ms = mcp_sess_of(s);
 	mcp_tasks_free(ms);
-	json_object_put(atomic_load(&ms->client_caps));
-	free(ms->client_caps_text);
-	mcp_authz_sess_free(ms);
-	for (size_t i = 0; i < ms->nsubs; i++)
-		free(ms->subs[i]);
-	free(ms->subs);
-	pthread_mutex_destroy(&ms->mu);
-	free(ms);
+	mcp_sess_free(ms);
 }
 
 const eng_proto mcp_protocol = {
@@ -1872,40 +1603,3 @@ const eng_proto mcp_protocol = {
 	.on_free = on_free,
 };
 
-json_object *mcp_sess_caps(mcp_sess *ms)
-{
-	json_object *c = atomic_load_explicit(&ms->client_caps, memory_order_acquire);
-	if (c || !ms->client_caps_text)
-		return c;
-	pthread_mutex_lock(&ms->mu);
-	c = atomic_load_explicit(&ms->client_caps, memory_order_relaxed);
-	if (!c) {
-		/* As deep as the message that carried it could be. */
-		json_tokener *tok = json_tokener_new_ex(ms->srv->max_depth);
-		if (tok) {
-			c = json_tokener_parse_ex(tok, ms->client_caps_text, -1);
-			json_tokener_free(tok);
-		}
-		atomic_store_explicit(&ms->client_caps, c, memory_order_release);
-	}
-	pthread_mutex_unlock(&ms->mu);
-	return c;
-}
-
-json_object *mcp_ctx_caps(const mcp_ctx *ctx)
-{
-	return ctx->view.modern || ctx->view.caps ? ctx->view.caps : mcp_sess_caps(ctx->sess);
-}
-
-mcp_sess *mcp_sess_new(mcp_server *srv)
-{
-	mcp_sess *ms = calloc(1, sizeof *ms);
-	if (!ms)
-		return NULL;
-	ms->srv = srv;
-	pthread_mutex_init(&ms->mu, NULL);
-	atomic_init(&ms->state, MCP_SESS_NEW);
-	ms->rev = MCP_REV_LEGACY_COUNT - 1;
-	atomic_init(&ms->log_level, MCP_LOG_DEBUG);
-	return ms;
-}

@@ -27,6 +27,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 		return NULL;
 	srv->name = strdup(name);
 	srv->version = strdup(version);
+	srv->proto = &mcp_protocol;
 	srv->workers = 4;
 	srv->grace_ms = 1500;
 	srv->max_message = 16u << 20;
@@ -251,80 +252,6 @@ MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user
 int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp)
 {
 	return mcp_server_serve_connection_as(srv, tp, -1);
-}
-
-eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push)
-{
-	mcp_sess *ms = mcp_sess_new(srv);
-	if (ms && preset_rev >= 0) {
-		/* Stateless HTTP: no initialize will come; the request is
-		 * served as from a client with no capabilities. */
-		ms->client_caps_text = strdup("{}");
-		if (!ms->client_caps_text) {
-			free(ms);
-			ms = NULL;
-		} else if (preset_rev >= MCP_REV_LEGACY_COUNT) {
-			/* HTTP without a session: 2026-07-28 requests only. */
-			ms->stateless_only = 1;
-			atomic_store(&ms->state, MCP_SESS_READY);
-		} else {
-			ms->rev = preset_rev;
-			atomic_store(&ms->state, MCP_SESS_READY);
-		}
-	}
-	if (!ms) {
-		tp->ops->free(tp);
-		return NULL;
-	}
-	eng_limits lim = {
-		.max_message = srv->max_message,
-		.max_depth = srv->max_depth,
-		.max_pending = (size_t)srv->max_pending,
-		.grace_ms = srv->grace_ms,
-		.push = push,
-	};
-	if (push) {
-		/* Sessions share the pool: one session's burst leaves a worker
-		 * for the others (see eng_limits.max_running). */
-		lim.max_running = srv->session_workers ? srv->session_workers
-			: srv->workers > 1		  ? srv->workers - 1
-							  : 1;
-		lim.max_waiting = (size_t)srv->session_queue;
-	}
-	eng_session *s = eng_session_new(tp, &srv->pool, &srv->stats, &lim, &mcp_protocol, ms);
-	if (!s) {
-		free(ms->client_caps_text);
-		pthread_mutex_destroy(&ms->mu);
-		free(ms);
-		tp->ops->free(tp);
-		return NULL;
-	}
-	ms->es = s;
-	if (preset_rev >= 0 && preset_rev >= MCP_REV_2025_11_25 && preset_rev < MCP_REV_LEGACY_COUNT)
-		eng_session_set_transport_features(s, TP_FEATURE_RESUMABLE);
-	pthread_mutex_lock(&srv->sess_mu);
-	ms->prev = NULL;
-	ms->next = srv->sessions;
-	if (srv->sessions)
-		srv->sessions->prev = ms;
-	srv->sessions = ms;
-	pthread_mutex_unlock(&srv->sess_mu);
-	return s;
-}
-
-void mcp_server_drop_session(mcp_server *srv, eng_session *es)
-{
-	mcp_sess *ms = es->proto_data;
-	pthread_mutex_lock(&srv->sess_mu);
-	if (ms->prev)
-		ms->prev->next = ms->next;
-	else if (srv->sessions == ms)
-		srv->sessions = ms->next;
-	if (ms->next)
-		ms->next->prev = ms->prev;
-	ms->next = ms->prev = NULL;
-	pthread_mutex_unlock(&srv->sess_mu);
-	eng_session_unref(es);
 }
 
 int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)

@@ -33,6 +33,12 @@ json_object *mcp_get(json_object *o, const char *key)
 	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
+const char *mcp_get_str(json_object *o, const char *key)
+{
+	json_object *v = mcp_get(o, key);
+	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
 void mcp_json_add_str(json_object *o, const char *key, const char *value)
 {
 	if (value)
