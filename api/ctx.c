@@ -1,7 +1,8 @@
 /*
  * ctx.c - the handler context: what a running tool handler can ask of the
  * library (its cancellation state, token-aware waits, progress, logging and
- * server-to-client requests).
+ * server-to-client requests), and the legacy bridge of multi round-trip
+ * requests, which asks the client through those same calls.
  *
  * Every blocking call here wakes when the request's token fires, when the
  * connection closes, or at its timeout.
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/jschema.h"
 
 MCP_EXTERN mcp_cancel_reason mcp_ctx_cancelled(const mcp_ctx *ctx)
 {
@@ -180,11 +182,10 @@ static int client_has(const mcp_ctx *ctx, const char *a, const char *b)
 	return !b || json_object_object_get_ex(v, b, NULL);
 }
 
-/* A 2026-07-28 request cannot be sent a request: the server asks through
- * an input_required result instead (not built yet).  Without the
- * capability the handler's failure becomes -32021 naming it. */
 /* A client call of a 2026-07-28 request (`params` taken): it cannot be
- * sent as a request, so the handler is parked (api/park.c). */
+ * sent as a request, so the handler is parked (api/mrtr.c), or inside a
+ * task asks through the task (api/tasks.c).  Without the capability the
+ * handler's failure becomes -32021 naming it. */
 static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
 		       json_object *params, int64_t timeout_ms, json_object **result)
 {
@@ -377,6 +378,44 @@ int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 	return call_client(ctx, "elicitation/create", params, timeout_ms, result);
 }
 
+/* The user's answer comes through a client we do not control: accepted
+ * content is held to the schema the form asked for, so a handler only
+ * sees answers that fit it (the same promise as for tool arguments). */
+int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
+		       int64_t timeout_ms, json_object **result)
+{
+	jschema *check = NULL;
+	if (requested) {
+		/* Formats assert: the form promised e-mail addresses, dates... */
+		jschema_opts opts = { .formats = 1 };
+		int c = jschema_compile(requested, &opts, &check, NULL);
+		if (c != JSCHEMA_OK) {
+			json_object_put(params);
+			return c == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
+		}
+	}
+	int rc = mcp_elicit_send(ctx, params, timeout_ms, result);
+	const char *action = NULL;
+	if (rc == MCP_OK && check) {
+		json_object *a = mcp_get(*result, "action");
+		action = json_object_is_type(a, json_type_string) ? json_object_get_string(a) : "";
+	}
+	if (action && strcmp(action, "accept") == 0) {
+		json_object *content = mcp_get(*result, "content");
+		json_object *none = content ? NULL : json_object_new_object();
+		int v = content || none ? jschema_validate(check, content ? content : none, NULL)
+					: JSCHEMA_ENOMEM;
+		json_object_put(none);
+		if (v != JSCHEMA_OK) {
+			json_object_put(*result);
+			*result = NULL;
+			rc = v == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EPROTO;
+		}
+	}
+	jschema_free(check);
+	return rc;
+}
+
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 			      json_object **result)
 {
@@ -389,4 +428,57 @@ MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout
 	if (!p)
 		return MCP_ENOMEM;
 	return mcp_elicit_checked(ctx, p, mcp_get(params, "requestedSchema"), timeout_ms, result);
+}
+
+/* ---- the legacy bridge of MRTR (mrtr.c) ------------------------------------- */
+
+/* Sends one named input request to a legacy client; its answer, or an
+ * MCP_E* code. */
+static int ask_client(mcp_ctx *ctx, json_object *req, json_object **answer)
+{
+	json_object *m = mcp_get(req, "method");
+	json_object *p = mcp_get(req, "params");
+	const char *method = json_object_get_string(m);
+	if (strcmp(method, "roots/list") == 0)
+		return mcp_ctx_list_roots(ctx, -1, answer);
+	if (strcmp(method, "sampling/createMessage") == 0)
+		return mcp_ctx_sample(ctx, p, -1, answer);
+	return mcp_ctx_elicit(ctx, p, -1, answer);
+}
+
+int mcp_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg),
+		       void *arg)
+{
+	int rc = invoke(arg);
+	if (ctx->view.modern)
+		return rc;
+	/* Legacy bridge: real requests to the client, then the handler again. */
+	for (int round = 1; rc == MCP_EINPUT && ctx->input_requests &&
+			    round < ctx->sess->srv->input_rounds;
+	     round++) {
+		json_object *answers = json_object_new_object();
+		if (!answers)
+			return MCP_ENOMEM;
+		json_object_object_foreach(ctx->input_requests, key, req)
+		{
+			json_object *answer = NULL;
+			int crc = ask_client(ctx, req, &answer);
+			if (crc != MCP_OK) {
+				json_object_put(answer);
+				json_object_put(answers);
+				return crc;
+			}
+			eng_obj_add(answers, key, answer);
+		}
+		json_object_put(ctx->input_responses);
+		ctx->input_responses = answers;
+		json_object_put(ctx->input_requests);
+		ctx->input_requests = NULL;
+		free(ctx->state_in);
+		ctx->state_in = ctx->state_out;
+		ctx->state_out = NULL;
+		reset(arg);
+		rc = invoke(arg);
+	}
+	return rc;
 }

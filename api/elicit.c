@@ -257,44 +257,6 @@ MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t t
 	return mcp_elicit_checked(ctx, params, form->schema, timeout_ms, result);
 }
 
-/* The user's answer comes through a client we do not control: accepted
- * content is held to the schema the form asked for, so a handler only
- * sees answers that fit it (the same promise as for tool arguments). */
-int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
-		       int64_t timeout_ms, json_object **result)
-{
-	jschema *check = NULL;
-	if (requested) {
-		/* Formats assert: the form promised e-mail addresses, dates... */
-		jschema_opts opts = { .formats = 1 };
-		int c = jschema_compile(requested, &opts, &check, NULL);
-		if (c != JSCHEMA_OK) {
-			json_object_put(params);
-			return c == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
-		}
-	}
-	int rc = mcp_elicit_send(ctx, params, timeout_ms, result);
-	const char *action = NULL;
-	if (rc == MCP_OK && check) {
-		json_object *a = mcp_get(*result, "action");
-		action = json_object_is_type(a, json_type_string) ? json_object_get_string(a) : "";
-	}
-	if (action && strcmp(action, "accept") == 0) {
-		json_object *content = mcp_get(*result, "content");
-		json_object *none = content ? NULL : json_object_new_object();
-		int v = content || none ? jschema_validate(check, content ? content : none, NULL)
-					: JSCHEMA_ENOMEM;
-		json_object_put(none);
-		if (v != JSCHEMA_OK) {
-			json_object_put(*result);
-			*result = NULL;
-			rc = v == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EPROTO;
-		}
-	}
-	jschema_free(check);
-	return rc;
-}
-
 MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char *url,
 				  const char *elicitation_id, int64_t timeout_ms,
 				  json_object **result)

@@ -187,7 +187,7 @@ struct mcp_server {
 	/* Skills (api/skills.c), in registration order, under reg_lock. */
 	struct mcp_skill **skills;
 	size_t nskills;
-	/* Parked handlers (api/park.c). */
+	/* Parked handlers (api/mrtr.c). */
 	pthread_mutex_t park_mu;
 	struct mcp_park *parks;          /* under park_mu */
 	int nparks;
@@ -424,7 +424,7 @@ void mcp_finish_invalid(eng_req *r, const char *message, json_object *data);
 int mcp_log_level_from_name(const char *name);
 const char *mcp_log_level_name(int level);
 
-/* Multi round-trip requests (api/mrtr.c). */
+/* Multi round-trip requests and parked handlers (api/mrtr.c). */
 int mcp_state_key_init(mcp_server *srv);
 /* Binds the context to its request and, for a 2026-07-28 retry, takes its
  * inputResponses and verifies its requestState; -1 with *why (-32602).
@@ -432,30 +432,25 @@ int mcp_state_key_init(mcp_server *srv);
  * (mcp_ctx_end done) and the caller only cleans up. */
 int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
 		   json_object *args, const char **why);
-/* Calls invoke(arg); for a legacy client, answers the handler's input
- * requests with real server-to-client requests and calls it again (after
- * reset(arg)) up to the server's rounds.  The handler's last code. */
-int mcp_mrtr_run(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg), void *arg);
 /* The input_required result of a 2026-07-28 handler that returned
  * MCP_EINPUT (taken by the caller), or NULL when it asked for nothing. */
 json_object *mcp_mrtr_input_required(mcp_ctx *ctx);
 void mcp_mrtr_end(mcp_ctx *ctx);
-/* The sealed requestState naming a parked handler (caller frees), bound to
- * this request like any state; NULL without memory. */
-char *mcp_mrtr_seal_park(const mcp_ctx *ctx, const char *state);
-
-/* Parked handlers (api/park.c): the blocking client calls of a 2026-07-28
- * request.  call: `params` taken; the client's answer in *result (caller
- * owns), or MCP_ENOTSUP where nothing can be parked, MCP_EBUSY at the cap,
- * MCP_ETIMEDOUT, MCP_ECANCELED, MCP_EPROTO, MCP_ENOMEM.  resume: for a retry
- * whose verified state names a parked handler; 1 when the request has been
- * answered, -1 when the state names no handler waiting for this round. */
+/* Parked handlers: the blocking client calls of a 2026-07-28 request.
+ * call: `params` taken; the client's answer in *result (caller owns), or
+ * MCP_ENOTSUP where nothing can be parked, MCP_EBUSY at the cap,
+ * MCP_ETIMEDOUT, MCP_ECANCELED, MCP_EPROTO, MCP_ENOMEM. */
 typedef struct mcp_park mcp_park;
 void mcp_park_init(mcp_server *srv);
 void mcp_park_destroy(mcp_server *srv);
 int mcp_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
 		  json_object **result);
-int mcp_park_resume(mcp_ctx *ctx, const char *state, json_object *responses);
+/* The legacy bridge (ctx.c): calls invoke(arg); for a legacy client,
+ * answers the handler's input requests with real server-to-client
+ * requests and calls it again (after reset(arg)) up to the server's
+ * rounds.  The handler's last code. */
+int mcp_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg),
+		       void *arg);
 /* The 2026-07-28 decorations of a result (resultType, serverInfo). */
 void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *result);
 void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
@@ -589,7 +584,7 @@ int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
 json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, int *oom);
 /* Sends elicitation/create (`params` taken) as mcp_elicit_send, and checks
  * an accepted answer's content against `requested` (borrowed; NULL: no
- * check), compiled before anything is sent (elicit.c).  A schema that does
+ * check), compiled before anything is sent (ctx.c).  A schema that does
  * not compile is MCP_EINVAL, content that does not match MCP_EPROTO. */
 int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
 		       int64_t timeout_ms, json_object **result);

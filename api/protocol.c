@@ -736,7 +736,7 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 
 /* ---- pooled methods (worker threads) ----------------------------------- */
 
-/* One call of a handler, for mcp_mrtr_run (which may call it again). */
+/* One call of a handler, for mcp_ctx_run_rounds (which may call it again). */
 struct tool_run {
 	mcp_tool_entry *tool;
 	mcp_ctx *ctx;
@@ -879,7 +879,7 @@ static void run_tools_call(eng_req *r)
 	mcp_result res;
 	mcp_result_init(&res, rev);
 	struct tool_run tr = { tool, &ctx, args, &res, rev };
-	rc = mcp_mrtr_run(&ctx, tool_invoke, tool_reset, &tr);
+	rc = mcp_ctx_run_rounds(&ctx, tool_invoke, tool_reset, &tr);
 	if (ctx.task && modern)
 		rc = mcp_task_rounds(&ctx, rc, tool_invoke, tool_reset, &tr);
 	json_object *result = NULL;
@@ -964,7 +964,7 @@ static void run_resources_read(eng_req *r)
 		return;
 	}
 	struct read_run rr = { res, &ctx, uri, vars, &out };
-	int rc = out.items ? mcp_mrtr_run(&ctx, read_invoke, read_reset, &rr) : MCP_ENOMEM;
+	int rc = out.items ? mcp_ctx_run_rounds(&ctx, read_invoke, read_reset, &rr) : MCP_ENOMEM;
 	json_object *result = NULL;
 	if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx))) {
 		rc = MCP_OK;
@@ -1067,7 +1067,7 @@ static void run_prompts_get(eng_req *r)
 	if (resumed < 0)
 		rc = MCP_EINVAL;
 	else if (resumed == 0)
-		rc = mcp_mrtr_run(&ctx, prompt_invoke, prompt_reset, &pr);
+		rc = mcp_ctx_run_rounds(&ctx, prompt_invoke, prompt_reset, &pr);
 	else
 		rc = MCP_OK; /* answered by the parked handler */
 	json_object *result = NULL;
