@@ -103,6 +103,22 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 		}
 }
 
+int mcp_ext_declared(json_object *caps, const char *ext)
+{
+	return json_object_is_type(mcp_get(mcp_get(caps, "extensions"), ext), json_type_object);
+}
+
+json_object *mcp_ext_required_data(const char *ext)
+{
+	json_object *one = json_object_new_object();
+	eng_obj_add(one, ext, json_object_new_object());
+	json_object *caps = json_object_new_object();
+	eng_obj_add(caps, "extensions", one);
+	json_object *data = json_object_new_object();
+	eng_obj_add(data, "requiredCapabilities", caps);
+	return data;
+}
+
 json_object *mcp_data_str(const char *key, const char *value)
 {
 	json_object *d = json_object_new_object();
@@ -147,6 +163,15 @@ void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params)
 		   json_object_is_type(pt, json_type_int)))
 		ctx->progress_token = pt;
 	mcp_trace_begin(ctx, params);
+}
+
+void mcp_ctx_end_answer(mcp_ctx *ctx, mcp_answer *a)
+{
+	if (a->code)
+		mcp_ctx_end(ctx, MCP_EPROTO, NULL, a->code, a->message, a->data);
+	else
+		mcp_ctx_end(ctx, a->result ? MCP_OK : MCP_ENOMEM, a->result, 0, NULL, NULL);
+	*a = (mcp_answer){ 0 };
 }
 
 int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)

@@ -835,8 +835,8 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 		const char *message = NULL;
 		json_object *data = NULL;
 		const char *pv = tp_http_req_header(rq, "MCP-Protocol-Version");
-		code = mcp_modern_check(json_object_get_string(method), params, pv ? pv : "",
-					&message, &data);
+		code = mcp_request_check(json_object_get_string(method), params, pv ? pv : "",
+					 &message, &data);
 		if (!code && (message = modern_headers_problem(srv, rq,
 							       json_object_get_string(method), params)))
 			code = MCP_JSONRPC_HEADER_MISMATCH;

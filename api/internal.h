@@ -1,10 +1,13 @@
 /*
- * internal.h - the MCP protocol layer's private types: the server object,
- * the per-connection protocol state, the tool registry and the handler
- * context.
+ * internal.h - the MCP protocol layer's private types (the server object,
+ * the per-connection protocol state, the registries, the handler context)
+ * and the functions its files share.
  *
  * Everything MCP-specific lives above the engine: method names, the
- * lifecycle, version negotiation, capabilities and result shapes.
+ * lifecycle, version negotiation, capabilities and result shapes.  The
+ * functions below are grouped by the file that defines them, in the
+ * order the files stack: each file calls only files listed before it
+ * (tests/pkg/check-layers.sh checks it; doc/design.md has the picture).
  */
 #ifndef MCP_API_INTERNAL_H
 #define MCP_API_INTERNAL_H
@@ -61,15 +64,6 @@ typedef struct mcp_view {
 	int log_level;              /* modern: -1 when the request asked for none */
 } mcp_view;
 
-/* The modern ladder, for the reader and for HTTP: checks a request's _meta
- * (and the MCP-Protocol-Version header value `header_version` when not
- * NULL) and the method.  Returns 0 when the request can be served, else
- * the JSON-RPC code of the answer with *message and *data (taken) set. */
-int mcp_modern_check(const char *method, json_object *params, const char *header_version,
-		     const char **message, json_object **data);
-/* Whether a method exists in the 2026-07-28 era. */
-int mcp_modern_method(const char *method);
-
 /* A registry entry: embedded first in every registered object. */
 typedef struct mcp_entry {
 	_Atomic int refs;
@@ -79,15 +73,12 @@ typedef struct mcp_entry {
 
 /* Entries in registration order, under the server's reg_lock.  Adding or
  * removing an entry tells ready connections about it (list_changed of
- * `kind`). */
+ * `kind`: MCP_KIND_*). */
 typedef struct mcp_registry {
 	mcp_entry **items;
 	size_t n, cap;
 	int kind;                        /* MCP_KIND_* */
 } mcp_registry;
-
-int mcp_entry_init(mcp_entry *e, const char *key, void (*destroy)(mcp_entry *));
-void mcp_entry_unref(mcp_entry *e);
 
 /* A registered tool.  Counted: a call holds a reference, so removing the
  * tool while it runs is safe. */
@@ -213,6 +204,9 @@ struct mcp_server {
 /* At most this many subscriptions/listen streams are open at once. */
 #define MCP_MAX_LISTENS 1024
 
+/* What a list_changed notification is about. */
+enum { MCP_KIND_TOOLS = 1, MCP_KIND_RESOURCES = 2, MCP_KIND_PROMPTS = 4 };
+
 /* Connection state of the lifecycle. */
 enum { MCP_SESS_NEW = 0, MCP_SESS_INITIALIZING, MCP_SESS_READY };
 
@@ -239,24 +233,6 @@ typedef struct mcp_sess {
 	int stateless_only;          /* HTTP without a session: 2026-07-28 only */
 	struct auth_binding *auth;   /* principals bound to it (api/authz.c; under mu) */
 } mcp_sess;
-
-extern const eng_proto mcp_protocol;
-
-/* Connections (sess.c).  new: a connection not yet initialized; free:
- * all of it (what tasks.c keeps of it is freed before, by on_free). */
-mcp_sess *mcp_sess_new(mcp_server *srv);
-void mcp_sess_free(mcp_sess *ms);
-static inline mcp_sess *mcp_sess_of(eng_session *s)
-{
-	return s->proto_data;
-}
-/* The capabilities the client declared at initialize (borrowed, read-only,
- * alive as long as the session), parsed at the first call; NULL without
- * memory.  Any thread. */
-json_object *mcp_sess_caps(mcp_sess *ms);
-/* The capabilities a handler's request was made with: its own _meta's
- * (2026-07-28) or its session's.  Borrowed (common.c). */
-json_object *mcp_ctx_caps(const mcp_ctx *ctx);
 
 struct mcp_result {
 	json_object *content;        /* array */
@@ -302,302 +278,12 @@ struct mcp_ctx {
 	int64_t retry_after_ms;
 };
 
-void mcp_result_init(mcp_result *r, int rev);
-void mcp_result_clear(mcp_result *r);
-/* Builds the CallToolResult (taken by the caller). */
-json_object *mcp_result_to_json(mcp_result *r);
-
-/* base64 of bytes; caller frees.  NULL when out of memory. */
-char *mcp_base64(const void *data, size_t len);
-
-/* Runs one connection over any transport (taken) on the calling thread,
- * starting and stopping the pool around it; the public run functions and
- * the in-process tests use it. */
-int mcp_server_run_tp(mcp_server *srv, tp_conn *tp);
-/* The pieces of a run: begin (once per server: marks it running, starts
- * the pool), serve one connection on the calling thread until its shutdown
- * completes (tp taken), end (stops the pool). */
-int mcp_server_begin(mcp_server *srv);
-int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp);
-/* The same with the session already initialized at revision index
- * `preset_rev` and no client capabilities (stateless HTTP); -1 as above. */
-int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev);
-void mcp_server_end(mcp_server *srv);
-/* (sess.c) A connection's engine session over `tp` (taken, freed on failure),
- * linked in srv->sessions, with one reference for the caller; `preset_rev`
- * as above; `push` for a transport that feeds it (HTTP: no reader
- * thread, the per-session worker cap).  NULL when out of memory. */
-eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push);
-/* The in-memory pair behind an mcp_memconn (its client end is what
- * mcp_client_connect_memory speaks over). */
-tp_mem *mcp_memconn_mem(mcp_memconn *c);
-/* Unlinks a session from srv->sessions and drops the caller's reference. */
-void mcp_server_drop_session(mcp_server *srv, eng_session *es);
-
-/* Registries (registry.c): add takes the entry (freed on error); add and
- * remove send the list_changed notification on success. */
-int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e);
-int mcp_registry_remove(mcp_server *srv, mcp_registry *r, const char *key);
-mcp_entry *mcp_registry_find(mcp_server *srv, mcp_registry *r, const char *key);
-mcp_entry *mcp_registry_match(mcp_server *srv, mcp_registry *r,
-			      int (*match)(mcp_entry *e, void *arg), void *arg);
-size_t mcp_registry_count(mcp_server *srv, mcp_registry *r);
-/* Describes items [offset, offset+limit) with `describe`; *total = count. */
-json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
-			       json_object *(*describe)(mcp_entry *e, int rev), int rev,
-			       size_t *total);
-/* The same, keeping only the items `keep` accepts: up to `limit` of them
- * from item `offset` on; *next gets the index to continue from, or 0 at
- * the end. */
-json_object *mcp_registry_page_if(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
-				  json_object *(*describe)(mcp_entry *e, int rev), int rev,
-				  int (*keep)(mcp_entry *e, void *arg), void *arg, size_t *next);
-void mcp_registry_clear(mcp_registry *r);
-
-char *mcp_strdup_opt(const char *s, int *failed);
-json_object *mcp_json_copy(json_object *o);
-/* The member `key` of `o` (borrowed), or NULL when `o` is not an object
- * (NULL included) or has no such member. */
-json_object *mcp_get(json_object *o, const char *key);
-/* The same when it is a string: its text (borrowed), else NULL. */
-const char *mcp_get_str(json_object *o, const char *key);
-void mcp_json_add_str(json_object *o, const char *key, const char *value);
-/* 32 lowercase hex digits from the kernel's CSPRNG (session and task ids). */
-void mcp_random_hex(char out[33]);
-
-/* What a list_changed notification is about. */
-enum { MCP_KIND_TOOLS = 1, MCP_KIND_RESOURCES = 2, MCP_KIND_PROMPTS = 4 };
-/* Sends notifications/<kind>/list_changed to every ready connection that
- * was told the list may change (protocol.c). */
-void mcp_notify_list_changed(mcp_server *srv, int kind);
-
-json_object *mcp_tool_describe(mcp_entry *e, int rev);
-json_object *mcp_resource_describe(mcp_entry *e, int rev);
-json_object *mcp_prompt_describe(mcp_entry *e, int rev);
-/* Finds the template matching `uri`; *vars gets the variables (owned). */
-mcp_resource_entry *mcp_template_match(mcp_server *srv, const char *uri, json_object **vars);
-
-/* Content blocks shared by tool results and prompt messages (result.c). */
-json_object *mcp_block_text(const char *text, size_t len);
-json_object *mcp_block_media(const char *type, const void *data, size_t len,
-			     const char *mime_type);
-json_object *mcp_block_resource(const char *uri, const char *mime_type, const char *key,
-				json_object *value);
-
-/* Sends elicitation/create (`params` taken) after the capability checks of
- * its mode (ctx.c). */
-int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
-		    json_object **result);
-/* Which connection a URL elicitation went to (sess.c). */
-void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id);
-int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id);
-
-/* A handler's run (common.c): begin prepares ctx and traces "started";
- * end traces "cleanup" and gives the request exactly one outcome (result
- * taken; the error triple is the handler's own when code != 0, data taken). */
-void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
-/* The same for a request that runs no handler (a method otherwise answered
- * on the reader, tasks/result): no trace events, but the hooks, scopes and
- * outcome rules of mcp_ctx_admit and mcp_ctx_end. */
-void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params);
-/* For the requests that reach a worker, right after mcp_ctx_begin: gives
- * the context its principal and target, checks the scopes of item `key`
- * of `kind` (mcp_item_kind, or -1 for none) and runs the before-hook
- * (mcp_authz_admit).  0 to run the handler, 1 when the request was
- * refused and has been answered (mcp_ctx_end done). */
-int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key);
-/* The request's revision, and whether it is a 2026-07-28 one. */
-static inline int mcp_req_rev(eng_req *r)
-{
-	return r->proto ? ((const mcp_view *)r->proto)->rev : mcp_sess_of(r->sess)->rev;
-}
-
-static inline int mcp_req_modern(eng_req *r)
-{
-	return r->proto && ((const mcp_view *)r->proto)->modern;
-}
-/* {key: value} (caller owns), NULL without memory; ends `r` with -32602,
- * `message` and `data` (taken). */
-json_object *mcp_data_str(const char *key, const char *value);
-void mcp_finish_invalid(eng_req *r, const char *message, json_object *data);
-/* Log level names: the index of `name` (-1: none), the name of `level`. */
-int mcp_log_level_from_name(const char *name);
-const char *mcp_log_level_name(int level);
-
-/* Multi round-trip requests and parked handlers (api/mrtr.c). */
-int mcp_state_key_init(mcp_server *srv);
-/* Binds the context to its request and, for a 2026-07-28 retry, takes its
- * inputResponses and verifies its requestState; -1 with *why (-32602).
- * 1 when the retry was for a parked handler: the request has been answered
- * (mcp_ctx_end done) and the caller only cleans up. */
-int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
-		   json_object *args, const char **why);
-/* The input_required result of a 2026-07-28 handler that returned
- * MCP_EINPUT (taken by the caller), or NULL when it asked for nothing. */
-json_object *mcp_mrtr_input_required(mcp_ctx *ctx);
-void mcp_mrtr_end(mcp_ctx *ctx);
-/* Parked handlers: the blocking client calls of a 2026-07-28 request.
- * call: `params` taken; the client's answer in *result (caller owns), or
- * MCP_ENOTSUP where nothing can be parked, MCP_EBUSY at the cap,
- * MCP_ETIMEDOUT, MCP_ECANCELED, MCP_EPROTO, MCP_ENOMEM. */
-typedef struct mcp_park mcp_park;
-void mcp_park_init(mcp_server *srv);
-void mcp_park_destroy(mcp_server *srv);
-int mcp_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
-		  json_object **result);
-/* The legacy bridge (ctx.c): calls invoke(arg); for a legacy client,
- * answers the handler's input requests with real server-to-client
- * requests and calls it again (after reset(arg)) up to the server's
- * rounds.  The handler's last code. */
-int mcp_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg),
-		       void *arg);
-/* The 2026-07-28 decorations of a result (resultType, serverInfo). */
-void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *result);
-void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
-		 json_object *data);
-
-/* Tasks (tasks.c). */
-struct mcp_task;
-int mcp_tasks_init(mcp_server *srv);
-void mcp_tasks_destroy(mcp_server *srv);
-/* Whether any tool can run as a task (then the capability is advertised). */
-int mcp_tasks_offered(mcp_server *srv);
-/* Whether request capabilities `caps` declare the tasks extension; the
- * data of the -32021 that asks for it (caller owns). */
-int mcp_tasks_declared(json_object *caps);
-json_object *mcp_tasks_required_data(void);
-/* Makes the tools/call running with ctx a task (2025-11-25: `task_params`
- * are the client's params.task): answers the request with the task now
- * and lets the handler go on as its work, its final answer kept in the
- * task.  MCP_OK, MCP_EINVAL (bad params.task), MCP_EBUSY (the table is
- * full), MCP_ENOMEM, MCP_ECANCELED, MCP_ECLOSED. */
-int mcp_task_start(mcp_ctx *ctx, json_object *task_params);
-/* 2026-07-28, for a task whose handler returned MCP_EINPUT: its requests
- * are the task's input_required, tasks/update answers them, the handler
- * is called again; until it returns something else.  Its last code. */
-int mcp_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
-		    void *arg);
-/* A blocking client call inside a 2026-07-28 task (`params` taken). */
-int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
-		 json_object **result);
-/* The 2025-11-25 related-task _meta of a task's result. */
-void mcp_task_decorate(mcp_ctx *ctx, json_object *result);
-void mcp_task_set_input_required(struct mcp_task *t, int waiting);
-const char *mcp_task_id(const struct mcp_task *t);
-/* A 2026-07-28 task `id` exists and `who` may reach it. */
-int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who);
-void mcp_tasks_free(mcp_sess *ms);
-/* Ends the task host at the end of a run (server.c). */
-void mcp_task_host_end(mcp_server *srv);
-/* The answer of a method served without a handler (initialize, ping, the
- * lists, subscriptions, tasks/get...).  Such a method fills it and its
- * caller writes it: on the reader (eng_session_respond_*), or, with
- * request hooks installed, on the worker that ran the method between
- * them (mcp_ctx_end).  Either a result or an error (code != 0). */
-typedef struct mcp_answer {
-	json_object *result;         /* owned */
-	int code;
-	const char *message;         /* static text */
-	json_object *data;           /* owned, or NULL */
-} mcp_answer;
-/* Set the answer (result or data taken; a second call replaces the
- * first, releasing it); send it from the reader (taken). */
-void mcp_answer_result(mcp_answer *a, json_object *result);
-void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data);
-void mcp_answer_send(eng_session *s, json_object *id, mcp_answer *a);
-
-void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out);
-void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out);
-void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out);
-void mcp_tasks_result(eng_req *r);
-/* tasks/get, tasks/update, tasks/cancel of a 2026-07-28 request. */
-void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, const mcp_view *v,
-		      mcp_answer *out);
-/* notifications/tasks (`params` taken) to the listen streams that asked
- * for `task_id` (protocol.c). */
-void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params);
-
-/* Resources the library owns (resources.c): registered with `user` freed
- * by `free_user` (also on failure) and `meta` (taken, may be NULL) as the
- * _meta of their listing. */
-int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
-			   const char *title, const char *description, const char *mime_type,
-			   int64_t size, mcp_resource_fn read, void *user,
-			   void (*free_user)(void *), json_object *meta, int unlisted);
-/* One contents item of `len` bytes: as text when `text` (it must be UTF-8),
- * else base64 blob; `meta` (borrowed, copied; may be NULL) as its _meta. */
-int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
-			  const void *data, size_t len, int text, json_object *meta);
-
-/* MCP Apps (apps.c): whether a UI resource is registered; a tool's _meta.ui
- * (caller owns; NULL when it has none; reg_lock held); the links freed. */
-int mcp_apps_offered(mcp_server *srv);
-json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool);
-void mcp_apps_free(mcp_server *srv);
-
-/* Skills (skills.c, skills-yaml.c). */
-int mcp_skills_offered(mcp_server *srv);
-void mcp_skills_free(mcp_server *srv);
-/* skills/list, skills/get, resources/directory/read: `v` is the
- * 2026-07-28 request's view, NULL in a session of an earlier revision. */
-void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
-void mcp_skills_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
-void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
-			 mcp_answer *out);
-/* The frontmatter of a SKILL.md as JSON (caller owns), or NULL with a
- * one-line reason in why[whylen]; *body_at (may be NULL) gets the offset
- * of what follows it. */
-json_object *mcp_skill_parse_frontmatter(const char *text, size_t len, size_t *body_at,
-					 char *why, size_t whylen);
-
-/* Trace context (common.c): adds the request's traceparent and tracestate
- * to the _meta of `params` (an object) of a request the server sends. */
-void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params);
-/* Takes the checked trace context of a request into its context. */
-void mcp_trace_begin(mcp_ctx *ctx, json_object *params);
-/* The W3C formats: a version-00 traceparent, a tracestate list. */
-int mcp_trace_valid_parent(const char *v);
-int mcp_trace_valid_state(const char *v);
-/* Over HTTP: the POST's traceparent and tracestate headers (NULL when
- * absent), checked, into the _meta of the request `msg` when its _meta has
- * no traceparent of its own. */
-void mcp_trace_from_headers(json_object *msg, const char *traceparent, const char *tracestate);
-/* Shared by the paged lists (common.c): a cursor names its list and an
- * offset under a MAC; parse gives -1 for any cursor the server did not
- * issue for `list`.  derive makes the cursor keys from the state keys. */
-char *mcp_make_cursor(const mcp_server *srv, const char *list, size_t offset);
-int mcp_parse_cursor(const mcp_server *srv, const char *cursor, const char *list,
-		     size_t *offset);
-void mcp_cursor_keys_derive(mcp_server *srv);
-json_object *mcp_notification(const char *method, json_object *params);
-
-/* What a tool handler's return makes of its call (tools.c), for
- * mcp_ctx_end: MCP_EINVAL with nothing set becomes a tool error, a result
- * with structuredContent is checked against the output schema (a fault
- * sets res's error and traces "invalid_output").  Returns the code to end
- * with; *result holds the CallToolResult (taken) when there is one. */
-int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
-		     json_object **result);
-/* The tool error answering arguments that do not match input_schema, or
- * NULL when they match (the caller takes it); *oom set when checking or
- * building it ran out of memory. */
-json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, int *oom);
-/* Sends elicitation/create (`params` taken) as mcp_elicit_send, and checks
- * an accepted answer's content against `requested` (borrowed; NULL: no
- * check), compiled before anything is sent (ctx.c).  A schema that does
- * not compile is MCP_EINVAL, content that does not match MCP_EPROTO. */
-int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
-		       int64_t timeout_ms, json_object **result);
-
 /* A handler's own JSON-RPC error for its answer (code 0: none). */
 typedef struct mcp_rpc_error {
 	int code;
 	char *message;
 	json_object *data;
 } mcp_rpc_error;
-
-int mcp_rpc_error_set(mcp_rpc_error *e, int code, const char *message, json_object *data);
-void mcp_rpc_error_clear(mcp_rpc_error *e);
 
 struct mcp_contents {
 	json_object *items;          /* array */
@@ -618,17 +304,79 @@ struct mcp_completion {
 	size_t added;
 };
 
-/* Authorization (api/authz.c; the token machinery is in api/auth.h).
- *
- * admit is mcp_ctx_admit's check: 0 to let the request through, 1 with
- * *out saying how it must end (its message borrowed from the context or
- * static; data taken by the caller).  after runs the after-hook, once. */
+/* The answer of a method served without a handler (initialize, ping, the
+ * lists, subscriptions, tasks/get...).  Such a method fills it and its
+ * caller writes it: on the reader (eng_session_respond_*), or, with
+ * request hooks installed, on the worker that ran the method between
+ * them (mcp_ctx_end).  Either a result or an error (code != 0). */
+typedef struct mcp_answer {
+	json_object *result;         /* owned */
+	int code;
+	const char *message;         /* static text */
+	json_object *data;           /* owned, or NULL */
+} mcp_answer;
+
+/* Such a method, as a row of the method table (dispatch.c) calls it: `v`
+ * is the 2026-07-28 request's view, NULL for a request of a connection
+ * of an earlier revision. */
+typedef void (*mcp_inline_fn)(eng_session *s, json_object *params, const mcp_view *v,
+			      mcp_answer *out);
+
+/* An open subscriptions/listen stream (notify.c; agreed by listen.c). */
+typedef struct mcp_listen {
+	struct mcp_listen *next;     /* srv->listens, under srv->sess_mu */
+	eng_req *r;                  /* counted */
+	mcp_server *srv;
+	unsigned kinds;              /* MCP_KIND_* agreed */
+	json_object *uris;           /* array of resource URIs agreed */
+	json_object *task_ids;       /* array of task ids agreed (tasks extension) */
+} mcp_listen;
+
+/* How a request refused at admission must end (authz.c, for
+ * mcp_ctx_admit): its message borrowed from the context or static, its
+ * data taken by whoever ends it. */
 typedef struct mcp_denial {
 	int rc;                      /* for mcp_ctx_end */
 	int code;
 	const char *message;
 	json_object *data;
 } mcp_denial;
+
+/* ==== util.c, errors.c, result.c: helpers with no state ===================== */
+
+char *mcp_strdup_opt(const char *s, int *failed);
+json_object *mcp_json_copy(json_object *o);
+/* The member `key` of `o` (borrowed), or NULL when `o` is not an object
+ * (NULL included) or has no such member. */
+json_object *mcp_get(json_object *o, const char *key);
+/* The same when it is a string: its text (borrowed), else NULL. */
+const char *mcp_get_str(json_object *o, const char *key);
+void mcp_json_add_str(json_object *o, const char *key, const char *value);
+/* 32 lowercase hex digits from the kernel's CSPRNG (session and task ids). */
+void mcp_random_hex(char out[33]);
+/* An RFC 3986 URI as far as its characters go: a scheme, a colon, and
+ * only unreserved, reserved or percent-encoded characters. */
+int mcp_uri_valid(const char *uri);
+int mcp_rpc_error_set(mcp_rpc_error *e, int code, const char *message, json_object *data);
+void mcp_rpc_error_clear(mcp_rpc_error *e);
+
+void mcp_result_init(mcp_result *r, int rev);
+void mcp_result_clear(mcp_result *r);
+/* Builds the CallToolResult (taken by the caller). */
+json_object *mcp_result_to_json(mcp_result *r);
+/* base64 of bytes; caller frees.  NULL when out of memory. */
+char *mcp_base64(const void *data, size_t len);
+/* Content blocks shared by tool results and prompt messages. */
+json_object *mcp_block_text(const char *text, size_t len);
+json_object *mcp_block_media(const char *type, const void *data, size_t len,
+			     const char *mime_type);
+json_object *mcp_block_resource(const char *uri, const char *mime_type, const char *key,
+				json_object *value);
+
+/* ==== authz.c: authorization (the token machinery is in auth.h) ============= */
+
+/* admit is mcp_ctx_admit's check: 0 to let the request through, 1 with
+ * *out saying how it must end.  after runs the after-hook, once. */
 int mcp_authz_admit(mcp_ctx *ctx, int kind, const char *key, mcp_denial *out);
 void mcp_authz_after(mcp_ctx *ctx, const char *why, int code);
 /* Whether request hooks are installed: then every method runs on a worker
@@ -670,5 +418,377 @@ char *mcp_authz_forbidden_challenge(mcp_server *srv, json_object *data);
 int mcp_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authenticate,
 			   char **body);
 int64_t mcp_authz_now(void);
+
+/* ==== sess.c: connections =================================================== */
+
+/* new: a connection not yet initialized; free: all of it (what tasks.c
+ * keeps of it is freed before, by the method table's on_free). */
+mcp_sess *mcp_sess_new(mcp_server *srv);
+void mcp_sess_free(mcp_sess *ms);
+static inline mcp_sess *mcp_sess_of(eng_session *s)
+{
+	return s->proto_data;
+}
+/* The capabilities the client declared at initialize (borrowed, read-only,
+ * alive as long as the session), parsed at the first call; NULL without
+ * memory.  Any thread. */
+json_object *mcp_sess_caps(mcp_sess *ms);
+/* Which connection a URL elicitation went to. */
+void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id);
+int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id);
+/* A connection's engine session over `tp` (taken, freed on failure),
+ * speaking srv->proto, linked in srv->sessions, with one reference for
+ * the caller; `preset_rev` as for mcp_server_serve_connection_as; `push`
+ * for a transport that feeds it (HTTP: no reader thread, the per-session
+ * worker cap).  NULL when out of memory.  drop unlinks it and drops the
+ * caller's reference. */
+eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push);
+void mcp_server_drop_session(mcp_server *srv, eng_session *es);
+
+/* ==== common.c: what every method shares ==================================== */
+
+/* Log level names: the index of `name` (-1: none), the name of `level`. */
+int mcp_log_level_from_name(const char *name);
+const char *mcp_log_level_name(int level);
+/* Set the answer (result or data taken; a second call replaces the
+ * first, releasing it); send it from the reader (taken). */
+void mcp_answer_result(mcp_answer *a, json_object *result);
+void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data);
+void mcp_answer_send(eng_session *s, json_object *id, mcp_answer *a);
+json_object *mcp_notification(const char *method, json_object *params);
+/* The 2026-07-28 decorations of a result (resultType, serverInfo, cache
+ * hints for `method`). */
+void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *result);
+/* Whether capabilities `caps` declare extension `ext`; the data of the
+ * -32021 that asks for it (caller owns). */
+int mcp_ext_declared(json_object *caps, const char *ext);
+json_object *mcp_ext_required_data(const char *ext);
+/* {key: value} (caller owns), NULL without memory; ends `r` with -32602,
+ * `message` and `data` (taken). */
+json_object *mcp_data_str(const char *key, const char *value);
+void mcp_finish_invalid(eng_req *r, const char *message, json_object *data);
+
+/* A handler's run: begin prepares ctx and traces "started"; end traces
+ * "cleanup" and gives the request exactly one outcome (result taken; the
+ * error triple is the handler's own when code != 0, data taken). */
+void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
+/* The same for a request that runs no handler (a method otherwise answered
+ * on the reader, tasks/result): no trace events, but the hooks, scopes and
+ * outcome rules of mcp_ctx_admit and mcp_ctx_end. */
+void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params);
+/* For the requests that reach a worker, right after mcp_ctx_begin: gives
+ * the context its principal and target, checks the scopes of item `key`
+ * of `kind` (mcp_item_kind, or -1 for none) and runs the before-hook
+ * (mcp_authz_admit).  0 to run the handler, 1 when the request was
+ * refused and has been answered (mcp_ctx_end done). */
+int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key);
+void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
+		 json_object *data);
+/* mcp_ctx_end with a method's answer (taken). */
+void mcp_ctx_end_answer(mcp_ctx *ctx, mcp_answer *a);
+/* The capabilities a handler's request was made with: its own _meta's
+ * (2026-07-28) or its session's.  Borrowed. */
+json_object *mcp_ctx_caps(const mcp_ctx *ctx);
+/* The request's revision, and whether it is a 2026-07-28 one. */
+static inline int mcp_req_rev(eng_req *r)
+{
+	return r->proto ? ((const mcp_view *)r->proto)->rev : mcp_sess_of(r->sess)->rev;
+}
+
+static inline int mcp_req_modern(eng_req *r)
+{
+	return r->proto && ((const mcp_view *)r->proto)->modern;
+}
+
+/* Trace context: adds the request's traceparent and tracestate to the
+ * _meta of `params` (an object) of a request the server sends. */
+void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params);
+/* Takes the checked trace context of a request into its context. */
+void mcp_trace_begin(mcp_ctx *ctx, json_object *params);
+/* The W3C formats: a version-00 traceparent, a tracestate list. */
+int mcp_trace_valid_parent(const char *v);
+int mcp_trace_valid_state(const char *v);
+/* Over HTTP: the POST's traceparent and tracestate headers (NULL when
+ * absent), checked, into the _meta of the request `msg` when its _meta has
+ * no traceparent of its own. */
+void mcp_trace_from_headers(json_object *msg, const char *traceparent, const char *tracestate);
+
+/* Cursors of the paged lists: a cursor names its list and an offset under
+ * a MAC; parse gives -1 for any cursor the server did not issue for
+ * `list`.  derive makes the cursor keys from the state keys. */
+char *mcp_make_cursor(const mcp_server *srv, const char *list, size_t offset);
+int mcp_parse_cursor(const mcp_server *srv, const char *cursor, const char *list,
+		     size_t *offset);
+void mcp_cursor_keys_derive(mcp_server *srv);
+
+/* ==== notify.c: what changed, to whom it concerns ========================== */
+
+/* Sends notifications/<kind>/list_changed to every ready connection that
+ * was told the list may change, and to the listen streams that asked. */
+void mcp_notify_list_changed(mcp_server *srv, int kind);
+/* notifications/resources/updated to the listen streams that named `uri`. */
+void mcp_listen_resource_updated(mcp_server *srv, const char *uri);
+/* notifications/tasks (`params` taken) to the listen streams that asked
+ * for `task_id`. */
+void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params);
+/* A stream's life: reserve takes one of the MCP_MAX_LISTENS places (0:
+ * none left); open starts the stream of `l` (taken) on its request `r` (a
+ * counted reference it keeps) with the acknowledgement `agreed` (taken),
+ * until r's token fires; drop gives the place back when the request could
+ * not be held (`l` and `agreed` taken). */
+int mcp_listen_reserve(mcp_server *srv);
+void mcp_listen_open(mcp_listen *l, eng_req *r, json_object *agreed);
+void mcp_listen_drop(mcp_listen *l, json_object *agreed);
+
+/* ==== registry.c: the registries ============================================ */
+
+int mcp_entry_init(mcp_entry *e, const char *key, void (*destroy)(mcp_entry *));
+void mcp_entry_unref(mcp_entry *e);
+/* add takes the entry (freed on error); add and remove send the
+ * list_changed notification on success. */
+int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e);
+int mcp_registry_remove(mcp_server *srv, mcp_registry *r, const char *key);
+/* A counted reference to the entry, or NULL. */
+mcp_entry *mcp_registry_find(mcp_server *srv, mcp_registry *r, const char *key);
+mcp_entry *mcp_registry_match(mcp_server *srv, mcp_registry *r,
+			      int (*match)(mcp_entry *e, void *arg), void *arg);
+size_t mcp_registry_count(mcp_server *srv, mcp_registry *r);
+/* Describes items [offset, offset+limit) with `describe`; *total = count. */
+json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
+			       json_object *(*describe)(mcp_entry *e, int rev), int rev,
+			       size_t *total);
+/* The same, keeping only the items `keep` accepts: up to `limit` of them
+ * from item `offset` on; *next gets the index to continue from, or 0 at
+ * the end. */
+json_object *mcp_registry_page_if(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
+				  json_object *(*describe)(mcp_entry *e, int rev), int rev,
+				  int (*keep)(mcp_entry *e, void *arg), void *arg, size_t *next);
+void mcp_registry_clear(mcp_registry *r);
+
+/* ==== modern.c: the checks of a 2026-07-28 request ========================== */
+
+/* The revisions served from a request's own _meta (caller owns). */
+json_object *mcp_modern_versions(void);
+/* The ladder of a request's _meta (and the MCP-Protocol-Version header
+ * value `header_version` when not NULL), before any method is looked up.
+ * 0 when it passes, else the JSON-RPC code of the answer with *message
+ * and *data (taken) set. */
+int mcp_modern_check(json_object *params, const char *header_version, const char **message,
+		     json_object **data);
+/* The view of a request that passed the ladder (NULL without memory), and
+ * its free (the engine request's free_proto). */
+mcp_view *mcp_view_new(json_object *params);
+void mcp_view_free(void *v);
+
+/* ==== mrtr.c: multi round-trip requests and parked handlers ================= */
+
+int mcp_state_key_init(mcp_server *srv);
+/* Binds the context to its request and, for a 2026-07-28 retry, takes its
+ * inputResponses and verifies its requestState; -1 with *why (-32602).
+ * 1 when the retry was for a parked handler: the request has been answered
+ * (mcp_ctx_end done) and the caller only cleans up. */
+int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
+		   json_object *args, const char **why);
+/* The input_required result of a 2026-07-28 handler that returned
+ * MCP_EINPUT (taken by the caller), or NULL when it asked for nothing. */
+json_object *mcp_mrtr_input_required(mcp_ctx *ctx);
+void mcp_mrtr_end(mcp_ctx *ctx);
+/* Parked handlers: the blocking client calls of a 2026-07-28 request.
+ * call: `params` taken; the client's answer in *result (caller owns), or
+ * MCP_ENOTSUP where nothing can be parked, MCP_EBUSY at the cap,
+ * MCP_ETIMEDOUT, MCP_ECANCELED, MCP_EPROTO, MCP_ENOMEM. */
+typedef struct mcp_park mcp_park;
+void mcp_park_init(mcp_server *srv);
+void mcp_park_destroy(mcp_server *srv);
+int mcp_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+		  json_object **result);
+
+/* ==== tasks.c: tasks of both eras =========================================== */
+
+struct mcp_task;
+int mcp_tasks_init(mcp_server *srv);
+void mcp_tasks_destroy(mcp_server *srv);
+/* Whether any tool can run as a task (then the capability is advertised). */
+int mcp_tasks_offered(mcp_server *srv);
+/* Whether request capabilities `caps` declare the tasks extension; the
+ * data of the -32021 that asks for it (caller owns). */
+int mcp_tasks_declared(json_object *caps);
+json_object *mcp_tasks_required_data(void);
+/* Makes the tools/call running with ctx a task (2025-11-25: `task_params`
+ * are the client's params.task): answers the request with the task now
+ * and lets the handler go on as its work, its final answer kept in the
+ * task.  MCP_OK, MCP_EINVAL (bad params.task), MCP_EBUSY (the table is
+ * full), MCP_ENOMEM, MCP_ECANCELED, MCP_ECLOSED. */
+int mcp_task_start(mcp_ctx *ctx, json_object *task_params);
+/* 2026-07-28, for a task whose handler returned MCP_EINPUT: its requests
+ * are the task's input_required, tasks/update answers them, the handler
+ * is called again; until it returns something else.  Its last code. */
+int mcp_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
+		    void *arg);
+/* A blocking client call inside a 2026-07-28 task (`params` taken). */
+int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+		 json_object **result);
+/* The 2025-11-25 related-task _meta of a task's result. */
+void mcp_task_decorate(mcp_ctx *ctx, json_object *result);
+void mcp_task_set_input_required(struct mcp_task *t, int waiting);
+const char *mcp_task_id(const struct mcp_task *t);
+/* A 2026-07-28 task `id` exists and `who` may reach it. */
+int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who);
+void mcp_tasks_free(mcp_sess *ms);
+/* Ends the task host at the end of a run (server.c). */
+void mcp_task_host_end(mcp_server *srv);
+/* The methods: 2025-11-25's tasks/get, list, cancel and result, a
+ * connection's own tasks; 2026-07-28's tasks/get, update and cancel,
+ * reached by id. */
+void mcp_tasks_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_tasks_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_tasks_cancel(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_tasks_result(eng_req *r);
+void mcp_tasks_modern_get(eng_session *s, json_object *params, const mcp_view *v,
+			  mcp_answer *out);
+void mcp_tasks_modern_update(eng_session *s, json_object *params, const mcp_view *v,
+			     mcp_answer *out);
+void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const mcp_view *v,
+			     mcp_answer *out);
+
+/* ==== ctx.c: what a handler asks of the library ============================= */
+
+/* Sends elicitation/create (`params` taken) after the capability checks of
+ * its mode. */
+int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+		    json_object **result);
+/* Sends elicitation/create (`params` taken) as mcp_elicit_send, and checks
+ * an accepted answer's content against `requested` (borrowed; NULL: no
+ * check), compiled before anything is sent.  A schema that does not
+ * compile is MCP_EINVAL, content that does not match MCP_EPROTO. */
+int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
+		       int64_t timeout_ms, json_object **result);
+/* The legacy bridge of MRTR: calls invoke(arg); for a legacy client,
+ * answers the handler's input requests with real server-to-client
+ * requests and calls it again (after reset(arg)) up to the server's
+ * rounds.  The handler's last code. */
+int mcp_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg),
+		       void *arg);
+
+/* ==== resources.c, tools.c, prompts.c, complete.c: the items =============== */
+
+json_object *mcp_resource_describe(mcp_entry *e, int rev);
+/* Finds the template matching `uri`; *vars gets the variables (owned). */
+mcp_resource_entry *mcp_template_match(mcp_server *srv, const char *uri, json_object **vars);
+/* Resources the library owns: registered with `user` freed by
+ * `free_user` (also on failure) and `meta` (taken, may be NULL) as the
+ * _meta of their listing. */
+int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
+			   const char *title, const char *description, const char *mime_type,
+			   int64_t size, mcp_resource_fn read, void *user,
+			   void (*free_user)(void *), json_object *meta, int unlisted);
+/* One contents item of `len` bytes: as text when `text` (it must be UTF-8),
+ * else base64 blob; `meta` (borrowed, copied; may be NULL) as its _meta. */
+int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
+			  const void *data, size_t len, int text, json_object *meta);
+/* resources/read; resources/subscribe and unsubscribe (legacy). */
+void mcp_resources_read(eng_req *r);
+void mcp_resources_subscribe(eng_session *s, json_object *params, const mcp_view *v,
+			     mcp_answer *out);
+void mcp_resources_unsubscribe(eng_session *s, json_object *params, const mcp_view *v,
+			       mcp_answer *out);
+
+/* MCP Apps (apps.c): whether a UI resource is registered; a tool's _meta.ui
+ * (caller owns; NULL when it has none; reg_lock held); the links freed. */
+int mcp_apps_offered(mcp_server *srv);
+json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool);
+void mcp_apps_free(mcp_server *srv);
+
+json_object *mcp_tool_describe(mcp_entry *e, int rev);
+/* What a tool handler's return makes of its call, for mcp_ctx_end:
+ * MCP_EINVAL with nothing set becomes a tool error, a result with
+ * structuredContent is checked against the output schema (a fault sets
+ * res's error and traces "invalid_output").  Returns the code to end
+ * with; *result holds the CallToolResult (taken) when there is one. */
+int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
+		     json_object **result);
+/* The tool error answering arguments that do not match input_schema, or
+ * NULL when they match (the caller takes it); *oom set when checking or
+ * building it ran out of memory. */
+json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, int *oom);
+/* tools/call. */
+void mcp_tools_call(eng_req *r);
+
+json_object *mcp_prompt_describe(mcp_entry *e, int rev);
+/* prompts/get. */
+void mcp_prompts_get(eng_req *r);
+/* completion/complete. */
+void mcp_complete(eng_req *r);
+
+/* ==== skills.c, skills-yaml.c: skills ======================================= */
+
+int mcp_skills_offered(mcp_server *srv);
+void mcp_skills_free(mcp_server *srv);
+/* skills/list, skills/get, resources/directory/read. */
+void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_skills_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
+			 mcp_answer *out);
+/* The frontmatter of a SKILL.md as JSON (caller owns), or NULL with a
+ * one-line reason in why[whylen]; *body_at (may be NULL) gets the offset
+ * of what follows it. */
+json_object *mcp_skill_parse_frontmatter(const char *text, size_t len, size_t *body_at,
+					 char *why, size_t whylen);
+
+/* ==== lifecycle.c, lists.c, listen.c: methods of the connection ============= */
+
+/* The capabilities object for revision `rev` (caller owns); *kinds_out
+ * (may be NULL) gets the MCP_KIND_* whose listChanged it promises. */
+json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out);
+void mcp_lifecycle_initialize(eng_session *s, json_object *params, const mcp_view *v,
+			      mcp_answer *out);
+void mcp_lifecycle_ping(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_lifecycle_set_level(eng_session *s, json_object *params, const mcp_view *v,
+			     mcp_answer *out);
+void mcp_lifecycle_discover(eng_session *s, json_object *params, const mcp_view *v,
+			    mcp_answer *out);
+/* notifications/initialized. */
+void mcp_lifecycle_initialized(mcp_sess *ms);
+
+void mcp_list_tools(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_list_resources(eng_session *s, json_object *params, const mcp_view *v,
+			mcp_answer *out);
+void mcp_list_templates(eng_session *s, json_object *params, const mcp_view *v,
+			mcp_answer *out);
+void mcp_list_prompts(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+
+/* subscriptions/listen: held on the reader (`msg` and `v` taken), or let
+ * through the request hooks on a worker. */
+void mcp_listen_hold(eng_session *s, json_object *msg, json_object *id, json_object *params,
+		     mcp_view *v);
+void mcp_listen_hooked(eng_req *r);
+
+/* ==== dispatch.c: the method table ========================================== */
+
+extern const eng_proto mcp_protocol;
+/* A 2026-07-28 request's ladder (mcp_modern_check) and then whether its
+ * method exists in that era, for the reader and for HTTP: 0, or the
+ * JSON-RPC code of the answer with *message and *data (taken). */
+int mcp_request_check(const char *method, json_object *params, const char *header_version,
+		      const char **message, json_object **data);
+
+/* ==== server.c, memconn.c: running the server =============================== */
+
+/* Runs one connection over any transport (taken) on the calling thread,
+ * starting and stopping the pool around it; the public run functions and
+ * the in-process tests use it. */
+int mcp_server_run_tp(mcp_server *srv, tp_conn *tp);
+/* The pieces of a run: begin (once per server: marks it running, starts
+ * the pool), serve one connection on the calling thread until its shutdown
+ * completes (tp taken), end (stops the pool). */
+int mcp_server_begin(mcp_server *srv);
+int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp);
+/* The same with the session already initialized at revision index
+ * `preset_rev` and no client capabilities (stateless HTTP); -1 as above. */
+int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev);
+void mcp_server_end(mcp_server *srv);
+/* The in-memory pair behind an mcp_memconn (its client end is what
+ * mcp_client_connect_memory speaks over). */
+tp_mem *mcp_memconn_mem(mcp_memconn *c);
 
 #endif /* MCP_API_INTERNAL_H */

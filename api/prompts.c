@@ -1,8 +1,9 @@
 /*
  * prompts.c - prompt registration, how prompts are described in
- * prompts/list, the prompts/get result builder, and the completion result
- * builder shared by prompts and resource templates.
+ * prompts/list, the prompts/get result builder, and prompts/get: the
+ * arguments checked, the handler run (with its input rounds), its result.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,33 +216,114 @@ MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char
 	return rc == MCP_OK ? MCP_ERESULT : rc;
 }
 
-/* ---- completion results -------------------------------------------------- */
+/* ---- prompts/get ------------------------------------------------------------ */
 
-#define MAX_COMPLETIONS 100 /* the spec's cap on values per response */
+struct prompt_run {
+	mcp_prompt_entry *p;
+	mcp_ctx *ctx;
+	json_object *args;
+	mcp_prompt_result *out;
+};
 
-MCP_EXTERN int mcp_completion_add(mcp_completion *out, const char *value)
+static int prompt_invoke(void *arg)
 {
-	if (!out || !value)
-		return MCP_EINVAL;
-	out->added++;
-	if (json_object_array_length(out->values) >= MAX_COMPLETIONS) {
-		out->has_more = 1;
-		return MCP_OK;
+	struct prompt_run *t = arg;
+	return t->p->get(t->ctx, t->args, t->out, t->p->user);
+}
+
+static void prompt_reset(void *arg)
+{
+	struct prompt_run *t = arg;
+	json_object_put(t->out->messages);
+	t->out->messages = NULL;
+	free(t->out->description);
+	t->out->description = NULL;
+	mcp_rpc_error_clear(&t->out->err);
+}
+
+void mcp_prompts_get(eng_req *r)
+{
+	mcp_sess *ms = mcp_sess_of(r->sess);
+	json_object *params = mcp_get(r->msg, "params");
+	const char *name = mcp_get_str(params, "name");
+	json_object *args = mcp_get(params, "arguments");
+	if (!name) {
+		mcp_finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
+		return;
 	}
-	json_object *v = json_object_new_string(value);
-	if (!v || eng_arr_add(out->values, v))
-		return MCP_ENOMEM;
-	return MCP_OK;
-}
-
-MCP_EXTERN void mcp_completion_set_total(mcp_completion *out, int64_t total)
-{
-	if (out && total >= 0)
-		out->total = total;
-}
-
-MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more)
-{
-	if (out)
-		out->has_more = has_more != 0;
+	if (args && !json_object_is_type(args, json_type_object)) {
+		mcp_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
+		return;
+	}
+	mcp_prompt_entry *p =
+		(mcp_prompt_entry *)mcp_registry_find(ms->srv, &ms->srv->prompts, name);
+	if (!p) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "Unknown prompt: %.100s", name);
+		mcp_finish_invalid(r, msg, mcp_data_str("name", name));
+		return;
+	}
+	json_object *own_args = NULL;
+	if (!args)
+		args = own_args = json_object_new_object();
+	/* Prompt arguments are strings, the required ones present; prompts/get
+	 * has no tool error, so a mismatch is -32602 naming path and rule. */
+	jschema_error err;
+	int check = args ? jschema_validate(p->arg_check, args, &err) : JSCHEMA_ENOMEM;
+	if (check != JSCHEMA_OK) {
+		if (check == JSCHEMA_ENOMEM) {
+			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		} else {
+			char msg[JSCHEMA_MSG_MAX + 32];
+			snprintf(msg, sizeof msg, "Invalid params: %s", err.message);
+			json_object *data = mcp_data_str("path", err.instance);
+			eng_obj_add(data, "rule", json_object_new_string(err.keyword));
+			mcp_finish_invalid(r, msg, data);
+		}
+		json_object_put(own_args);
+		mcp_entry_unref(&p->base);
+		return;
+	}
+	mcp_ctx ctx;
+	mcp_ctx_begin(&ctx, r, params);
+	if (mcp_ctx_admit(&ctx, MCP_ITEM_PROMPT, name)) {
+		json_object_put(own_args);
+		mcp_entry_unref(&p->base);
+		return;
+	}
+	mcp_prompt_result out = { .rev = mcp_req_rev(r) };
+	const char *why = NULL;
+	int rc;
+	struct prompt_run pr = { p, &ctx, args, &out };
+	int resumed = mcp_mrtr_begin(&ctx, params, "prompts/get", name, args, &why);
+	if (resumed < 0)
+		rc = MCP_EINVAL;
+	else if (resumed == 0)
+		rc = mcp_ctx_run_rounds(&ctx, prompt_invoke, prompt_reset, &pr);
+	else
+		rc = MCP_OK; /* answered by the parked handler */
+	json_object *result = NULL;
+	if (resumed > 0) {
+		/* nothing more to answer */
+	} else if (why) {
+		out.err.code = MCP_JSONRPC_INVALID_PARAMS;
+		out.err.message = strdup(why);
+	} else if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx))) {
+		rc = MCP_OK;
+	} else if (rc == MCP_OK) {
+		result = json_object_new_object();
+		mcp_json_add_str(result, "description", out.description);
+		eng_obj_add(result, "messages",
+				       out.messages ? out.messages : json_object_new_array());
+		out.messages = NULL;
+	}
+	if (resumed <= 0)
+		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
+	out.err.data = NULL; /* taken by mcp_ctx_end */
+	mcp_rpc_error_clear(&out.err);
+	mcp_mrtr_end(&ctx);
+	json_object_put(out.messages);
+	free(out.description);
+	json_object_put(own_args);
+	mcp_entry_unref(&p->base);
 }

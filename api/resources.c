@@ -1,7 +1,9 @@
 /*
  * resources.c - static resources and URI templates: registration, matching
  * a URI against the templates (RFC 6570 level 1), the resources/read
- * contents builder, and update notifications to subscribed connections.
+ * contents builder and resources/read itself, the subscriptions of the
+ * legacy revisions (resources/subscribe, unsubscribe) and the update
+ * notifications sent for them (and, through notify.c, to listen streams).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -289,4 +291,209 @@ MCP_EXTERN int mcp_contents_set_error(mcp_contents *out, int code, const char *m
 	}
 	int rc = mcp_rpc_error_set(&out->err, code, message, data);
 	return rc == MCP_OK ? MCP_ERESULT : rc;
+}
+
+/* ---- resources/read ------------------------------------------------------------ */
+
+struct read_run {
+	mcp_resource_entry *res;
+	mcp_ctx *ctx;
+	const char *uri;
+	json_object *vars;
+	mcp_contents *out;
+};
+
+static int read_invoke(void *arg)
+{
+	struct read_run *t = arg;
+	return t->res->read(t->ctx, t->uri, t->vars, t->out, t->res->user);
+}
+
+static void read_reset(void *arg)
+{
+	struct read_run *t = arg;
+	json_object_put(t->out->items);
+	mcp_rpc_error_clear(&t->out->err);
+	t->out->items = json_object_new_array();
+}
+
+void mcp_resources_read(eng_req *r)
+{
+	mcp_sess *ms = mcp_sess_of(r->sess);
+	mcp_server *srv = ms->srv;
+	json_object *params = mcp_get(r->msg, "params");
+	const char *uri = mcp_get_str(params, "uri");
+	if (!uri || !mcp_uri_valid(uri)) {
+		mcp_finish_invalid(r, "Invalid params: uri must be a URI string", NULL);
+		return;
+	}
+	json_object *vars = NULL;
+	mcp_resource_entry *res = (mcp_resource_entry *)mcp_registry_find(srv, &srv->resources, uri);
+	if (res)
+		vars = json_object_new_object();
+	else
+		res = mcp_template_match(srv, uri, &vars);
+	/* 2026-07-28 standardizes on -32602 for an unknown resource. */
+	int not_found_code = mcp_req_modern(r) ? MCP_JSONRPC_INVALID_PARAMS
+					   : MCP_JSONRPC_RESOURCE_NOT_FOUND;
+	if (!res) {
+		eng_req_finish_error(r, not_found_code, "Resource not found", mcp_data_str("uri", uri));
+		return;
+	}
+	mcp_ctx ctx;
+	mcp_ctx_begin(&ctx, r, params);
+	ctx.target = uri; /* the URI read, not the template it matched */
+	if (mcp_ctx_admit(&ctx, res->is_template ? MCP_ITEM_TEMPLATE : MCP_ITEM_RESOURCE,
+			  res->base.key)) {
+		json_object_put(vars);
+		mcp_entry_unref(&res->base);
+		return;
+	}
+	mcp_contents out = { .items = json_object_new_array() };
+	const char *why = NULL;
+	int resumed = mcp_mrtr_begin(&ctx, params, "resources/read", uri, NULL, &why);
+	if (resumed != 0) {
+		if (resumed < 0)
+			mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
+		mcp_mrtr_end(&ctx);
+		json_object_put(out.items);
+		json_object_put(vars);
+		mcp_entry_unref(&res->base);
+		return;
+	}
+	struct read_run rr = { res, &ctx, uri, vars, &out };
+	int rc = out.items ? mcp_ctx_run_rounds(&ctx, read_invoke, read_reset, &rr) : MCP_ENOMEM;
+	json_object *result = NULL;
+	if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx))) {
+		rc = MCP_OK;
+	} else if (rc == MCP_OK) {
+		result = json_object_new_object();
+		eng_obj_add(result, "contents", out.items);
+		out.items = NULL;
+	}
+	if (rc == MCP_ENOENT && !out.err.code)
+		mcp_ctx_end(&ctx, rc, NULL, not_found_code, "Resource not found",
+			    mcp_data_str("uri", uri));
+	else
+		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
+	out.err.data = NULL; /* taken by mcp_ctx_end */
+	mcp_rpc_error_clear(&out.err);
+	mcp_mrtr_end(&ctx);
+	json_object_put(out.items);
+	json_object_put(vars);
+	mcp_entry_unref(&res->base);
+}
+
+/* ---- subscriptions (the legacy revisions) ----------------------------------------- */
+
+static void not_found(mcp_answer *out, const char *uri)
+{
+	json_object *data = json_object_new_object();
+	eng_obj_add(data, "uri", json_object_new_string(uri));
+	mcp_answer_error(out, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
+			 data);
+}
+
+static int resource_exists(mcp_server *srv, const char *uri)
+{
+	mcp_entry *e = mcp_registry_find(srv, &srv->resources, uri);
+	if (e) {
+		mcp_entry_unref(e);
+		return 1;
+	}
+	json_object *vars;
+	mcp_resource_entry *t = mcp_template_match(srv, uri, &vars);
+	json_object_put(vars);
+	if (t)
+		mcp_entry_unref(&t->base);
+	return t != NULL;
+}
+
+void mcp_resources_subscribe(eng_session *s, json_object *params, const mcp_view *v,
+			     mcp_answer *out)
+{
+	(void)v;
+	mcp_sess *ms = mcp_sess_of(s);
+	const char *uri = mcp_get_str(params, "uri");
+	if (!uri || !mcp_uri_valid(uri)) {
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: uri must be a URI string", NULL);
+		return;
+	}
+	if (!resource_exists(ms->srv, uri)) {
+		not_found(out, uri);
+		return;
+	}
+	pthread_mutex_lock(&ms->mu);
+	int have = 0;
+	for (size_t i = 0; i < ms->nsubs && !have; i++)
+		have = strcmp(ms->subs[i], uri) == 0;
+	int rc = MCP_OK;
+	if (!have) {
+		if (ms->nsubs == ms->subs_cap) {
+			size_t cap = ms->subs_cap ? ms->subs_cap * 2 : 8;
+			char **n = realloc(ms->subs, cap * sizeof *n);
+			if (n) {
+				ms->subs = n;
+				ms->subs_cap = cap;
+			}
+		}
+		char *d = ms->nsubs < ms->subs_cap ? strdup(uri) : NULL;
+		if (d)
+			ms->subs[ms->nsubs++] = d;
+		else
+			rc = MCP_ENOMEM;
+	}
+	pthread_mutex_unlock(&ms->mu);
+	if (rc != MCP_OK)
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+	else
+		mcp_answer_result(out, json_object_new_object());
+}
+
+void mcp_resources_unsubscribe(eng_session *s, json_object *params, const mcp_view *v,
+			       mcp_answer *out)
+{
+	(void)v;
+	mcp_sess *ms = mcp_sess_of(s);
+	const char *uri = mcp_get_str(params, "uri");
+	if (!uri) {
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: uri (string) is required", NULL);
+		return;
+	}
+	pthread_mutex_lock(&ms->mu);
+	for (size_t i = 0; i < ms->nsubs; i++) {
+		if (strcmp(ms->subs[i], uri) == 0) {
+			free(ms->subs[i]);
+			ms->subs[i] = ms->subs[--ms->nsubs];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ms->mu);
+	mcp_answer_result(out, json_object_new_object());
+}
+
+MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
+{
+	if (!srv || !uri)
+		return MCP_EINVAL;
+	pthread_mutex_lock(&srv->sess_mu);
+	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next) {
+		if (atomic_load(&ms->state) != MCP_SESS_READY)
+			continue;
+		int subscribed = 0;
+		pthread_mutex_lock(&ms->mu);
+		for (size_t i = 0; i < ms->nsubs && !subscribed; i++)
+			subscribed = strcmp(ms->subs[i], uri) == 0;
+		pthread_mutex_unlock(&ms->mu);
+		if (subscribed) {
+			json_object *p = json_object_new_object();
+			eng_obj_add(p, "uri", json_object_new_string(uri));
+			eng_session_notify(ms->es, mcp_notification("notifications/resources/updated", p));
+		}
+	}
+	pthread_mutex_unlock(&srv->sess_mu);
+	mcp_listen_resource_updated(srv, uri);
+	return MCP_OK;
 }

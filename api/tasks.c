@@ -120,19 +120,12 @@ int mcp_tasks_offered(mcp_server *srv)
 
 int mcp_tasks_declared(json_object *caps)
 {
-	return json_object_is_type(mcp_get(mcp_get(caps, "extensions"), MCP_EXT_TASKS),
-				   json_type_object);
+	return mcp_ext_declared(caps, MCP_EXT_TASKS);
 }
 
 json_object *mcp_tasks_required_data(void)
 {
-	json_object *ext = json_object_new_object();
-	eng_obj_add(ext, MCP_EXT_TASKS, json_object_new_object());
-	json_object *caps = json_object_new_object();
-	eng_obj_add(caps, "extensions", ext);
-	json_object *data = json_object_new_object();
-	eng_obj_add(data, "requiredCapabilities", caps);
-	return data;
+	return mcp_ext_required_data(MCP_EXT_TASKS);
 }
 
 /* ---- the table ---------------------------------------------------------- */
@@ -812,8 +805,9 @@ static void unknown_task(mcp_answer *out, const char *task_id)
 			 "Invalid params: unknown task", data);
 }
 
-void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out)
+void mcp_tasks_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
 {
+	(void)v;
 	mcp_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	const char *tid = task_id_param(params, out);
@@ -850,8 +844,9 @@ static void fire_cancel(eng_req *r)
 	}
 }
 
-void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out)
+void mcp_tasks_cancel(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
 {
+	(void)v;
 	mcp_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	const char *tid = task_id_param(params, out);
@@ -877,8 +872,9 @@ void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out)
 	mcp_answer_result(out, res);
 }
 
-void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out)
+void mcp_tasks_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
 {
+	(void)v;
 	mcp_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	size_t offset = 0;
@@ -1032,16 +1028,12 @@ static void modern_update(mcp_task *t, json_object *responses, mcp_answer *out)
 	ack(srv, "tasks/update", out);
 }
 
-void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, const mcp_view *v,
-		      mcp_answer *out)
+/* tasks/get, tasks/update and tasks/cancel of a request that declared the
+ * extension (the method table checks it). */
+static void modern(eng_session *s, const char *method, json_object *params, mcp_answer *out)
 {
 	mcp_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
-	if (!mcp_tasks_declared(v ? v->caps : NULL)) {
-		mcp_answer_error(out, MCP_JSONRPC_MISSING_CAPABILITY,
-				 "Missing required client capability", mcp_tasks_required_data());
-		return;
-	}
 	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
@@ -1077,4 +1069,25 @@ void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, c
 		fire_cancel(r);
 		ack(srv, method, out);
 	}
+}
+
+void mcp_tasks_modern_get(eng_session *s, json_object *params, const mcp_view *v,
+			  mcp_answer *out)
+{
+	(void)v;
+	modern(s, "tasks/get", params, out);
+}
+
+void mcp_tasks_modern_update(eng_session *s, json_object *params, const mcp_view *v,
+			     mcp_answer *out)
+{
+	(void)v;
+	modern(s, "tasks/update", params, out);
+}
+
+void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const mcp_view *v,
+			     mcp_answer *out)
+{
+	(void)v;
+	modern(s, "tasks/cancel", params, out);
 }

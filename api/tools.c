@@ -1,8 +1,9 @@
 /*
  * tools.c - tool registration and removal (with the checks that keep a
  * client from refusing the server's tools), how a tool is described in
- * tools/list for a negotiated revision, and what a call's arguments and
- * result are checked against: the tool's schemas, compiled once here.
+ * tools/list for a negotiated revision, what a call's arguments and
+ * result are checked against (the tool's schemas, compiled once here),
+ * and tools/call itself: a call, a task, or the rounds of input between.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -307,4 +308,167 @@ json_object *mcp_tool_describe(mcp_entry *e, int rev)
 		return NULL;
 	}
 	return o;
+}
+
+/* ---- tools/call ---------------------------------------------------------------- */
+
+/* One call of a handler, for mcp_ctx_run_rounds (which may call it again). */
+struct tool_run {
+	mcp_tool_entry *tool;
+	mcp_ctx *ctx;
+	json_object *args;
+	mcp_result *res;
+	int rev;
+};
+
+static int tool_invoke(void *arg)
+{
+	struct tool_run *t = arg;
+	return t->tool->fn(t->ctx, t->args, t->res, t->tool->user);
+}
+
+static void tool_reset(void *arg)
+{
+	struct tool_run *t = arg;
+	mcp_result_clear(t->res);
+	mcp_result_init(t->res, t->rev);
+}
+
+void mcp_tools_call(eng_req *r)
+{
+	mcp_sess *ms = mcp_sess_of(r->sess);
+	int rev = mcp_req_rev(r);
+	json_object *params = mcp_get(r->msg, "params");
+	const char *name = mcp_get_str(params, "name");
+	json_object *args = mcp_get(params, "arguments");
+
+	if (!name) {
+		mcp_finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
+		return;
+	}
+	if (args && !json_object_is_type(args, json_type_object)) {
+		mcp_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
+		return;
+	}
+	mcp_tool_entry *tool = (mcp_tool_entry *)mcp_registry_find(ms->srv, &ms->srv->tools, name);
+	if (!tool) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
+		mcp_finish_invalid(r, msg, mcp_data_str("name", name));
+		return;
+	}
+	json_object *own_args = NULL;
+	if (!args)
+		args = own_args = json_object_new_object();
+	/* The arguments come from a model: checked before any handler (or
+	 * task) sees them, and a mismatch is a tool error (SEP-1303). */
+	int oom = !args;
+	json_object *refusal = args ? mcp_tool_check_args(tool, args, rev, &oom) : NULL;
+	if (refusal || oom) {
+		if (refusal && mcp_req_modern(r))
+			mcp_modern_decorate(ms->srv, "tools/call", refusal);
+		if (refusal)
+			eng_req_finish_result(r, refusal);
+		else
+			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
+
+	/* Tasks.  2025-11-25: the client asks with params.task, per the
+	 * tool's taskSupport.  2026-07-28 (SEP-2663): the server decides, for
+	 * requests that declare the extension; a legacy params.task is
+	 * ignored, and a tool that only runs as a task is refused to a request
+	 * that cannot take one. */
+	int modern = mcp_req_modern(r);
+	int declared = modern && mcp_tasks_declared(((const mcp_view *)r->proto)->caps);
+	json_object *task = rev >= MCP_REV_2025_11_25 && !modern ? mcp_get(params, "task") : NULL;
+	if (modern && !declared && tool->task_support == MCP_TASKS_REQUIRED) {
+		eng_req_finish_error(r, MCP_JSONRPC_MISSING_CAPABILITY,
+				     "Missing required client capability: this tool runs only as a "
+				     "task (io.modelcontextprotocol/tasks)",
+				     mcp_tasks_required_data());
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
+	if (!modern && ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
+			(!task && tool->task_support == MCP_TASKS_REQUIRED &&
+			 rev >= MCP_REV_2025_11_25))) {
+		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
+				     task ? "This tool cannot run as a task"
+					  : "This tool runs only as a task (send params.task)",
+				     mcp_data_str("name", name));
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
+	/* Made a task before the handler runs, unless the handler decides
+	 * when (MCP_TOOL_TASK_BY_HANDLER: after gathering input, say). */
+	int up_front = task || (declared && tool->task_support != MCP_TASKS_FORBIDDEN &&
+				!(tool->flags & MCP_TOOL_TASK_BY_HANDLER));
+	if (task && !json_object_is_type(task, json_type_object)) {
+		mcp_finish_invalid(r, "Invalid params: task must be an object with an optional "
+				  "non-negative integer ttl",
+			       NULL);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
+	mcp_ctx ctx;
+	mcp_ctx_begin(&ctx, r, params);
+	ctx.tool = tool;
+	if (mcp_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
+	const char *why = NULL;
+	int resumed = mcp_mrtr_begin(&ctx, params, "tools/call", name, args, &why);
+	if (resumed != 0) {
+		if (resumed < 0)
+			mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
+		mcp_mrtr_end(&ctx);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
+	int rc = up_front ? mcp_task_start(&ctx, task) : MCP_OK;
+	if (rc != MCP_OK) {
+		if (rc == MCP_EINVAL)
+			mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_INVALID_PARAMS,
+				    "Invalid params: task must be an object with an optional "
+				    "non-negative integer ttl",
+				    NULL);
+		else if (rc == MCP_EBUSY)
+			mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_SERVER_BUSY,
+				    "Server busy: too many tasks", NULL);
+		else
+			mcp_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
+				    NULL);
+		mcp_mrtr_end(&ctx);
+		json_object_put(own_args);
+		mcp_entry_unref(&tool->base);
+		return;
+	}
+	mcp_result res;
+	mcp_result_init(&res, rev);
+	struct tool_run tr = { tool, &ctx, args, &res, rev };
+	rc = mcp_ctx_run_rounds(&ctx, tool_invoke, tool_reset, &tr);
+	if (ctx.task && modern)
+		rc = mcp_task_rounds(&ctx, rc, tool_invoke, tool_reset, &tr);
+	json_object *result = NULL;
+	if (rc == MCP_EINPUT && !ctx.task && (result = mcp_mrtr_input_required(&ctx)))
+		rc = MCP_OK;
+	else
+		rc = mcp_tool_outcome(&ctx, tool, &res, rc, &result);
+	if (result)
+		mcp_task_decorate(&ctx, result);
+	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
+	res.err_data = NULL;
+	mcp_result_clear(&res);
+	mcp_mrtr_end(&ctx);
+	json_object_put(own_args);
+	mcp_entry_unref(&tool->base);
 }

@@ -91,3 +91,26 @@ void mcp_rpc_error_clear(mcp_rpc_error *e)
 	e->message = NULL;
 	e->data = NULL;
 }
+
+/* An RFC 3986 URI as far as its characters go: a scheme, a colon, and only
+ * unreserved, reserved or percent-encoded characters.  Anything else cannot
+ * name a resource and would make the answer invalid. */
+int mcp_uri_valid(const char *uri)
+{
+	const char *p = uri;
+	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+		return 0;
+	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+	       *p == '+' || *p == '-' || *p == '.')
+		p++;
+	if (*p != ':')
+		return 0;
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~:/?#[]@!$&'()*+,;=%{}", c))
+			continue;
+		return 0;
+	}
+	return 1;
+}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-layers.sh - the library's files call each other along its layers only.
 #
-#   check-layers.sh [BUILDDIR]   (make check: MCP_BUILDDIR)
+#   check-layers.sh [BUILDDIR [SRCDIR]]   (make check: MCP_BUILDDIR, MCP_SRCDIR)
 #
 # The layers, lowest first, are transport/, engine/ and api/.  From each
 # object of libmcp-internal.la (nm: the symbols it defines and those it
@@ -19,6 +19,7 @@ set -eu
 
 me=check-layers.sh
 builddir=${1:-${MCP_BUILDDIR:-.}}
+srcdir=${2:-${MCP_SRCDIR:-$builddir/..}}
 export LC_ALL=C
 
 if ! command -v nm >/dev/null 2>&1; then
@@ -30,7 +31,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-layers.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 # One line per symbol: "def|use LAYER/FILE SYMBOL", from the object each
-# libtool .lo of libmcp-internal names (PIC or not, whichever was built).
+# libtool .lo of libmcp-internal names (PIC or not, whichever was built);
+# an object whose source is gone (a file since split or renamed) is stale.
 n=0
 for layer in transport engine api; do
 	for lo in "$builddir/$layer"/libmcp_internal_la-*.lo; do
@@ -40,6 +42,7 @@ for layer in transport engine api; do
 		obj=$builddir/$layer/$obj
 		test -f "$obj" || continue
 		file=$layer/$(basename "$lo" .lo | sed 's/^libmcp_internal_la-//')
+		test -f "$srcdir/$file.c" || continue
 		nm --defined-only -g "$obj" | awk -v f="$file" 'NF == 3 { print "def", f, $3 }'
 		nm -u "$obj" | awk -v f="$file" '{ print "use", f, $NF }'
 		n=$((n + 1))

@@ -1,0 +1,218 @@
+/*
+ * lifecycle.c - how a connection starts and what the server says it can
+ * do: initialize with version negotiation, notifications/initialized,
+ * ping, logging/setLevel, and for 2026-07-28 server/discover; the
+ * capabilities object of each revision.
+ *
+ * These methods are answered on the reader: initialize and setLevel order
+ * the messages after them, and ping must never wait for a worker.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+/* ---- capabilities ------------------------------------------------------------- */
+
+/* The capabilities object for revision `rev`.  In 2026-07-28 listChanged
+ * and subscribe mean delivery on subscriptions/listen streams, and tasks
+ * are the io.modelcontextprotocol/tasks extension. */
+json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
+{
+	int modern = rev >= MCP_REV_LEGACY_COUNT;
+	int bad = 0;
+	json_object *caps = json_object_new_object();
+	eng_obj_set(caps, "logging", json_object_new_object(), &bad);
+	unsigned kinds = 0;
+	int completions = 0;
+	if (mcp_registry_count(srv, &srv->tools)) {
+		json_object *o = json_object_new_object();
+		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
+		eng_obj_set(caps, "tools", o, &bad);
+		kinds |= MCP_KIND_TOOLS;
+	}
+	if (mcp_registry_count(srv, &srv->resources) || mcp_registry_count(srv, &srv->templates)) {
+		json_object *o = json_object_new_object();
+		eng_obj_set(o, "subscribe", json_object_new_boolean(1), &bad);
+		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
+		eng_obj_set(caps, "resources", o, &bad);
+		kinds |= MCP_KIND_RESOURCES;
+	}
+	if (mcp_registry_count(srv, &srv->prompts)) {
+		json_object *o = json_object_new_object();
+		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
+		eng_obj_set(caps, "prompts", o, &bad);
+		kinds |= MCP_KIND_PROMPTS;
+	}
+	pthread_rwlock_rdlock(&srv->reg_lock);
+	for (size_t i = 0; i < srv->prompts.n && !completions; i++)
+		completions = ((mcp_prompt_entry *)srv->prompts.items[i])->complete != NULL;
+	for (size_t i = 0; i < srv->templates.n && !completions; i++)
+		completions = ((mcp_resource_entry *)srv->templates.items[i])->complete != NULL;
+	pthread_rwlock_unlock(&srv->reg_lock);
+	if (completions)
+		eng_obj_set(caps, "completions", json_object_new_object(), &bad);
+	if (rev >= MCP_REV_2025_11_25 && !modern && mcp_tasks_offered(srv)) {
+		json_object *t = json_object_new_object();
+		json_object *req = json_object_new_object();
+		json_object *tools = json_object_new_object();
+		eng_obj_set(tools, "call", json_object_new_object(), &bad);
+		eng_obj_set(req, "tools", tools, &bad);
+		eng_obj_set(t, "list", json_object_new_object(), &bad);
+		eng_obj_set(t, "cancel", json_object_new_object(), &bad);
+		eng_obj_set(t, "requests", req, &bad);
+		eng_obj_set(caps, "tasks", t, &bad);
+	}
+	/* Extensions (SEP-2133): settings objects under their ids.  Tasks are
+	 * one for 2026-07-28 only (2025-11-25 has them in core); MCP Apps and
+	 * skills in every revision, while one is registered. */
+	json_object *ext = json_object_new_object();
+	if (modern && mcp_tasks_offered(srv))
+		eng_obj_set(ext, MCP_EXT_TASKS, json_object_new_object(), &bad);
+	if (mcp_apps_offered(srv))
+		eng_obj_set(ext, MCP_EXT_UI, json_object_new_object(), &bad);
+	if (mcp_skills_offered(srv)) {
+		/* Skills (SEP-2640), with resources/directory/read. */
+		json_object *set = json_object_new_object();
+		eng_obj_set(set, "directoryRead", json_object_new_boolean(1), &bad);
+		eng_obj_set(ext, MCP_EXT_SKILLS, set, &bad);
+	}
+	if (!ext)
+		bad = 1;
+	else if (json_object_object_length(ext) > 0)
+		eng_obj_set(caps, "extensions", ext, &bad);
+	else
+		json_object_put(ext);
+	if (kinds_out)
+		*kinds_out = kinds;
+	if (bad) {
+		json_object_put(caps);
+		return NULL;
+	}
+	return caps;
+}
+
+/* The capabilities of a connection: exactly what is registered when it
+ * initializes.  Remembers which list_changed notifications it was promised. */
+static json_object *server_capabilities(mcp_sess *ms)
+{
+	unsigned kinds = 0;
+	json_object *caps = mcp_capabilities(ms->srv, ms->rev, &kinds);
+	ms->caps_sent = kinds;
+	return caps;
+}
+
+/* ---- the legacy lifecycle ------------------------------------------------------ */
+
+void mcp_lifecycle_initialize(eng_session *s, json_object *params, const mcp_view *v,
+			      mcp_answer *out)
+{
+	(void)v;
+	mcp_sess *ms = mcp_sess_of(s);
+	if (!json_object_is_type(params, json_type_object)) {
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: initialize needs an object", NULL);
+		return;
+	}
+	const char *asked = mcp_get_str(params, "protocolVersion");
+	if (!asked) {
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: protocolVersion (string) is required",
+				 NULL);
+		return;
+	}
+	json_object *caps = mcp_get(params, "capabilities");
+	if (caps && !json_object_is_type(caps, json_type_object)) {
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: capabilities must be an object", NULL);
+		return;
+	}
+	int expect = MCP_SESS_NEW;
+	if (!atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_INITIALIZING)) {
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_REQUEST,
+				 "Invalid Request: initialize was already received", NULL);
+		return;
+	}
+	/* Negotiation: the client's revision when we speak it, else our
+	 * newest and the client decides whether to go on. */
+	int rev = mcp_revision_index(asked);
+	ms->rev = rev >= 0 && rev < MCP_REV_LEGACY_COUNT ? rev : MCP_REV_LEGACY_COUNT - 1;
+	ms->client_caps_text = caps ? eng_json_dup(caps, NULL) : strdup("{}");
+	/* Published with the state: with request hooks this runs on a
+	 * worker, and the threads that read the revision and capabilities
+	 * later order themselves after this through `state`. */
+	expect = MCP_SESS_INITIALIZING;
+	atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_INITIALIZING);
+
+	mcp_server *srv = ms->srv;
+	/* The transport learns what it needs of the revision before the
+	 * answer can reach the client (streams opened after it). */
+	eng_session_set_transport_features(s, ms->rev >= MCP_REV_2025_11_25 ? TP_FEATURE_RESUMABLE
+									   : 0);
+	int bad = !ms->client_caps_text;
+	json_object *res = json_object_new_object();
+	eng_obj_set(res, "protocolVersion", json_object_new_string(mcp_revision_names[ms->rev]),
+		    &bad);
+	eng_obj_set(res, "capabilities", server_capabilities(ms), &bad);
+	json_object *si = json_object_new_object();
+	eng_obj_set(si, "name", json_object_new_string(srv->name), &bad);
+	eng_obj_set(si, "version", json_object_new_string(srv->version), &bad);
+	eng_obj_set(res, "serverInfo", si, &bad);
+	if (srv->instructions)
+		eng_obj_set(res, "instructions", json_object_new_string(srv->instructions), &bad);
+	if (!res || bad) {
+		json_object_put(res);
+		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		return;
+	}
+	mcp_answer_result(out, res);
+}
+
+void mcp_lifecycle_ping(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+{
+	(void)s, (void)params, (void)v;
+	mcp_answer_result(out, json_object_new_object());
+}
+
+void mcp_lifecycle_set_level(eng_session *s, json_object *params, const mcp_view *v,
+			     mcp_answer *out)
+{
+	(void)v;
+	int level = mcp_log_level_from_name(mcp_get_str(params, "level"));
+	if (level < 0) {
+		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: level must be one of debug, info, "
+				 "notice, warning, error, critical, alert, emergency",
+				 NULL);
+		return;
+	}
+	atomic_store(&mcp_sess_of(s)->log_level, level);
+	mcp_answer_result(out, json_object_new_object());
+}
+
+void mcp_lifecycle_initialized(mcp_sess *ms)
+{
+	int expect = MCP_SESS_INITIALIZING;
+	atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_READY);
+}
+
+/* ---- 2026-07-28 ------------------------------------------------------------------- */
+
+/* What initialize was: the versions served from a request's own _meta, the
+ * capabilities, the instructions, with no state kept. */
+void mcp_lifecycle_discover(eng_session *s, json_object *params, const mcp_view *v,
+			    mcp_answer *out)
+{
+	(void)params, (void)v;
+	mcp_server *srv = mcp_sess_of(s)->srv;
+	json_object *res = json_object_new_object();
+	eng_obj_add(res, "supportedVersions", mcp_modern_versions());
+	eng_obj_add(res, "capabilities",
+			       mcp_capabilities(srv, MCP_REV_2026_07_28, NULL));
+	if (srv->instructions)
+		eng_obj_add(res, "instructions",
+				       json_object_new_string(srv->instructions));
+	mcp_modern_decorate(srv, "server/discover", res);
+	mcp_answer_result(out, res);
+}
+
