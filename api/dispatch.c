@@ -206,11 +206,11 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 		return;
 	}
 	/* Answered now, but a duplicate of an id in flight is still a
-	 * duplicate (P5). */
+	 * duplicate (P5), answered under its id as the engine does. */
 	if (eng_session_id_in_flight(s, id)) {
 		json_object *d = json_object_new_object();
 		eng_obj_add(d, "id", json_object_get(id));
-		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_REQUEST,
 					  "Invalid Request: id is already in flight", d);
 	} else {
 		mcp_answer a = { 0 };

@@ -562,21 +562,16 @@ static const char *modern_headers_problem(mcp_server *srv, tp_http_req *rq, cons
 
 /* Checks what the engine would refuse without an id to answer to; those
  * are answered here.  NULL, or the message of a -32600 answer. */
-static const char *envelope_problem(json_object *m)
+/* A message's envelope, checked before anything is looked up: by the
+ * engine's rule (eng_request_problem) for a request or notification; a
+ * response, which the engine routes, only for its "jsonrpc". */
+static const char *envelope_problem(json_object *m, unsigned pre)
 {
+	if (mcp_get(m, "method") || (!mcp_get(m, "result") && !mcp_get(m, "error")))
+		return eng_request_problem(m, pre);
 	json_object *v = mcp_get(m, "jsonrpc");
 	if (!json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0"))
 		return "Invalid Request: \"jsonrpc\" must be \"2.0\"";
-	json_object *method = mcp_get(m, "method");
-	json_object *id = NULL;
-	int has_id = json_object_object_get_ex(m, "id", &id);
-	if (!method)
-		return NULL; /* a response: the engine routes it */
-	if (!json_object_is_type(method, json_type_string))
-		return "Invalid Request: \"method\" must be a string";
-	if (has_id && !json_object_is_type(id, json_type_string) &&
-	    !json_object_is_type(id, json_type_int))
-		return "Invalid Request: \"id\" must be a string or an integer";
 	return NULL;
 }
 
@@ -801,20 +796,15 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 			    "Invalid Request: one JSON-RPC message per POST", NULL, NULL);
 		return;
 	}
-	const char *problem = envelope_problem(m);
+	const char *problem = envelope_problem(m, pre);
 	json_object *id = NULL;
 	int has_id = json_object_object_get_ex(m, "id", &id);
-	if (!problem && has_id && (pre & ENG_JSON_BAD_ID))
-		problem = "Invalid Request: \"id\" cannot be echoed as sent (an integer beyond 64 "
-			  "bits, or a lone UTF-16 surrogate escape)";
 	if (problem) {
 		/* Answered under the request's id when that id is itself
-		 * valid (JSON-RPC 2.0 section 5), else null. */
-		int id_ok = has_id && !(pre & ENG_JSON_BAD_ID) &&
-			    (json_object_is_type(id, json_type_string) ||
-			     json_object_is_type(id, json_type_int));
-		reply_error(rq, 400, id_ok ? id : NULL, MCP_JSONRPC_INVALID_REQUEST, problem, NULL,
-			    NULL);
+		 * valid (JSON-RPC 2.0 section 5), else null: the engine's
+		 * rule, eng_request_answer_id. */
+		reply_error(rq, 400, eng_request_answer_id(m, pre), MCP_JSONRPC_INVALID_REQUEST,
+			    problem, NULL, NULL);
 		json_object_put(m);
 		return;
 	}

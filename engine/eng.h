@@ -680,6 +680,15 @@ int eng_session_id_in_flight(eng_session *s, json_object *id);
 /* Peer cancellation by id (P2); unknown ids are ignored. */
 void eng_session_cancel_peer(eng_session *s, json_object *id);
 
+/* The JSON-RPC 2.0 envelope of an object message that is not a response
+ * (section 4): NULL for a valid request or notification, else why it is
+ * an Invalid Request (a static text); `pre` holds eng_json_precheck's
+ * flags of its line (ENG_JSON_BAD_ID: its id cannot be echoed as sent).
+ * answer_id: the id such a message is answered under (section 5): its own
+ * when valid (a string or an integer, echoed as sent; borrowed), NULL
+ * (null) when missing or invalid.  One rule for every transport. */
+const char *eng_request_problem(json_object *msg, unsigned pre);
+json_object *eng_request_answer_id(json_object *msg, unsigned pre);
 /* Answers from the reader thread (inline requests, envelope errors):
  * `result` and `data` taken.  id may be NULL (null id). */
 void eng_session_respond_result(eng_session *s, json_object *id, json_object *result);

@@ -653,11 +653,12 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 		atomic_fetch_add(&s->inflight_n, 1);
 	pthread_mutex_unlock(&s->mu);
 	if (rc == MCP_EEXIST) {
-		/* P5: the first request is untouched.  Answer with a null id so
-		 * the client cannot mistake this for the first request's answer. */
+		/* P5: the first request is untouched, and still cancellable.
+		 * The duplicate is answered under its id, which is valid
+		 * (JSON-RPC 2.0 section 5). */
 		json_object *data = json_object_new_object();
 		eng_obj_add(data, "id", json_object_get(id));
-		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_REQUEST,
 					  "Invalid Request: id is already in flight", data);
 		atomic_fetch_add(&s->stats->rejected, 1);
 		eng_req_decide(r, ENG_OUT_REJECTED);
@@ -1345,9 +1346,41 @@ static int valid_request_id(json_object *id)
 	return ty == json_type_string || ty == json_type_int;
 }
 
-static void dispatch_object(eng_session *s, json_object *msg)
+const char *eng_request_problem(json_object *msg, unsigned pre)
 {
 	json_object *jmethod = NULL, *jid = NULL, *jv = NULL, *params = NULL;
+	int has_method = json_object_object_get_ex(msg, "method", &jmethod);
+	int has_id = json_object_object_get_ex(msg, "id", &jid);
+	if (!json_object_object_get_ex(msg, "jsonrpc", &jv) ||
+	    json_object_get_type(jv) != json_type_string ||
+	    strcmp(json_object_get_string(jv), "2.0") != 0)
+		return "Invalid Request: \"jsonrpc\" must be \"2.0\"";
+	if (!has_method || json_object_get_type(jmethod) != json_type_string)
+		return "Invalid Request: \"method\" must be a string";
+	if (has_id && !valid_request_id(jid))
+		return "Invalid Request: \"id\" must be a string or an integer";
+	if (has_id && (pre & ENG_JSON_BAD_ID))
+		return "Invalid Request: \"id\" cannot be echoed as sent (an integer "
+		       "beyond 64 bits, or a lone UTF-16 surrogate escape)";
+	if (json_object_object_get_ex(msg, "params", &params) &&
+	    !json_object_is_type(params, json_type_object) &&
+	    !json_object_is_type(params, json_type_array))
+		return "Invalid Request: \"params\" must be an object or an array";
+	return NULL;
+}
+
+json_object *eng_request_answer_id(json_object *msg, unsigned pre)
+{
+	json_object *jid = NULL;
+	if (!json_object_object_get_ex(msg, "id", &jid) || !valid_request_id(jid) ||
+	    (pre & ENG_JSON_BAD_ID))
+		return NULL;
+	return jid;
+}
+
+static void dispatch_object(eng_session *s, json_object *msg)
+{
+	json_object *jmethod = NULL, *jid = NULL, *params = NULL;
 	int has_method = json_object_object_get_ex(msg, "method", &jmethod);
 	int has_id = json_object_object_get_ex(msg, "id", &jid);
 
@@ -1367,27 +1400,18 @@ static void dispatch_object(eng_session *s, json_object *msg)
 		}
 		return;
 	}
-	const char *why = NULL;
-	if (!json_object_object_get_ex(msg, "jsonrpc", &jv) ||
-	    json_object_get_type(jv) != json_type_string ||
-	    strcmp(json_object_get_string(jv), "2.0") != 0)
-		why = "Invalid Request: \"jsonrpc\" must be \"2.0\"";
-	else if (!has_method || json_object_get_type(jmethod) != json_type_string)
-		why = "Invalid Request: \"method\" must be a string";
-	else if (has_id && !valid_request_id(jid))
-		why = "Invalid Request: \"id\" must be a string or an integer";
-	else if (has_id && s->cur_bad_id)
-		why = "Invalid Request: \"id\" cannot be echoed as sent (an integer "
-		      "beyond 64 bits, or a lone UTF-16 surrogate escape)";
-	else if (json_object_object_get_ex(msg, "params", &params) &&
-		 !json_object_is_type(params, json_type_object) &&
-		 !json_object_is_type(params, json_type_array))
-		why = "Invalid Request: \"params\" must be an object or an array";
+	unsigned pre = s->cur_bad_id ? ENG_JSON_BAD_ID : 0;
+	const char *why = eng_request_problem(msg, pre);
 	if (why) {
-		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST, why, NULL);
+		/* Under its own id when that id is valid (JSON-RPC 2.0 section
+		 * 5), so that the client's call fails with the reason instead
+		 * of waiting for its timeout; null only when it has none. */
+		eng_session_respond_error(s, eng_request_answer_id(msg, pre),
+					  MCP_JSONRPC_INVALID_REQUEST, why, NULL);
 		json_object_put(msg);
 		return;
 	}
+	json_object_object_get_ex(msg, "params", &params);
 	const char *method = json_object_get_string(jmethod);
 	if (has_id)
 		s->proto->on_request(s, msg, jid, method, params);
