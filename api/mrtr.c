@@ -151,7 +151,7 @@ static json_object *state_claims(const mcp_ctx *ctx, const char *state, int64_t 
 	eng_obj_add(c, "a", json_object_new_string(digest));
 	eng_obj_add(c, "x", json_object_new_int64(expires));
 	eng_obj_add(c, "s", json_object_new_string(state));
-	if (park) /* names a parked handler (api/park.c), not a handler's state */
+	if (park) /* names a parked handler (below), not a handler's state */
 		eng_obj_add(c, "k", json_object_new_string("park"));
 	return c;
 }

@@ -1,7 +1,7 @@
 /*
  * handlers.pml - the worker threads (engine/pool.c worker_main,
- * eng_req_dispatch), the three kinds of handler the fixture offers, and
- * how a handler's run ends (api/protocol.c mcp_ctx_end,
+ * session.c req_work), the three kinds of handler the fixture offers, and
+ * how a handler's run ends (api/common.c mcp_ctx_end,
  * engine/session.c finish_with / eng_req_finish_silent).
  *
  * Steps of one thread that no other thread can tell apart from one step
@@ -344,7 +344,7 @@ inline handler_call(q)
 	fi
 }
 
-/* worker_main + eng_req_dispatch.  The pool's wake policy (idle stack,
+/* worker_main + req_work (session.c).  The pool's wake policy (idle stack,
  * runnable limit, monitor) is abstracted: an idle worker takes queued
  * work.  Taking a request and looking at its outcome are one step; so is
  * the first thing its handler does with its token (sleep's check, roots'
