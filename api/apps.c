@@ -248,7 +248,7 @@ MCP_EXTERN int mcp_server_add_app(mcp_server *srv, const mcp_app *a)
 		return MCP_ENOMEM;
 	d->html = strdup(a->html);
 	d->meta = ui_meta(a);
-	json_object *listed = d->meta ? mcp_json_copy(d->meta) : NULL;
+	json_object *listed = d->meta ? api_json_copy(d->meta) : NULL;
 	if (!d->html || !d->meta || !listed) {
 		json_object_put(listed);
 		app_doc_free(d);
@@ -325,7 +325,7 @@ MCP_EXTERN int mcp_server_set_tool_ui(mcp_server *srv, const char *tool, const c
 	free(u);
 	/* The tool's entry in tools/list changed. */
 	if (rc == MCP_OK && listed)
-		mcp_notify_list_changed(srv, MCP_KIND_TOOLS);
+		mcp_notify_list_changed(srv, API_KIND_TOOLS);
 	return rc;
 }
 

@@ -551,7 +551,7 @@ static json_object *forbidden_data(const char *error, char *const *scopes, size_
 
 static const char *get_str(json_object *o, const char *key)
 {
-	json_object *v = mcp_get(o, key);
+	json_object *v = api_get(o, key);
 	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
@@ -715,7 +715,7 @@ MCP_EXTERN const char *mcp_ctx_target(const mcp_ctx *ctx)
 
 MCP_EXTERN json_object *mcp_ctx_meta(const mcp_ctx *ctx)
 {
-	json_object *m = ctx ? mcp_get(mcp_get(ctx->req->msg, "params"), "_meta") : NULL;
+	json_object *m = ctx ? api_get(api_get(ctx->req->msg, "params"), "_meta") : NULL;
 	return json_object_is_type(m, json_type_object) ? m : NULL;
 }
 

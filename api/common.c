@@ -80,9 +80,9 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 {
 	if (!json_object_is_type(result, json_type_object))
 		return;
-	if (!mcp_get(result, "resultType"))
+	if (!api_get(result, "resultType"))
 		eng_obj_add(result, "resultType", json_object_new_string("complete"));
-	json_object *meta = mcp_get(result, "_meta");
+	json_object *meta = api_get(result, "_meta");
 	if (!json_object_is_type(meta, json_type_object)) {
 		meta = json_object_new_object();
 		eng_obj_add(result, "_meta", meta);
@@ -90,7 +90,7 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 	json_object *si = json_object_new_object();
 	eng_obj_add(si, "name", json_object_new_string(srv->name));
 	eng_obj_add(si, "version", json_object_new_string(srv->version));
-	eng_obj_add(meta, MCP_META_SERVER, si);
+	eng_obj_add(meta, API_META_SERVER, si);
 	static const char *const cacheable[] = { "server/discover", "tools/list",
 						 "resources/list", "resources/templates/list",
 						 "prompts/list", "resources/read", "skills/list",
@@ -105,7 +105,7 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 
 int mcp_ext_declared(json_object *caps, const char *ext)
 {
-	return json_object_is_type(mcp_get(mcp_get(caps, "extensions"), ext), json_type_object);
+	return json_object_is_type(api_get(api_get(caps, "extensions"), ext), json_type_object);
 }
 
 json_object *mcp_ext_required_data(const char *ext)
@@ -154,11 +154,11 @@ void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params)
 	ctx->req = r;
 	ctx->sess = mcp_sess_of(r->sess);
 	if (r->proto) {
-		ctx->view = *(const mcp_view *)r->proto;
+		ctx->view = *(const api_view *)r->proto;
 	} else {
 		ctx->view.rev = ctx->sess->rev; /* the caps: mcp_ctx_caps */
 	}
-	json_object *pt = mcp_get(mcp_get(params, "_meta"), "progressToken");
+	json_object *pt = api_get(api_get(params, "_meta"), "progressToken");
 	if (pt && (json_object_is_type(pt, json_type_string) ||
 		   json_object_is_type(pt, json_type_int)))
 		ctx->progress_token = pt;
@@ -207,7 +207,7 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		json_object_put(data);
 		data = json_object_new_object();
 		eng_obj_add(data, "requiredCapabilities", want);
-		code = MCP_JSONRPC_MISSING_CAPABILITY;
+		code = API_JSONRPC_MISSING_CAPABILITY;
 		message = "Missing required client capability";
 	}
 	if ((rc == MCP_ECANCELED || rc == MCP_ECLOSED) && closing) {
@@ -224,7 +224,7 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		json_object_put(data);
 		code = 0;
 		if (ctx->view.modern)
-			mcp_modern_decorate(ctx->sess->srv, mcp_get_str(r->msg, "method"), result);
+			mcp_modern_decorate(ctx->sess->srv, api_get_str(r->msg, "method"), result);
 		eng_req_finish_result(r, result);
 		result = NULL;
 	} else {
@@ -395,9 +395,9 @@ int mcp_trace_valid_state(const char *v)
 
 void mcp_trace_begin(mcp_ctx *ctx, json_object *params)
 {
-	json_object *meta = mcp_get(params, "_meta");
-	json_object *tp = mcp_get(meta, "traceparent");
-	json_object *ts = mcp_get(meta, "tracestate");
+	json_object *meta = api_get(params, "_meta");
+	json_object *tp = api_get(meta, "traceparent");
+	json_object *ts = api_get(meta, "tracestate");
 	ctx->traceparent = ctx->tracestate = NULL;
 	if (!json_object_is_type(tp, json_type_string) ||
 	    !mcp_trace_valid_parent(json_object_get_string(tp)))
@@ -424,7 +424,7 @@ void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params)
 {
 	if (!ctx->traceparent || !json_object_is_type(params, json_type_object))
 		return;
-	json_object *meta = mcp_get(params, "_meta");
+	json_object *meta = api_get(params, "_meta");
 	if (!meta) {
 		meta = json_object_new_object();
 		if (eng_obj_add(params, "_meta", meta))
@@ -433,7 +433,7 @@ void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params)
 	if (!json_object_is_type(meta, json_type_object))
 		return;
 	/* What the handler set itself (its own span, say) stays. */
-	if (mcp_get(meta, "traceparent"))
+	if (api_get(meta, "traceparent"))
 		return;
 	eng_obj_add(meta, "traceparent", json_object_new_string(ctx->traceparent));
 	if (ctx->tracestate)
@@ -442,11 +442,11 @@ void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params)
 
 void mcp_trace_from_headers(json_object *msg, const char *traceparent, const char *tracestate)
 {
-	json_object *params = mcp_get(msg, "params");
+	json_object *params = api_get(msg, "params");
 	if (!traceparent || !json_object_is_type(params, json_type_object))
 		return;
-	json_object *meta = mcp_get(params, "_meta");
-	if (meta && (!json_object_is_type(meta, json_type_object) || mcp_get(meta, "traceparent")))
+	json_object *meta = api_get(params, "_meta");
+	if (meta && (!json_object_is_type(meta, json_type_object) || api_get(meta, "traceparent")))
 		return; /* _meta is the MCP carrier: it wins */
 	/* HTTP allows spaces around a field value (RFC 9110 section 5.5). */
 	char tp[TRACEPARENT_LEN + 1];
@@ -467,7 +467,7 @@ void mcp_trace_from_headers(json_object *msg, const char *traceparent, const cha
 			return;
 	}
 	eng_obj_add(meta, "traceparent", json_object_new_string(tp));
-	if (tracestate && !mcp_get(meta, "tracestate") && mcp_trace_valid_state(tracestate))
+	if (tracestate && !api_get(meta, "tracestate") && mcp_trace_valid_state(tracestate))
 		eng_obj_add(meta, "tracestate", json_object_new_string(tracestate));
 }
 

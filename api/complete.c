@@ -42,12 +42,12 @@ void mcp_complete(eng_req *r)
 {
 	mcp_sess *ms = mcp_sess_of(r->sess);
 	mcp_server *srv = ms->srv;
-	json_object *params = mcp_get(r->msg, "params");
-	json_object *ref = mcp_get(params, "ref");
-	json_object *arg = mcp_get(params, "argument");
-	const char *type = mcp_get_str(ref, "type");
-	const char *arg_name = mcp_get_str(arg, "name");
-	const char *value = mcp_get_str(arg, "value");
+	json_object *params = api_get(r->msg, "params");
+	json_object *ref = api_get(params, "ref");
+	json_object *arg = api_get(params, "argument");
+	const char *type = api_get_str(ref, "type");
+	const char *arg_name = api_get_str(arg, "name");
+	const char *value = api_get_str(arg, "value");
 	if (!type || !arg_name || !value) {
 		mcp_finish_invalid(r, "Invalid params: completion/complete needs ref.type, "
 				  "argument.name and argument.value",
@@ -57,17 +57,17 @@ void mcp_complete(eng_req *r)
 	mcp_entry *e = NULL;
 	mcp_complete_fn fn = NULL;
 	void *user = NULL;
-	if (strcmp(type, "ref/prompt") == 0 && mcp_get_str(ref, "name")) {
+	if (strcmp(type, "ref/prompt") == 0 && api_get_str(ref, "name")) {
 		mcp_prompt_entry *p =
-			(mcp_prompt_entry *)mcp_registry_find(srv, &srv->prompts, mcp_get_str(ref, "name"));
+			(mcp_prompt_entry *)mcp_registry_find(srv, &srv->prompts, api_get_str(ref, "name"));
 		if (p) {
 			e = &p->base;
 			fn = p->complete;
 			user = p->user;
 		}
-	} else if (strcmp(type, "ref/resource") == 0 && mcp_get_str(ref, "uri")) {
+	} else if (strcmp(type, "ref/resource") == 0 && api_get_str(ref, "uri")) {
 		mcp_resource_entry *t = (mcp_resource_entry *)mcp_registry_find(
-			srv, &srv->templates, mcp_get_str(ref, "uri"));
+			srv, &srv->templates, api_get_str(ref, "uri"));
 		if (t) {
 			e = &t->base;
 			fn = t->complete;
@@ -78,7 +78,7 @@ void mcp_complete(eng_req *r)
 		mcp_finish_invalid(r, "Invalid params: unknown completion reference", NULL);
 		return;
 	}
-	json_object *context = mcp_get(mcp_get(params, "context"), "arguments");
+	json_object *context = api_get(api_get(params, "context"), "arguments");
 	json_object *own_ctx = NULL;
 	if (!json_object_is_type(context, json_type_object))
 		context = own_ctx = json_object_new_object();

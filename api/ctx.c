@@ -26,7 +26,7 @@ MCP_EXTERN const char *mcp_ctx_request_id(const mcp_ctx *ctx)
 
 MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
 {
-	return mcp_revision_names[ctx->view.rev];
+	return api_revision_names[ctx->view.rev];
 }
 
 MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
@@ -301,7 +301,7 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 	if (!json_object_is_type(params, json_type_object))
 		return MCP_EINVAL;
 	if (ctx->view.modern) {
-		json_object *p = mcp_json_copy(params);
+		json_object *p = api_json_copy(params);
 		if (!p)
 			return MCP_ENOMEM;
 		return modern_call(ctx, "sampling", "sampling/createMessage", p, timeout_ms,
@@ -313,9 +313,9 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 	 * declared sampling.tools. */
 	if ((json_object_object_get_ex(params, "tools", NULL) ||
 	     json_object_object_get_ex(params, "toolChoice", NULL)) &&
-	    (ctx->view.rev < MCP_REV_2025_11_25 || !client_has(ctx, "sampling", "tools")))
+	    (ctx->view.rev < API_REV_2025_11_25 || !client_has(ctx, "sampling", "tools")))
 		return MCP_ENOTSUP;
-	json_object *p = mcp_json_copy(params);
+	json_object *p = api_json_copy(params);
 	if (!p)
 		return MCP_ENOMEM;
 	return call_client(ctx, "sampling/createMessage", p, timeout_ms, result);
@@ -340,10 +340,10 @@ MCP_EXTERN int mcp_ctx_sample_text(mcp_ctx *ctx, const char *system_prompt,
 		return MCP_ENOMEM;
 	}
 	eng_obj_add(m, "role", json_object_new_string("user"));
-	eng_obj_add(m, "content", mcp_block_text(user_text, strlen(user_text)));
+	eng_obj_add(m, "content", api_block_text(user_text, strlen(user_text)));
 	eng_arr_add(msgs, m);
 	eng_obj_add(p, "messages", msgs);
-	mcp_json_add_str(p, "systemPrompt", system_prompt);
+	api_json_add_str(p, "systemPrompt", system_prompt);
 	eng_obj_add(p, "maxTokens", json_object_new_int(max_tokens));
 	rc = mcp_ctx_sample(ctx, p, timeout_ms, result);
 	json_object_put(p);
@@ -361,10 +361,10 @@ int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 	if (ctx->view.modern)
 		return modern_call(ctx, "elicitation", "elicitation/create", params, timeout_ms,
 				   result);
-	if (rev < MCP_REV_2025_06_18 || !client_has(ctx, "elicitation", NULL))
+	if (rev < API_REV_2025_06_18 || !client_has(ctx, "elicitation", NULL))
 		ok = 0; /* no elicitation before 2025-06-18 */
 	else if (url)
-		ok = rev >= MCP_REV_2025_11_25 && client_has(ctx, "elicitation", "url");
+		ok = rev >= API_REV_2025_11_25 && client_has(ctx, "elicitation", "url");
 	else
 		/* Form mode: an empty elicitation capability means form (the
 		 * only mode before 2025-11-25). */
@@ -373,7 +373,7 @@ int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 		json_object_put(params);
 		return MCP_ENOTSUP;
 	}
-	if (rev < MCP_REV_2025_11_25)
+	if (rev < API_REV_2025_11_25)
 		json_object_object_del(params, "mode"); /* not in older schemas */
 	return call_client(ctx, "elicitation/create", params, timeout_ms, result);
 }
@@ -397,11 +397,11 @@ int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested
 	int rc = mcp_elicit_send(ctx, params, timeout_ms, result);
 	const char *action = NULL;
 	if (rc == MCP_OK && check) {
-		json_object *a = mcp_get(*result, "action");
+		json_object *a = api_get(*result, "action");
 		action = json_object_is_type(a, json_type_string) ? json_object_get_string(a) : "";
 	}
 	if (action && strcmp(action, "accept") == 0) {
-		json_object *content = mcp_get(*result, "content");
+		json_object *content = api_get(*result, "content");
 		json_object *none = content ? NULL : json_object_new_object();
 		int v = content || none ? jschema_validate(check, content ? content : none, NULL)
 					: JSCHEMA_ENOMEM;
@@ -424,10 +424,10 @@ MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout
 		return rc;
 	if (!json_object_is_type(params, json_type_object))
 		return MCP_EINVAL;
-	json_object *p = mcp_json_copy(params);
+	json_object *p = api_json_copy(params);
 	if (!p)
 		return MCP_ENOMEM;
-	return mcp_elicit_checked(ctx, p, mcp_get(params, "requestedSchema"), timeout_ms, result);
+	return mcp_elicit_checked(ctx, p, api_get(params, "requestedSchema"), timeout_ms, result);
 }
 
 /* ---- the legacy bridge of MRTR (mrtr.c) ------------------------------------- */
@@ -436,8 +436,8 @@ MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout
  * MCP_E* code. */
 static int ask_client(mcp_ctx *ctx, json_object *req, json_object **answer)
 {
-	json_object *m = mcp_get(req, "method");
-	json_object *p = mcp_get(req, "params");
+	json_object *m = api_get(req, "method");
+	json_object *p = api_get(req, "params");
 	const char *method = json_object_get_string(m);
 	if (strcmp(method, "roots/list") == 0)
 		return mcp_ctx_list_roots(ctx, -1, answer);

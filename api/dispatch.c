@@ -48,7 +48,7 @@ typedef struct method_row {
 	mcp_inline_fn answer;        /* ON_READER */
 	void (*run)(eng_req *r);     /* ON_WORKER; HELD: between the hooks */
 	void (*hold)(eng_session *s, json_object *msg, json_object *id, json_object *params,
-		     mcp_view *v);   /* HELD */
+		     api_view *v);   /* HELD */
 } method_row;
 
 #define READER(n, e, need, fl, fn) { n, e, need, fl, ON_READER, fn, NULL, NULL }
@@ -82,9 +82,9 @@ static const method_row methods[] = {
 	READER("tasks/list", LEGACY, NULL, 0, mcp_tasks_list),
 	READER("tasks/cancel", LEGACY, NULL, 0, mcp_tasks_cancel),
 	WORKER("tasks/result", LEGACY, mcp_tasks_result),
-	READER("tasks/get", MODERN, MCP_EXT_TASKS, 0, mcp_tasks_modern_get),
-	READER("tasks/update", MODERN, MCP_EXT_TASKS, 0, mcp_tasks_modern_update),
-	READER("tasks/cancel", MODERN, MCP_EXT_TASKS, 0, mcp_tasks_modern_cancel),
+	READER("tasks/get", MODERN, API_EXT_TASKS, 0, mcp_tasks_modern_get),
+	READER("tasks/update", MODERN, API_EXT_TASKS, 0, mcp_tasks_modern_update),
+	READER("tasks/cancel", MODERN, API_EXT_TASKS, 0, mcp_tasks_modern_cancel),
 	/* skills (skills.c) */
 	READER("skills/list", BOTH, NULL, 0, mcp_skills_list),
 	READER("skills/get", BOTH, NULL, 0, mcp_skills_get),
@@ -122,11 +122,11 @@ int mcp_request_check(const char *method, json_object *params, const char *heade
 
 /* Runs a row's answer (on the reader, or on a worker between the hooks),
  * after the extension it needs. */
-static void answer(const method_row *m, eng_session *s, json_object *params, const mcp_view *v,
+static void answer(const method_row *m, eng_session *s, json_object *params, const api_view *v,
 		   mcp_answer *out)
 {
 	if (m->needs && v && !mcp_ext_declared(v->caps, m->needs)) {
-		mcp_answer_error(out, MCP_JSONRPC_MISSING_CAPABILITY,
+		mcp_answer_error(out, API_JSONRPC_MISSING_CAPABILITY,
 				 "Missing required client capability",
 				 mcp_ext_required_data(m->needs));
 		return;
@@ -137,9 +137,9 @@ static void answer(const method_row *m, eng_session *s, json_object *params, con
 /* A method served without a handler, between the request hooks. */
 static void run_hooked(eng_req *r)
 {
-	json_object *params = mcp_get(r->msg, "params");
+	json_object *params = api_get(r->msg, "params");
 	const method_row *m =
-		find_method(mcp_get_str(r->msg, "method"), mcp_req_modern(r) ? MODERN : LEGACY);
+		find_method(api_get_str(r->msg, "method"), mcp_req_modern(r) ? MODERN : LEGACY);
 	mcp_ctx ctx;
 	mcp_ctx_init(&ctx, r, params);
 	if (mcp_ctx_admit(&ctx, -1, NULL))
@@ -153,9 +153,9 @@ static void run_hooked(eng_req *r)
 
 static int is_modern(eng_session *s, json_object *params)
 {
-	json_object *meta = mcp_get(params, "_meta");
-	return mcp_sess_of(s)->stateless_only || mcp_get(meta, MCP_META_VERSION) ||
-	       mcp_get(meta, MCP_META_CAPS);
+	json_object *meta = api_get(params, "_meta");
+	return mcp_sess_of(s)->stateless_only || api_get(meta, API_META_VERSION) ||
+	       api_get(meta, API_META_CAPS);
 }
 
 static void on_request(eng_session *s, json_object *msg, json_object *id, const char *name,
@@ -186,7 +186,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 	}
 	/* A 2026-07-28 request carries its view: revision, capabilities, log
 	 * level, from its own _meta. */
-	mcp_view *v = NULL;
+	api_view *v = NULL;
 	if (modern && !(v = mcp_view_new(params))) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		json_object_put(msg);
@@ -242,7 +242,7 @@ static void on_notification(eng_session *s, json_object *msg, const char *name,
 			    json_object *params)
 {
 	if (strcmp(name, "notifications/cancelled") == 0)
-		eng_session_cancel_peer(s, mcp_get(params, "requestId"));
+		eng_session_cancel_peer(s, api_get(params, "requestId"));
 	else if (strcmp(name, "notifications/initialized") == 0)
 		mcp_lifecycle_initialized(mcp_sess_of(s));
 	/* Anything else (roots/list_changed, progress, unknown ones) needs no
@@ -253,7 +253,7 @@ static void on_notification(eng_session *s, json_object *msg, const char *name,
 static int batches_allowed(eng_session *s)
 {
 	mcp_sess *ms = mcp_sess_of(s);
-	return atomic_load(&ms->state) != MCP_SESS_NEW && ms->rev == MCP_REV_2025_03_26;
+	return atomic_load(&ms->state) != MCP_SESS_NEW && ms->rev == API_REV_2025_03_26;
 }
 
 static json_object *cancel_notification(int64_t id, const char *reason)

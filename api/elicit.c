@@ -103,7 +103,7 @@ static json_object *field_schema(const mcp_field *f)
 		    strcmp(f->format, "date") && strcmp(f->format, "date-time"))
 			goto bad;
 		eng_obj_add(p, "type", json_object_new_string("string"));
-		mcp_json_add_str(p, "format", f->format);
+		api_json_add_str(p, "format", f->format);
 		if (f->has_lengths && f->min_length >= 0)
 			eng_obj_add(p, "minLength", json_object_new_int64(f->min_length));
 		if (f->has_lengths && f->max_length >= 0)
@@ -197,8 +197,8 @@ static json_object *field_schema(const mcp_field *f)
 	default:
 		goto bad;
 	}
-	mcp_json_add_str(p, "title", f->title);
-	mcp_json_add_str(p, "description", f->description);
+	api_json_add_str(p, "title", f->title);
+	api_json_add_str(p, "description", f->description);
 	return p;
 bad:
 	json_object_put(p);
@@ -220,8 +220,8 @@ MCP_EXTERN int mcp_form_add(mcp_form *form, const mcp_field *field)
 		return MCP_ENOMEM;
 	/* Multi-select fields exist from 2025-11-25; older schemas allow only
 	 * primitive fields. */
-	if (field->kind == MCP_FIELD_MULTI_ENUM && form->min_rev < MCP_REV_2025_11_25)
-		form->min_rev = MCP_REV_2025_11_25;
+	if (field->kind == MCP_FIELD_MULTI_ENUM && form->min_rev < API_REV_2025_11_25)
+		form->min_rev = API_REV_2025_11_25;
 	if (field->required) {
 		json_object *req = NULL;
 		if (!json_object_object_get_ex(form->schema, "required", &req)) {
@@ -245,7 +245,7 @@ MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t t
 	if (ctx->view.rev < form->min_rev)
 		return MCP_ENOTSUP; /* the client's revision cannot express it */
 	json_object *params = json_object_new_object();
-	json_object *schema = mcp_json_copy(form->schema);
+	json_object *schema = api_json_copy(form->schema);
 	if (!params || !schema) {
 		json_object_put(params);
 		json_object_put(schema);

@@ -227,9 +227,9 @@ static unsigned ladder_status(int code)
 	case MCP_JSONRPC_METHOD_NOT_FOUND:
 		return 404;
 	case MCP_JSONRPC_INVALID_PARAMS:
-	case MCP_JSONRPC_HEADER_MISMATCH:
-	case MCP_JSONRPC_MISSING_CAPABILITY:
-	case MCP_JSONRPC_UNSUPPORTED_VERSION:
+	case API_JSONRPC_HEADER_MISMATCH:
+	case API_JSONRPC_MISSING_CAPABILITY:
+	case API_JSONRPC_UNSUPPORTED_VERSION:
 		return 400;
 	}
 	return 200;
@@ -298,28 +298,28 @@ static void hook_post_answer(void *arg, void *app, const char *line, size_t len,
 		return;
 	json_tokener *tok = json_tokener_new();
 	json_object *msg = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL;
-	json_object *err = mcp_get(msg, "error");
-	int code = json_object_get_int(mcp_get(err, "code"));
+	json_object *err = api_get(msg, "error");
+	int code = json_object_get_int(api_get(err, "code"));
 	/* A refusal on the worker: a scope the token lacks (403 with the
 	 * challenge naming the scopes to ask for), a request hook's refusal
 	 * (403) or rate limit (429 with Retry-After).  A handler's own -32051
 	 * keeps 200: a 401 would need a challenge only the door can make. */
 	int retry = 0;
-	int refusal = err ? auth_http_status(code, mcp_get(err, "data"), &retry) : 0;
+	int refusal = err ? auth_http_status(code, api_get(err, "data"), &retry) : 0;
 	if (refusal == 403) {
 		out->status = 403;
-		out->www_authenticate = mcp_authz_forbidden_challenge(h->srv, mcp_get(err, "data"));
+		out->www_authenticate = mcp_authz_forbidden_challenge(h->srv, api_get(err, "data"));
 	} else if (refusal == 429) {
 		out->status = 429;
 		out->retry_after_s = retry > 0 ? retry : 1;
-	} else if (err && json_object_is_type(mcp_get(msg, "id"), json_type_null) &&
+	} else if (err && json_object_is_type(api_get(msg, "id"), json_type_null) &&
 		   (code == MCP_JSONRPC_PARSE_ERROR || code == MCP_JSONRPC_INVALID_REQUEST)) {
 		out->status = 400;
 	} else if (err && code == MCP_JSONRPC_SERVER_BUSY) {
-		const char *text = json_object_get_string(mcp_get(err, "message"));
+		const char *text = json_object_get_string(api_get(err, "message"));
 		out->status = text && strstr(text, "this session") ? 429 : 503;
 		out->retry_after_s = 1;
-	} else if (err && c && c->modern && code == MCP_JSONRPC_MISSING_CAPABILITY) {
+	} else if (err && c && c->modern && code == API_JSONRPC_MISSING_CAPABILITY) {
 		out->status = 400;
 	}
 	json_object_put(msg);
@@ -524,11 +524,11 @@ static const char *modern_headers_problem(mcp_server *srv, tp_http_req *rq, cons
 		return p;
 	const char *name = NULL;
 	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
-		name = json_object_get_string(mcp_get(params, "name"));
+		name = json_object_get_string(api_get(params, "name"));
 	else if (strcmp(method, "resources/read") == 0)
-		name = json_object_get_string(mcp_get(params, "uri"));
+		name = json_object_get_string(api_get(params, "uri"));
 	else if (strncmp(method, "tasks/", 6) == 0) /* SEP-2663: routing by task */
-		name = json_object_get_string(mcp_get(params, "taskId"));
+		name = json_object_get_string(api_get(params, "taskId"));
 	if ((p = header_matches(rq, "Mcp-Name", name,
 				"Header mismatch: Mcp-Name must equal params.name (or params.uri, "
 				"or params.taskId)")))
@@ -538,14 +538,14 @@ static const char *modern_headers_problem(mcp_server *srv, tp_http_req *rq, cons
 	mcp_tool_entry *tool = (mcp_tool_entry *)mcp_registry_find(srv, &srv->tools, name);
 	if (!tool)
 		return NULL; /* answered by the handler's lookup */
-	json_object *props = mcp_get(tool->input_schema, "properties");
-	json_object *args = mcp_get(params, "arguments");
+	json_object *props = api_get(tool->input_schema, "properties");
+	json_object *args = api_get(params, "arguments");
 	p = NULL;
 	if (json_object_is_type(props, json_type_object)) {
 		json_object_object_foreach(props, key, schema)
 		{
-			json_object *suffix = mcp_get(schema, "x-mcp-header");
-			json_object *arg = mcp_get(args, key);
+			json_object *suffix = api_get(schema, "x-mcp-header");
+			json_object *arg = api_get(args, key);
 			if (!json_object_is_type(suffix, json_type_string) || !arg)
 				continue;
 			char hname[160], buf[64];
@@ -567,9 +567,9 @@ static const char *modern_headers_problem(mcp_server *srv, tp_http_req *rq, cons
  * response, which the engine routes, only for its "jsonrpc". */
 static const char *envelope_problem(json_object *m, unsigned pre)
 {
-	if (mcp_get(m, "method") || (!mcp_get(m, "result") && !mcp_get(m, "error")))
+	if (api_get(m, "method") || (!api_get(m, "result") && !api_get(m, "error")))
 		return eng_request_problem(m, pre);
-	json_object *v = mcp_get(m, "jsonrpc");
+	json_object *v = api_get(m, "jsonrpc");
 	if (!json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0"))
 		return "Invalid Request: \"jsonrpc\" must be \"2.0\"";
 	return NULL;
@@ -808,12 +808,12 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 		json_object_put(m);
 		return;
 	}
-	json_object *method = mcp_get(m, "method");
+	json_object *method = api_get(m, "method");
 	int is_request = method && has_id;
 	int is_init = is_request && strcmp(json_object_get_string(method), "initialize") == 0;
-	json_object *params = mcp_get(m, "params");
-	json_object *meta = mcp_get(params, "_meta");
-	int meta_modern = mcp_get(meta, MCP_META_VERSION) || mcp_get(meta, MCP_META_CAPS);
+	json_object *params = api_get(m, "params");
+	json_object *meta = api_get(params, "_meta");
+	int meta_modern = api_get(meta, API_META_VERSION) || api_get(meta, API_META_CAPS);
 	if (meta_modern)
 		is_init = 0; /* a 2026-07-28 "initialize": -32601 below */
 	/* 2026-07-28: a request without a session (not an initialize) is
@@ -829,14 +829,14 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 					 &message, &data);
 		if (!code && (message = modern_headers_problem(srv, rq,
 							       json_object_get_string(method), params)))
-			code = MCP_JSONRPC_HEADER_MISMATCH;
+			code = API_JSONRPC_HEADER_MISMATCH;
 		if (code) {
 			reply_error(rq, ladder_status(code), id, code, message, data, NULL);
 			json_object_put(m);
 			return;
 		}
 		/* Streamed only when there is something to stream first. */
-		want_sse = mcp_get(meta, "progressToken") || mcp_get(meta, MCP_META_LOG) ||
+		want_sse = api_get(meta, "progressToken") || api_get(meta, API_META_LOG) ||
 			   strcmp(json_object_get_string(method), "subscriptions/listen") == 0;
 	}
 	eng_session *es;
@@ -850,10 +850,10 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 			tp_http_reply(rq, 202, NULL, NULL, 0, NULL);
 			return;
 		}
-		int rev = MCP_REV_2026_07_28;
+		int rev = API_REV_2026_07_28;
 		if (!modern) {
 			const char *pv = tp_http_req_header(rq, "MCP-Protocol-Version");
-			rev = is_init ? -1 : mcp_revision_index(pv ? pv : "2025-03-26");
+			rev = is_init ? -1 : api_revision_index(pv ? pv : "2025-03-26");
 			if (!is_init && rev < 0) {
 				json_object_put(m);
 				reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,

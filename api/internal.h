@@ -20,49 +20,49 @@
 struct jschema;
 
 /* The longest instance tag (mcp_server_set_instance_id) and task id. */
-#define MCP_INSTANCE_ID_MAX 32
-#define MCP_TASK_ID_MAX (MCP_INSTANCE_ID_MAX + 1 + 32 + 1)
+#define API_INSTANCE_ID_MAX 32
+#define API_TASK_ID_MAX (API_INSTANCE_ID_MAX + 1 + 32 + 1)
 
 /* Protocol revisions, oldest first.  Index order is chronological, so
  * "at least revision X" is an integer comparison. */
 enum {
-	MCP_REV_2025_03_26 = 0,
-	MCP_REV_2025_06_18,
-	MCP_REV_2025_11_25,
-	MCP_REV_LEGACY_COUNT,           /* the revisions initialize negotiates */
-	MCP_REV_2026_07_28 = MCP_REV_LEGACY_COUNT, /* stateless: _meta per request */
-	MCP_REV_COUNT
+	API_REV_2025_03_26 = 0,
+	API_REV_2025_06_18,
+	API_REV_2025_11_25,
+	API_REV_LEGACY_COUNT,           /* the revisions initialize negotiates */
+	API_REV_2026_07_28 = API_REV_LEGACY_COUNT, /* stateless: _meta per request */
+	API_REV_COUNT
 };
-extern const char *const mcp_revision_names[MCP_REV_COUNT];
+extern const char *const api_revision_names[API_REV_COUNT];
 /* Index of a supported revision, or -1. */
-int mcp_revision_index(const char *version);
+int api_revision_index(const char *version);
 
 /* The _meta keys of a 2026-07-28 request. */
-#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define MCP_META_INFO "io.modelcontextprotocol/clientInfo"
-#define MCP_META_LOG "io.modelcontextprotocol/logLevel"
-#define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
+#define API_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define API_META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define API_META_INFO "io.modelcontextprotocol/clientInfo"
+#define API_META_LOG "io.modelcontextprotocol/logLevel"
+#define API_META_SERVER "io.modelcontextprotocol/serverInfo"
 
 /* Extension identifiers (capabilities.extensions). */
-#define MCP_EXT_TASKS "io.modelcontextprotocol/tasks"
-#define MCP_EXT_UI "io.modelcontextprotocol/ui"
-#define MCP_EXT_SKILLS "io.modelcontextprotocol/skills"
+#define API_EXT_TASKS "io.modelcontextprotocol/tasks"
+#define API_EXT_UI "io.modelcontextprotocol/ui"
+#define API_EXT_SKILLS "io.modelcontextprotocol/skills"
 
 /* The 2026-07-28 error codes. */
-#define MCP_JSONRPC_HEADER_MISMATCH (-32020)
-#define MCP_JSONRPC_MISSING_CAPABILITY (-32021)
-#define MCP_JSONRPC_UNSUPPORTED_VERSION (-32022)
+#define API_JSONRPC_HEADER_MISMATCH (-32020)
+#define API_JSONRPC_MISSING_CAPABILITY (-32021)
+#define API_JSONRPC_UNSUPPORTED_VERSION (-32022)
 
 /* How one request is served: its revision, the client's capabilities and
  * log level.  A legacy request takes them from its connection; a modern
  * (2026-07-28) one from its own _meta. */
-typedef struct mcp_view {
+typedef struct api_view {
 	int modern;
 	int rev;
 	json_object *caps;          /* counted */
 	int log_level;              /* modern: -1 when the request asked for none */
-} mcp_view;
+} api_view;
 
 /* A registry entry: embedded first in every registered object. */
 typedef struct mcp_entry {
@@ -73,11 +73,11 @@ typedef struct mcp_entry {
 
 /* Entries in registration order, under the server's reg_lock.  Adding or
  * removing an entry tells ready connections about it (list_changed of
- * `kind`: MCP_KIND_*). */
+ * `kind`: API_KIND_*). */
 typedef struct mcp_registry {
 	mcp_entry **items;
 	size_t n, cap;
-	int kind;                        /* MCP_KIND_* */
+	int kind;                        /* API_KIND_* */
 } mcp_registry;
 
 /* A registered tool.  Counted: a call holds a reference, so removing the
@@ -170,7 +170,7 @@ struct mcp_server {
 	struct mcp_task *task_list, *task_tail; /* oldest first */
 	size_t ntasks;
 	int max_tasks;
-	char instance[MCP_INSTANCE_ID_MAX + 1]; /* task id prefix, or "" */
+	char instance[API_INSTANCE_ID_MAX + 1]; /* task id prefix, or "" */
 	eng_session *task_host;          /* where HTTP's 2026-07-28 tasks run */
 	/* MCP Apps: tool -> UI links (api/apps.c), under reg_lock. */
 	struct tool_ui *tool_ui;
@@ -202,10 +202,10 @@ struct mcp_server {
 };
 
 /* At most this many subscriptions/listen streams are open at once. */
-#define MCP_MAX_LISTENS 1024
+#define API_MAX_LISTENS 1024
 
 /* What a list_changed notification is about. */
-enum { MCP_KIND_TOOLS = 1, MCP_KIND_RESOURCES = 2, MCP_KIND_PROMPTS = 4 };
+enum { API_KIND_TOOLS = 1, API_KIND_RESOURCES = 2, API_KIND_PROMPTS = 4 };
 
 /* Connection state of the lifecycle. */
 enum { MCP_SESS_NEW = 0, MCP_SESS_INITIALIZING, MCP_SESS_READY };
@@ -218,7 +218,7 @@ typedef struct mcp_sess {
 	pthread_mutex_t mu;          /* subscriptions */
 	char **subs;
 	size_t nsubs, subs_cap;
-	unsigned caps_sent;          /* MCP_KIND_* bits whose listChanged was advertised */
+	unsigned caps_sent;          /* API_KIND_* bits whose listChanged was advertised */
 	char **elicitations;         /* URL elicitation ids sent here (under mu) */
 	size_t nelicitations;
 	_Atomic int state;
@@ -247,7 +247,7 @@ struct mcp_result {
 struct mcp_ctx {
 	eng_req *req;
 	mcp_sess *sess;
-	mcp_view view;               /* borrowed from the request or the session */
+	api_view view;               /* borrowed from the request or the session */
 	const char *missing_cap;     /* modern: a client call lacked this capability */
 	/* Multi round-trip requests (api/mrtr.c). */
 	json_object *input_responses; /* this round's answers (counted) or NULL */
@@ -279,22 +279,22 @@ struct mcp_ctx {
 };
 
 /* A handler's own JSON-RPC error for its answer (code 0: none). */
-typedef struct mcp_rpc_error {
+typedef struct api_rpc_error {
 	int code;
 	char *message;
 	json_object *data;
-} mcp_rpc_error;
+} api_rpc_error;
 
 struct mcp_contents {
 	json_object *items;          /* array */
-	mcp_rpc_error err;
+	api_rpc_error err;
 };
 
 struct mcp_prompt_result {
 	json_object *messages;       /* array */
 	char *description;
 	int rev;
-	mcp_rpc_error err;
+	api_rpc_error err;
 };
 
 struct mcp_completion {
@@ -319,7 +319,7 @@ typedef struct mcp_answer {
 /* Such a method, as a row of the method table (dispatch.c) calls it: `v`
  * is the 2026-07-28 request's view, NULL for a request of a connection
  * of an earlier revision. */
-typedef void (*mcp_inline_fn)(eng_session *s, json_object *params, const mcp_view *v,
+typedef void (*mcp_inline_fn)(eng_session *s, json_object *params, const api_view *v,
 			      mcp_answer *out);
 
 /* An open subscriptions/listen stream (notify.c; agreed by listen.c). */
@@ -327,7 +327,7 @@ typedef struct mcp_listen {
 	struct mcp_listen *next;     /* srv->listens, under srv->sess_mu */
 	eng_req *r;                  /* counted */
 	mcp_server *srv;
-	unsigned kinds;              /* MCP_KIND_* agreed */
+	unsigned kinds;              /* API_KIND_* agreed */
 	json_object *uris;           /* array of resource URIs agreed */
 	json_object *task_ids;       /* array of task ids agreed (tasks extension) */
 } mcp_listen;
@@ -344,33 +344,33 @@ typedef struct mcp_denial {
 
 /* ==== util.c, errors.c, result.c: helpers with no state ===================== */
 
-char *mcp_strdup_opt(const char *s, int *failed);
-json_object *mcp_json_copy(json_object *o);
+char *api_strdup_opt(const char *s, int *failed);
+json_object *api_json_copy(json_object *o);
 /* The member `key` of `o` (borrowed), or NULL when `o` is not an object
  * (NULL included) or has no such member. */
-json_object *mcp_get(json_object *o, const char *key);
+json_object *api_get(json_object *o, const char *key);
 /* The same when it is a string: its text (borrowed), else NULL. */
-const char *mcp_get_str(json_object *o, const char *key);
-void mcp_json_add_str(json_object *o, const char *key, const char *value);
+const char *api_get_str(json_object *o, const char *key);
+void api_json_add_str(json_object *o, const char *key, const char *value);
 /* 32 lowercase hex digits from the kernel's CSPRNG (session and task ids). */
-void mcp_random_hex(char out[33]);
+void api_random_hex(char out[33]);
 /* An RFC 3986 URI as far as its characters go: a scheme, a colon, and
  * only unreserved, reserved or percent-encoded characters. */
-int mcp_uri_valid(const char *uri);
-int mcp_rpc_error_set(mcp_rpc_error *e, int code, const char *message, json_object *data);
-void mcp_rpc_error_clear(mcp_rpc_error *e);
+int api_uri_valid(const char *uri);
+int api_rpc_error_set(api_rpc_error *e, int code, const char *message, json_object *data);
+void api_rpc_error_clear(api_rpc_error *e);
 
-void mcp_result_init(mcp_result *r, int rev);
-void mcp_result_clear(mcp_result *r);
+void api_result_init(mcp_result *r, int rev);
+void api_result_clear(mcp_result *r);
 /* Builds the CallToolResult (taken by the caller). */
-json_object *mcp_result_to_json(mcp_result *r);
+json_object *api_result_to_json(mcp_result *r);
 /* base64 of bytes; caller frees.  NULL when out of memory. */
-char *mcp_base64(const void *data, size_t len);
+char *api_base64(const void *data, size_t len);
 /* Content blocks shared by tool results and prompt messages. */
-json_object *mcp_block_text(const char *text, size_t len);
-json_object *mcp_block_media(const char *type, const void *data, size_t len,
+json_object *api_block_text(const char *text, size_t len);
+json_object *api_block_media(const char *type, const void *data, size_t len,
 			     const char *mime_type);
-json_object *mcp_block_resource(const char *uri, const char *mime_type, const char *key,
+json_object *api_block_resource(const char *uri, const char *mime_type, const char *key,
 				json_object *value);
 
 /* ==== authz.c: authorization (the token machinery is in auth.h) ============= */
@@ -492,12 +492,12 @@ json_object *mcp_ctx_caps(const mcp_ctx *ctx);
 /* The request's revision, and whether it is a 2026-07-28 one. */
 static inline int mcp_req_rev(eng_req *r)
 {
-	return r->proto ? ((const mcp_view *)r->proto)->rev : mcp_sess_of(r->sess)->rev;
+	return r->proto ? ((const api_view *)r->proto)->rev : mcp_sess_of(r->sess)->rev;
 }
 
 static inline int mcp_req_modern(eng_req *r)
 {
-	return r->proto && ((const mcp_view *)r->proto)->modern;
+	return r->proto && ((const api_view *)r->proto)->modern;
 }
 
 /* Trace context: adds the request's traceparent and tracestate to the
@@ -531,7 +531,7 @@ void mcp_listen_resource_updated(mcp_server *srv, const char *uri);
 /* notifications/tasks (`params` taken) to the listen streams that asked
  * for `task_id`. */
 void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params);
-/* A stream's life: reserve takes one of the MCP_MAX_LISTENS places (0:
+/* A stream's life: reserve takes one of the API_MAX_LISTENS places (0:
  * none left); open starts the stream of `l` (taken) on its request `r` (a
  * counted reference it keeps) with the acknowledgement `agreed` (taken),
  * until r's token fires; drop gives the place back when the request could
@@ -577,7 +577,7 @@ int mcp_modern_check(json_object *params, const char *header_version, const char
 		     json_object **data);
 /* The view of a request that passed the ladder (NULL without memory), and
  * its free (the engine request's free_proto). */
-mcp_view *mcp_view_new(json_object *params);
+api_view *mcp_view_new(json_object *params);
 void mcp_view_free(void *v);
 
 /* ==== mrtr.c: multi round-trip requests and parked handlers ================= */
@@ -640,15 +640,15 @@ void mcp_task_host_end(mcp_server *srv);
 /* The methods: 2025-11-25's tasks/get, list, cancel and result, a
  * connection's own tasks; 2026-07-28's tasks/get, update and cancel,
  * reached by id. */
-void mcp_tasks_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
-void mcp_tasks_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
-void mcp_tasks_cancel(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
 void mcp_tasks_result(eng_req *r);
-void mcp_tasks_modern_get(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_tasks_modern_get(eng_session *s, json_object *params, const api_view *v,
 			  mcp_answer *out);
-void mcp_tasks_modern_update(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_tasks_modern_update(eng_session *s, json_object *params, const api_view *v,
 			     mcp_answer *out);
-void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const api_view *v,
 			     mcp_answer *out);
 
 /* ==== ctx.c: what a handler asks of the library ============================= */
@@ -688,9 +688,9 @@ int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_t
 			  const void *data, size_t len, int text, json_object *meta);
 /* resources/read; resources/subscribe and unsubscribe (legacy). */
 void mcp_resources_read(eng_req *r);
-void mcp_resources_subscribe(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
 			     mcp_answer *out);
-void mcp_resources_unsubscribe(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,
 			       mcp_answer *out);
 
 /* MCP Apps (apps.c): whether a UI resource is registered; a tool's _meta.ui
@@ -725,9 +725,9 @@ void mcp_complete(eng_req *r);
 int mcp_skills_offered(mcp_server *srv);
 void mcp_skills_free(mcp_server *srv);
 /* skills/list, skills/get, resources/directory/read. */
-void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
-void mcp_skills_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
-void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+void mcp_skills_get(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v,
 			 mcp_answer *out);
 /* The frontmatter of a SKILL.md as JSON (caller owns), or NULL with a
  * one-line reason in why[whylen]; *body_at (may be NULL) gets the offset
@@ -738,29 +738,29 @@ json_object *mcp_skill_parse_frontmatter(const char *text, size_t len, size_t *b
 /* ==== lifecycle.c, lists.c, listen.c: methods of the connection ============= */
 
 /* The capabilities object for revision `rev` (caller owns); *kinds_out
- * (may be NULL) gets the MCP_KIND_* whose listChanged it promises. */
+ * (may be NULL) gets the API_KIND_* whose listChanged it promises. */
 json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out);
-void mcp_lifecycle_initialize(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_lifecycle_initialize(eng_session *s, json_object *params, const api_view *v,
 			      mcp_answer *out);
-void mcp_lifecycle_ping(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
-void mcp_lifecycle_set_level(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+void mcp_lifecycle_set_level(eng_session *s, json_object *params, const api_view *v,
 			     mcp_answer *out);
-void mcp_lifecycle_discover(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_lifecycle_discover(eng_session *s, json_object *params, const api_view *v,
 			    mcp_answer *out);
 /* notifications/initialized. */
 void mcp_lifecycle_initialized(mcp_sess *ms);
 
-void mcp_list_tools(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
-void mcp_list_resources(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_list_tools(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+void mcp_list_resources(eng_session *s, json_object *params, const api_view *v,
 			mcp_answer *out);
-void mcp_list_templates(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_list_templates(eng_session *s, json_object *params, const api_view *v,
 			mcp_answer *out);
-void mcp_list_prompts(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out);
+void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
 
 /* subscriptions/listen: held on the reader (`msg` and `v` taken), or let
  * through the request hooks on a worker. */
 void mcp_listen_hold(eng_session *s, json_object *msg, json_object *id, json_object *params,
-		     mcp_view *v);
+		     api_view *v);
 void mcp_listen_hooked(eng_req *r);
 
 /* ==== dispatch.c: the method table ========================================== */

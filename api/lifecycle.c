@@ -19,7 +19,7 @@
  * are the io.modelcontextprotocol/tasks extension. */
 json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 {
-	int modern = rev >= MCP_REV_LEGACY_COUNT;
+	int modern = rev >= API_REV_LEGACY_COUNT;
 	int bad = 0;
 	json_object *caps = json_object_new_object();
 	eng_obj_set(caps, "logging", json_object_new_object(), &bad);
@@ -29,20 +29,20 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 		json_object *o = json_object_new_object();
 		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
 		eng_obj_set(caps, "tools", o, &bad);
-		kinds |= MCP_KIND_TOOLS;
+		kinds |= API_KIND_TOOLS;
 	}
 	if (mcp_registry_count(srv, &srv->resources) || mcp_registry_count(srv, &srv->templates)) {
 		json_object *o = json_object_new_object();
 		eng_obj_set(o, "subscribe", json_object_new_boolean(1), &bad);
 		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
 		eng_obj_set(caps, "resources", o, &bad);
-		kinds |= MCP_KIND_RESOURCES;
+		kinds |= API_KIND_RESOURCES;
 	}
 	if (mcp_registry_count(srv, &srv->prompts)) {
 		json_object *o = json_object_new_object();
 		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
 		eng_obj_set(caps, "prompts", o, &bad);
-		kinds |= MCP_KIND_PROMPTS;
+		kinds |= API_KIND_PROMPTS;
 	}
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	for (size_t i = 0; i < srv->prompts.n && !completions; i++)
@@ -52,7 +52,7 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (completions)
 		eng_obj_set(caps, "completions", json_object_new_object(), &bad);
-	if (rev >= MCP_REV_2025_11_25 && !modern && mcp_tasks_offered(srv)) {
+	if (rev >= API_REV_2025_11_25 && !modern && mcp_tasks_offered(srv)) {
 		json_object *t = json_object_new_object();
 		json_object *req = json_object_new_object();
 		json_object *tools = json_object_new_object();
@@ -68,14 +68,14 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 	 * skills in every revision, while one is registered. */
 	json_object *ext = json_object_new_object();
 	if (modern && mcp_tasks_offered(srv))
-		eng_obj_set(ext, MCP_EXT_TASKS, json_object_new_object(), &bad);
+		eng_obj_set(ext, API_EXT_TASKS, json_object_new_object(), &bad);
 	if (mcp_apps_offered(srv))
-		eng_obj_set(ext, MCP_EXT_UI, json_object_new_object(), &bad);
+		eng_obj_set(ext, API_EXT_UI, json_object_new_object(), &bad);
 	if (mcp_skills_offered(srv)) {
 		/* Skills (SEP-2640), with resources/directory/read. */
 		json_object *set = json_object_new_object();
 		eng_obj_set(set, "directoryRead", json_object_new_boolean(1), &bad);
-		eng_obj_set(ext, MCP_EXT_SKILLS, set, &bad);
+		eng_obj_set(ext, API_EXT_SKILLS, set, &bad);
 	}
 	if (!ext)
 		bad = 1;
@@ -104,7 +104,7 @@ static json_object *server_capabilities(mcp_sess *ms)
 
 /* ---- the legacy lifecycle ------------------------------------------------------ */
 
-void mcp_lifecycle_initialize(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_lifecycle_initialize(eng_session *s, json_object *params, const api_view *v,
 			      mcp_answer *out)
 {
 	(void)v;
@@ -114,14 +114,14 @@ void mcp_lifecycle_initialize(eng_session *s, json_object *params, const mcp_vie
 				 "Invalid params: initialize needs an object", NULL);
 		return;
 	}
-	const char *asked = mcp_get_str(params, "protocolVersion");
+	const char *asked = api_get_str(params, "protocolVersion");
 	if (!asked) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: protocolVersion (string) is required",
 				 NULL);
 		return;
 	}
-	json_object *caps = mcp_get(params, "capabilities");
+	json_object *caps = api_get(params, "capabilities");
 	if (caps && !json_object_is_type(caps, json_type_object)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: capabilities must be an object", NULL);
@@ -135,8 +135,8 @@ void mcp_lifecycle_initialize(eng_session *s, json_object *params, const mcp_vie
 	}
 	/* Negotiation: the client's revision when we speak it, else our
 	 * newest and the client decides whether to go on. */
-	int rev = mcp_revision_index(asked);
-	ms->rev = rev >= 0 && rev < MCP_REV_LEGACY_COUNT ? rev : MCP_REV_LEGACY_COUNT - 1;
+	int rev = api_revision_index(asked);
+	ms->rev = rev >= 0 && rev < API_REV_LEGACY_COUNT ? rev : API_REV_LEGACY_COUNT - 1;
 	ms->client_caps_text = caps ? eng_json_dup(caps, NULL) : strdup("{}");
 	/* Published with the state: with request hooks this runs on a
 	 * worker, and the threads that read the revision and capabilities
@@ -147,11 +147,11 @@ void mcp_lifecycle_initialize(eng_session *s, json_object *params, const mcp_vie
 	mcp_server *srv = ms->srv;
 	/* The transport learns what it needs of the revision before the
 	 * answer can reach the client (streams opened after it). */
-	eng_session_set_transport_features(s, ms->rev >= MCP_REV_2025_11_25 ? TP_FEATURE_RESUMABLE
+	eng_session_set_transport_features(s, ms->rev >= API_REV_2025_11_25 ? TP_FEATURE_RESUMABLE
 									   : 0);
 	int bad = !ms->client_caps_text;
 	json_object *res = json_object_new_object();
-	eng_obj_set(res, "protocolVersion", json_object_new_string(mcp_revision_names[ms->rev]),
+	eng_obj_set(res, "protocolVersion", json_object_new_string(api_revision_names[ms->rev]),
 		    &bad);
 	eng_obj_set(res, "capabilities", server_capabilities(ms), &bad);
 	json_object *si = json_object_new_object();
@@ -168,17 +168,17 @@ void mcp_lifecycle_initialize(eng_session *s, json_object *params, const mcp_vie
 	mcp_answer_result(out, res);
 }
 
-void mcp_lifecycle_ping(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void mcp_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
 {
 	(void)s, (void)params, (void)v;
 	mcp_answer_result(out, json_object_new_object());
 }
 
-void mcp_lifecycle_set_level(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_lifecycle_set_level(eng_session *s, json_object *params, const api_view *v,
 			     mcp_answer *out)
 {
 	(void)v;
-	int level = mcp_log_level_from_name(mcp_get_str(params, "level"));
+	int level = mcp_log_level_from_name(api_get_str(params, "level"));
 	if (level < 0) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: level must be one of debug, info, "
@@ -200,7 +200,7 @@ void mcp_lifecycle_initialized(mcp_sess *ms)
 
 /* What initialize was: the versions served from a request's own _meta, the
  * capabilities, the instructions, with no state kept. */
-void mcp_lifecycle_discover(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_lifecycle_discover(eng_session *s, json_object *params, const api_view *v,
 			    mcp_answer *out)
 {
 	(void)params, (void)v;
@@ -208,7 +208,7 @@ void mcp_lifecycle_discover(eng_session *s, json_object *params, const mcp_view 
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "supportedVersions", mcp_modern_versions());
 	eng_obj_add(res, "capabilities",
-			       mcp_capabilities(srv, MCP_REV_2026_07_28, NULL));
+			       mcp_capabilities(srv, API_REV_2026_07_28, NULL));
 	if (srv->instructions)
 		eng_obj_add(res, "instructions",
 				       json_object_new_string(srv->instructions));

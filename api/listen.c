@@ -11,20 +11,20 @@
 
 static int filter_flag(json_object *filter, const char *key)
 {
-	json_object *v = mcp_get(filter, key);
+	json_object *v = api_get(filter, key);
 	return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
 /* A listen request's agreement, before its stream opens: the filter
  * checked, what the server can honour worked out, and a place among the
- * MCP_MAX_LISTENS taken.  NULL with *out holding the error otherwise. */
-static mcp_listen *agree(eng_session *s, json_object *params, const mcp_view *v,
+ * API_MAX_LISTENS taken.  NULL with *out holding the error otherwise. */
+static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
 			 json_object **agreed_out, mcp_answer *out)
 {
 	mcp_server *srv = mcp_sess_of(s)->srv;
-	json_object *filter = mcp_get(params, "notifications");
-	json_object *uris = mcp_get(filter, "resourceSubscriptions");
-	json_object *tids = mcp_get(filter, "taskIds");
+	json_object *filter = api_get(params, "notifications");
+	json_object *uris = api_get(filter, "resourceSubscriptions");
+	json_object *tids = api_get(filter, "taskIds");
 	if (!json_object_is_type(filter, json_type_object) ||
 	    (uris && !json_object_is_type(uris, json_type_array)) ||
 	    (tids && !json_object_is_type(tids, json_type_array))) {
@@ -37,7 +37,7 @@ static mcp_listen *agree(eng_session *s, json_object *params, const mcp_view *v,
 	/* Task status needs the tasks extension on this very request
 	 * (SEP-2663). */
 	if (tids && !mcp_tasks_declared(v ? v->caps : NULL)) {
-		mcp_answer_error(out, MCP_JSONRPC_MISSING_CAPABILITY,
+		mcp_answer_error(out, API_JSONRPC_MISSING_CAPABILITY,
 				 "Missing required client capability", mcp_tasks_required_data());
 		return NULL;
 	}
@@ -68,11 +68,11 @@ static mcp_listen *agree(eng_session *s, json_object *params, const mcp_view *v,
 	static const struct {
 		const char *key;
 		unsigned kind;
-	} kinds[] = { { "toolsListChanged", MCP_KIND_TOOLS },
-		      { "resourcesListChanged", MCP_KIND_RESOURCES },
-		      { "promptsListChanged", MCP_KIND_PROMPTS } };
+	} kinds[] = { { "toolsListChanged", API_KIND_TOOLS },
+		      { "resourcesListChanged", API_KIND_RESOURCES },
+		      { "promptsListChanged", API_KIND_PROMPTS } };
 	unsigned offered = 0;
-	json_object_put(mcp_capabilities(srv, MCP_REV_2026_07_28, &offered));
+	json_object_put(mcp_capabilities(srv, API_REV_2026_07_28, &offered));
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		if (filter_flag(filter, kinds[i].key) && (offered & kinds[i].kind)) {
 			l->kinds |= kinds[i].kind;
@@ -81,7 +81,7 @@ static mcp_listen *agree(eng_session *s, json_object *params, const mcp_view *v,
 	size_t nu = uris ? json_object_array_length(uris) : 0;
 	for (size_t i = 0; i < nu; i++) {
 		json_object *u = json_object_array_get_idx(uris, i);
-		if (json_object_is_type(u, json_type_string) && mcp_uri_valid(json_object_get_string(u)))
+		if (json_object_is_type(u, json_type_string) && api_uri_valid(json_object_get_string(u)))
 			eng_arr_add(agreed_uris, json_object_get(u));
 	}
 	if (json_object_array_length(agreed_uris) > 0)
@@ -108,7 +108,7 @@ static mcp_listen *agree(eng_session *s, json_object *params, const mcp_view *v,
 /* subscriptions/listen on the reader: the request is held in flight
  * without a worker until its stream ends. */
 void mcp_listen_hold(eng_session *s, json_object *msg, json_object *id, json_object *params,
-		     mcp_view *v)
+		     api_view *v)
 {
 	mcp_answer a = { 0 };
 	json_object *agreed = NULL;
@@ -134,7 +134,7 @@ void mcp_listen_hold(eng_session *s, json_object *msg, json_object *id, json_obj
  * later and on whichever thread ends it, is not reported). */
 void mcp_listen_hooked(eng_req *r)
 {
-	json_object *params = mcp_get(r->msg, "params");
+	json_object *params = api_get(r->msg, "params");
 	mcp_ctx ctx;
 	mcp_ctx_init(&ctx, r, params);
 	if (mcp_ctx_admit(&ctx, -1, NULL))

@@ -27,13 +27,13 @@ static int list_visible(mcp_entry *e, void *arg)
  * items of `r` as `describe` makes them for the request's revision. */
 static void list_page(eng_session *s, json_object *params, mcp_answer *out,
 		      const char *list, const char *key, mcp_registry *r,
-		      json_object *(*describe)(mcp_entry *e, int rev), const mcp_view *v,
+		      json_object *(*describe)(mcp_entry *e, int rev), const api_view *v,
 		      const char *method)
 {
 	mcp_sess *ms = mcp_sess_of(s);
 	int rev = v ? v->rev : ms->rev;
 	size_t offset = 0;
-	json_object *jc = mcp_get(params, "cursor");
+	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(ms->srv, json_object_get_string(jc), list, &offset) != 0)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
@@ -81,20 +81,20 @@ static void list_page(eng_session *s, json_object *params, mcp_answer *out,
 	mcp_answer_result(out, res);
 }
 
-void mcp_list_tools(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void mcp_list_tools(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
 {
 	list_page(s, params, out, "tools", "tools", &mcp_sess_of(s)->srv->tools, mcp_tool_describe,
 		  v, "tools/list");
 }
 
-void mcp_list_resources(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_list_resources(eng_session *s, json_object *params, const api_view *v,
 			mcp_answer *out)
 {
 	list_page(s, params, out, "resources", "resources", &mcp_sess_of(s)->srv->resources,
 		  mcp_resource_describe, v, "resources/list");
 }
 
-void mcp_list_templates(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_list_templates(eng_session *s, json_object *params, const api_view *v,
 			mcp_answer *out)
 {
 	list_page(s, params, out, "templates", "resourceTemplates",
@@ -102,7 +102,7 @@ void mcp_list_templates(eng_session *s, json_object *params, const mcp_view *v,
 		  "resources/templates/list");
 }
 
-void mcp_list_prompts(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
 {
 	list_page(s, params, out, "prompts", "prompts", &mcp_sess_of(s)->srv->prompts,
 		  mcp_prompt_describe, v, "prompts/list");

@@ -17,8 +17,8 @@
 json_object *mcp_modern_versions(void)
 {
 	json_object *a = json_object_new_array();
-	for (int i = MCP_REV_LEGACY_COUNT; i < MCP_REV_COUNT; i++)
-		eng_arr_add(a, json_object_new_string(mcp_revision_names[i]));
+	for (int i = API_REV_LEGACY_COUNT; i < API_REV_COUNT; i++)
+		eng_arr_add(a, json_object_new_string(api_revision_names[i]));
 	return a;
 }
 
@@ -26,34 +26,34 @@ int mcp_modern_check(json_object *params, const char *header_version, const char
 		     json_object **data)
 {
 	*data = NULL;
-	json_object *meta = mcp_get(params, "_meta");
-	json_object *pv = mcp_get(meta, MCP_META_VERSION);
-	json_object *caps = mcp_get(meta, MCP_META_CAPS);
-	json_object *level = mcp_get(meta, MCP_META_LOG);
+	json_object *meta = api_get(params, "_meta");
+	json_object *pv = api_get(meta, API_META_VERSION);
+	json_object *caps = api_get(meta, API_META_CAPS);
+	json_object *level = api_get(meta, API_META_LOG);
 	if (!json_object_is_type(pv, json_type_string) ||
 	    !json_object_is_type(caps, json_type_object)) {
 		*message = "Invalid params: a request without a session needs _meta with "
-			   "\"" MCP_META_VERSION "\" (a string) and \"" MCP_META_CAPS
+			   "\"" API_META_VERSION "\" (a string) and \"" API_META_CAPS
 			   "\" (an object)";
 		return MCP_JSONRPC_INVALID_PARAMS;
 	}
 	const char *version = json_object_get_string(pv);
 	if (header_version && strcmp(header_version, version) != 0) {
 		*message = "Header mismatch: the MCP-Protocol-Version header must equal "
-			   "_meta \"" MCP_META_VERSION "\"";
-		return MCP_JSONRPC_HEADER_MISMATCH;
+			   "_meta \"" API_META_VERSION "\"";
+		return API_JSONRPC_HEADER_MISMATCH;
 	}
-	if (mcp_revision_index(version) < MCP_REV_LEGACY_COUNT) {
+	if (api_revision_index(version) < API_REV_LEGACY_COUNT) {
 		*message = "Unsupported protocol version";
 		*data = json_object_new_object();
 		eng_obj_add(*data, "supported", mcp_modern_versions());
 		eng_obj_add(*data, "requested", json_object_new_string(version));
-		return MCP_JSONRPC_UNSUPPORTED_VERSION;
+		return API_JSONRPC_UNSUPPORTED_VERSION;
 	}
 	if (level && mcp_log_level_from_name(json_object_is_type(level, json_type_string)
 						     ? json_object_get_string(level)
 						     : "") < 0) {
-		*message = "Invalid params: _meta \"" MCP_META_LOG "\" must be a log level";
+		*message = "Invalid params: _meta \"" API_META_LOG "\" must be a log level";
 		return MCP_JSONRPC_INVALID_PARAMS;
 	}
 	return 0;
@@ -61,21 +61,21 @@ int mcp_modern_check(json_object *params, const char *header_version, const char
 
 void mcp_view_free(void *p)
 {
-	mcp_view *v = p;
+	api_view *v = p;
 	json_object_put(v->caps);
 	free(v);
 }
 
-mcp_view *mcp_view_new(json_object *params)
+api_view *mcp_view_new(json_object *params)
 {
-	mcp_view *v = calloc(1, sizeof *v);
+	api_view *v = calloc(1, sizeof *v);
 	if (!v)
 		return NULL;
-	json_object *meta = mcp_get(params, "_meta");
+	json_object *meta = api_get(params, "_meta");
 	v->modern = 1;
-	v->rev = MCP_REV_2026_07_28;
-	v->caps = json_object_get(mcp_get(meta, MCP_META_CAPS));
-	const char *level = mcp_get_str(meta, MCP_META_LOG);
+	v->rev = API_REV_2026_07_28;
+	v->caps = json_object_get(api_get(meta, API_META_CAPS));
+	const char *level = api_get_str(meta, API_META_LOG);
 	v->log_level = level ? mcp_log_level_from_name(level) : -1;
 	return v;
 }

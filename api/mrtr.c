@@ -226,8 +226,8 @@ static char *unseal(const mcp_ctx *ctx, const char *sealed, int *park)
 			c = open_with(bin, blen, srv->state_key_old);
 	}
 	free(bin);
-	json_object *s = mcp_get(c, "s"), *x = mcp_get(c, "x");
-	*park = mcp_get(c, "k") != NULL;
+	json_object *s = api_get(c, "s"), *x = api_get(c, "x");
+	*park = api_get(c, "k") != NULL;
 	if (json_object_is_type(s, json_type_string) && json_object_is_type(x, json_type_int) &&
 	    json_object_get_int64(x) >= now_ms()) {
 		/* Bound to this request: the same claims, rebuilt here. */
@@ -274,7 +274,7 @@ MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *
 	if (!ctx->input_requests && !(ctx->input_requests = json_object_new_object()))
 		return MCP_ENOMEM;
 	json_object *req = json_object_new_object();
-	json_object *p = params ? mcp_json_copy(params) : json_object_new_object();
+	json_object *p = params ? api_json_copy(params) : json_object_new_object();
 	if (!req || !p) {
 		json_object_put(req);
 		json_object_put(p);
@@ -289,7 +289,7 @@ MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *
 
 MCP_EXTERN json_object *mcp_ctx_input_response(mcp_ctx *ctx, const char *key)
 {
-	json_object *v = ctx && key ? mcp_get(ctx->input_responses, key) : NULL;
+	json_object *v = ctx && key ? api_get(ctx->input_responses, key) : NULL;
 	return json_object_is_type(v, json_type_object) ? v : NULL;
 }
 
@@ -324,8 +324,8 @@ int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const 
 	ctx->mrtr_args = args;
 	if (!ctx->view.modern)
 		return 0; /* legacy clients never send these */
-	json_object *responses = mcp_get(params, "inputResponses");
-	json_object *state = mcp_get(params, "requestState");
+	json_object *responses = api_get(params, "inputResponses");
+	json_object *state = api_get(params, "requestState");
 	if (responses && !json_object_is_type(responses, json_type_object)) {
 		*why = "Invalid params: inputResponses must be an object";
 		return -1;
@@ -462,11 +462,11 @@ static void park_sink(eng_req *r, json_object *msg, void *arg)
 	(void)r;
 	mcp_park *p = arg;
 	json_object *out = NULL;
-	json_object *res = mcp_get(msg, "result"), *err = mcp_get(msg, "error");
+	json_object *res = api_get(msg, "result"), *err = api_get(msg, "error");
 	if (res || err) {
 		/* A deep copy: json-c's reference counts are not atomic, and
 		 * the message shares the id with the owner's request. */
-		json_object *part = mcp_json_copy(res ? res : err);
+		json_object *part = api_json_copy(res ? res : err);
 		out = json_object_new_object();
 		if (part && out)
 			eng_obj_add(out, res ? "result" : "error", part);
@@ -572,7 +572,7 @@ static int wait_input(mcp_ctx *ctx, mcp_park *p, const char *key, int64_t timeou
 		return reason != MCP_CANCEL_NONE ? MCP_ECANCELED : MCP_ETIMEDOUT;
 	}
 	/* resp came over as a private copy: this thread owns all of it. */
-	json_object *v = mcp_get(resp, key);
+	json_object *v = api_get(resp, key);
 	int rc = MCP_EPROTO;
 	if (json_object_is_type(v, json_type_object)) {
 		*result = json_object_get(v);
@@ -679,7 +679,7 @@ static int park_resume(mcp_ctx *ctx, const char *state, json_object *responses)
 	int round = 0;
 	if (sscanf(state, "%32[0-9a-f]:%d", id, &round) != 2)
 		return -1;
-	json_object *copy = responses ? mcp_json_copy(responses) : json_object_new_object();
+	json_object *copy = responses ? api_json_copy(responses) : json_object_new_object();
 	if (!copy) {
 		mcp_ctx_end(ctx, MCP_ENOMEM, NULL, 0, NULL, NULL);
 		return 1;
@@ -732,12 +732,12 @@ static int park_resume(mcp_ctx *ctx, const char *state, json_object *responses)
 		return 1;
 	}
 	park_unref(p);
-	json_object *res = mcp_get(h.out, "result"), *err = mcp_get(h.out, "error");
+	json_object *res = api_get(h.out, "result"), *err = api_get(h.out, "error");
 	if (res) {
 		mcp_ctx_end(ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
 	} else if (err) {
-		json_object *code = mcp_get(err, "code"), *data = mcp_get(err, "data");
-		const char *message = json_object_get_string(mcp_get(err, "message"));
+		json_object *code = api_get(err, "code"), *data = api_get(err, "data");
+		const char *message = json_object_get_string(api_get(err, "message"));
 		mcp_ctx_end(ctx, MCP_EREMOTE, NULL,
 			    code ? json_object_get_int(code) : MCP_JSONRPC_INTERNAL_ERROR,
 			    message ? message : "error", json_object_get(data));

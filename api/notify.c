@@ -71,7 +71,7 @@ static void listen_end(mcp_cancel_reason reason, void *arg)
 int mcp_listen_reserve(mcp_server *srv)
 {
 	pthread_mutex_lock(&srv->sess_mu);
-	int full = srv->nlistens >= MCP_MAX_LISTENS;
+	int full = srv->nlistens >= API_MAX_LISTENS;
 	if (!full)
 		srv->nlistens++; /* the place is taken before the request is held */
 	pthread_mutex_unlock(&srv->sess_mu);
@@ -153,7 +153,7 @@ void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *p
 	}
 	pthread_mutex_unlock(&srv->sess_mu);
 	for (size_t i = 0; i < n; i++) {
-		json_object *p = i + 1 < n ? mcp_json_copy(params) : json_object_get(params);
+		json_object *p = i + 1 < n ? api_json_copy(params) : json_object_get(params);
 		if (p)
 			listen_emit(out[i], "notifications/tasks", p);
 		eng_req_unref(out[i]);
@@ -164,8 +164,8 @@ void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *p
 
 void mcp_notify_list_changed(mcp_server *srv, int kind)
 {
-	const char *method = kind == MCP_KIND_TOOLS	  ? "notifications/tools/list_changed"
-			     : kind == MCP_KIND_RESOURCES ? "notifications/resources/list_changed"
+	const char *method = kind == API_KIND_TOOLS	  ? "notifications/tools/list_changed"
+			     : kind == API_KIND_RESOURCES ? "notifications/resources/list_changed"
 							  : "notifications/prompts/list_changed";
 	/* Built once for every session (thousands of HTTP streams may wait
 	 * for it). */

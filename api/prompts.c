@@ -70,8 +70,8 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
 		return MCP_ENOMEM;
 	}
 	int failed = 0;
-	p->title = mcp_strdup_opt(prompt->title, &failed);
-	p->description = mcp_strdup_opt(prompt->description, &failed);
+	p->title = api_strdup_opt(prompt->title, &failed);
+	p->description = api_strdup_opt(prompt->description, &failed);
 	p->get = prompt->get;
 	p->complete = prompt->complete;
 	p->user = prompt->user;
@@ -83,9 +83,9 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
 			p->nargs = prompt->nargs;
 	}
 	for (size_t i = 0; i < p->nargs; i++) {
-		p->args[i].name = mcp_strdup_opt(prompt->args[i].name, &failed);
-		p->args[i].title = mcp_strdup_opt(prompt->args[i].title, &failed);
-		p->args[i].description = mcp_strdup_opt(prompt->args[i].description, &failed);
+		p->args[i].name = api_strdup_opt(prompt->args[i].name, &failed);
+		p->args[i].title = api_strdup_opt(prompt->args[i].title, &failed);
+		p->args[i].description = api_strdup_opt(prompt->args[i].description, &failed);
 		p->args[i].required = prompt->args[i].required;
 	}
 	int rc = failed ? MCP_ENOMEM : compile_arg_check(p);
@@ -110,17 +110,17 @@ json_object *mcp_prompt_describe(mcp_entry *e, int rev)
 	if (!o)
 		return NULL;
 	eng_obj_add(o, "name", json_object_new_string(e->key));
-	if (rev >= MCP_REV_2025_06_18)
-		mcp_json_add_str(o, "title", p->title);
-	mcp_json_add_str(o, "description", p->description);
+	if (rev >= API_REV_2025_06_18)
+		api_json_add_str(o, "title", p->title);
+	api_json_add_str(o, "description", p->description);
 	if (p->nargs) {
 		json_object *args = json_object_new_array();
 		for (size_t i = 0; i < p->nargs; i++) {
 			json_object *a = json_object_new_object();
 			eng_obj_add(a, "name", json_object_new_string(p->args[i].name));
-			if (rev >= MCP_REV_2025_06_18)
-				mcp_json_add_str(a, "title", p->args[i].title);
-			mcp_json_add_str(a, "description", p->args[i].description);
+			if (rev >= API_REV_2025_06_18)
+				api_json_add_str(a, "title", p->args[i].title);
+			api_json_add_str(a, "description", p->args[i].description);
 			if (p->args[i].required)
 				eng_obj_add(a, "required", json_object_new_boolean(1));
 			eng_arr_add(args, a);
@@ -176,7 +176,7 @@ MCP_EXTERN int mcp_prompt_add_text(mcp_prompt_result *out, mcp_role role, const 
 {
 	if (!text)
 		return MCP_EINVAL;
-	return add_block(out, role, mcp_block_text(text, strlen(text)));
+	return add_block(out, role, api_block_text(text, strlen(text)));
 }
 
 MCP_EXTERN int mcp_prompt_add_image(mcp_prompt_result *out, mcp_role role,
@@ -184,7 +184,7 @@ MCP_EXTERN int mcp_prompt_add_image(mcp_prompt_result *out, mcp_role role,
 {
 	if (!mime_type || (!data && len))
 		return MCP_EINVAL;
-	return add_block(out, role, mcp_block_media("image", data, len, mime_type));
+	return add_block(out, role, api_block_media("image", data, len, mime_type));
 }
 
 MCP_EXTERN int mcp_prompt_add_audio(mcp_prompt_result *out, mcp_role role,
@@ -192,7 +192,7 @@ MCP_EXTERN int mcp_prompt_add_audio(mcp_prompt_result *out, mcp_role role,
 {
 	if (!mime_type || (!data && len))
 		return MCP_EINVAL;
-	return add_block(out, role, mcp_block_media("audio", data, len, mime_type));
+	return add_block(out, role, api_block_media("audio", data, len, mime_type));
 }
 
 MCP_EXTERN int mcp_prompt_add_resource_text(mcp_prompt_result *out, mcp_role role,
@@ -202,7 +202,7 @@ MCP_EXTERN int mcp_prompt_add_resource_text(mcp_prompt_result *out, mcp_role rol
 	if (!uri || !text)
 		return MCP_EINVAL;
 	return add_block(out, role,
-			 mcp_block_resource(uri, mime_type, "text", json_object_new_string(text)));
+			 api_block_resource(uri, mime_type, "text", json_object_new_string(text)));
 }
 
 MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char *message,
@@ -212,7 +212,7 @@ MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char
 		json_object_put(data);
 		return MCP_EINVAL;
 	}
-	int rc = mcp_rpc_error_set(&out->err, code, message, data);
+	int rc = api_rpc_error_set(&out->err, code, message, data);
 	return rc == MCP_OK ? MCP_ERESULT : rc;
 }
 
@@ -238,15 +238,15 @@ static void prompt_reset(void *arg)
 	t->out->messages = NULL;
 	free(t->out->description);
 	t->out->description = NULL;
-	mcp_rpc_error_clear(&t->out->err);
+	api_rpc_error_clear(&t->out->err);
 }
 
 void mcp_prompts_get(eng_req *r)
 {
 	mcp_sess *ms = mcp_sess_of(r->sess);
-	json_object *params = mcp_get(r->msg, "params");
-	const char *name = mcp_get_str(params, "name");
-	json_object *args = mcp_get(params, "arguments");
+	json_object *params = api_get(r->msg, "params");
+	const char *name = api_get_str(params, "name");
+	json_object *args = api_get(params, "arguments");
 	if (!name) {
 		mcp_finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
 		return;
@@ -312,7 +312,7 @@ void mcp_prompts_get(eng_req *r)
 		rc = MCP_OK;
 	} else if (rc == MCP_OK) {
 		result = json_object_new_object();
-		mcp_json_add_str(result, "description", out.description);
+		api_json_add_str(result, "description", out.description);
 		eng_obj_add(result, "messages",
 				       out.messages ? out.messages : json_object_new_array());
 		out.messages = NULL;
@@ -320,7 +320,7 @@ void mcp_prompts_get(eng_req *r)
 	if (resumed <= 0)
 		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
 	out.err.data = NULL; /* taken by mcp_ctx_end */
-	mcp_rpc_error_clear(&out.err);
+	api_rpc_error_clear(&out.err);
 	mcp_mrtr_end(&ctx);
 	json_object_put(out.messages);
 	free(out.description);

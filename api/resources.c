@@ -66,10 +66,10 @@ static mcp_resource_entry *entry_new(const char *key, const char *name, const ch
 		return NULL;
 	}
 	int failed = 0;
-	r->name = mcp_strdup_opt(name, &failed);
-	r->title = mcp_strdup_opt(title, &failed);
-	r->description = mcp_strdup_opt(description, &failed);
-	r->mime_type = mcp_strdup_opt(mime_type, &failed);
+	r->name = api_strdup_opt(name, &failed);
+	r->title = api_strdup_opt(title, &failed);
+	r->description = api_strdup_opt(description, &failed);
+	r->mime_type = api_strdup_opt(mime_type, &failed);
 	r->read = read;
 	r->user = user;
 	if (failed) {
@@ -147,14 +147,14 @@ json_object *mcp_resource_describe(mcp_entry *e, int rev)
 	eng_obj_add(o, r->is_template ? "uriTemplate" : "uri",
 			       json_object_new_string(e->key));
 	eng_obj_add(o, "name", json_object_new_string(r->name));
-	if (rev >= MCP_REV_2025_06_18)
-		mcp_json_add_str(o, "title", r->title);
-	mcp_json_add_str(o, "description", r->description);
-	mcp_json_add_str(o, "mimeType", r->mime_type);
+	if (rev >= API_REV_2025_06_18)
+		api_json_add_str(o, "title", r->title);
+	api_json_add_str(o, "description", r->description);
+	api_json_add_str(o, "mimeType", r->mime_type);
 	if (!r->is_template && r->size > 0)
 		eng_obj_add(o, "size", json_object_new_int64(r->size));
 	if (r->meta) /* a copy: listings are built on many threads */
-		eng_obj_add(o, "_meta", mcp_json_copy(r->meta));
+		eng_obj_add(o, "_meta", api_json_copy(r->meta));
 	return o;
 }
 
@@ -231,7 +231,7 @@ static int add_contents(mcp_contents *out, const char *uri, const char *mime_typ
 		return MCP_ENOMEM;
 	}
 	eng_obj_add(c, "uri", json_object_new_string(uri));
-	mcp_json_add_str(c, "mimeType", mime_type);
+	api_json_add_str(c, "mimeType", mime_type);
 	eng_obj_add(c, key, value);
 	if (!out->items && !(out->items = json_object_new_array())) {
 		json_object_put(c);
@@ -248,7 +248,7 @@ int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_t
 	if (text) {
 		v = json_object_new_string_len(data, (int)len);
 	} else {
-		char *b64 = mcp_base64(data, len);
+		char *b64 = api_base64(data, len);
 		v = b64 ? json_object_new_string(b64) : NULL;
 		free(b64);
 	}
@@ -256,7 +256,7 @@ int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_t
 	if (rc == MCP_OK && meta) {
 		size_t n = json_object_array_length(out->items);
 		eng_obj_add(json_object_array_get_idx(out->items, n - 1), "_meta",
-			    mcp_json_copy(meta));
+			    api_json_copy(meta));
 	}
 	return rc;
 }
@@ -274,7 +274,7 @@ MCP_EXTERN int mcp_contents_add_blob(mcp_contents *out, const char *uri,
 {
 	if (!out || !uri || (!data && len))
 		return MCP_EINVAL;
-	char *b64 = mcp_base64(data, len);
+	char *b64 = api_base64(data, len);
 	if (!b64)
 		return MCP_ENOMEM;
 	json_object *v = json_object_new_string(b64);
@@ -289,7 +289,7 @@ MCP_EXTERN int mcp_contents_set_error(mcp_contents *out, int code, const char *m
 		json_object_put(data);
 		return MCP_EINVAL;
 	}
-	int rc = mcp_rpc_error_set(&out->err, code, message, data);
+	int rc = api_rpc_error_set(&out->err, code, message, data);
 	return rc == MCP_OK ? MCP_ERESULT : rc;
 }
 
@@ -313,7 +313,7 @@ static void read_reset(void *arg)
 {
 	struct read_run *t = arg;
 	json_object_put(t->out->items);
-	mcp_rpc_error_clear(&t->out->err);
+	api_rpc_error_clear(&t->out->err);
 	t->out->items = json_object_new_array();
 }
 
@@ -321,9 +321,9 @@ void mcp_resources_read(eng_req *r)
 {
 	mcp_sess *ms = mcp_sess_of(r->sess);
 	mcp_server *srv = ms->srv;
-	json_object *params = mcp_get(r->msg, "params");
-	const char *uri = mcp_get_str(params, "uri");
-	if (!uri || !mcp_uri_valid(uri)) {
+	json_object *params = api_get(r->msg, "params");
+	const char *uri = api_get_str(params, "uri");
+	if (!uri || !api_uri_valid(uri)) {
 		mcp_finish_invalid(r, "Invalid params: uri must be a URI string", NULL);
 		return;
 	}
@@ -377,7 +377,7 @@ void mcp_resources_read(eng_req *r)
 	else
 		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
 	out.err.data = NULL; /* taken by mcp_ctx_end */
-	mcp_rpc_error_clear(&out.err);
+	api_rpc_error_clear(&out.err);
 	mcp_mrtr_end(&ctx);
 	json_object_put(out.items);
 	json_object_put(vars);
@@ -409,13 +409,13 @@ static int resource_exists(mcp_server *srv, const char *uri)
 	return t != NULL;
 }
 
-void mcp_resources_subscribe(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
 			     mcp_answer *out)
 {
 	(void)v;
 	mcp_sess *ms = mcp_sess_of(s);
-	const char *uri = mcp_get_str(params, "uri");
-	if (!uri || !mcp_uri_valid(uri)) {
+	const char *uri = api_get_str(params, "uri");
+	if (!uri || !api_uri_valid(uri)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: uri must be a URI string", NULL);
 		return;
@@ -451,12 +451,12 @@ void mcp_resources_subscribe(eng_session *s, json_object *params, const mcp_view
 		mcp_answer_result(out, json_object_new_object());
 }
 
-void mcp_resources_unsubscribe(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,
 			       mcp_answer *out)
 {
 	(void)v;
 	mcp_sess *ms = mcp_sess_of(s);
-	const char *uri = mcp_get_str(params, "uri");
+	const char *uri = api_get_str(params, "uri");
 	if (!uri) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: uri (string) is required", NULL);

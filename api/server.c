@@ -43,10 +43,10 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->stream_backlog = 1u << 20;
 	srv->session_workers = 0;
 	srv->session_queue = 1000;
-	srv->tools.kind = MCP_KIND_TOOLS;
-	srv->resources.kind = MCP_KIND_RESOURCES;
-	srv->templates.kind = MCP_KIND_RESOURCES;
-	srv->prompts.kind = MCP_KIND_PROMPTS;
+	srv->tools.kind = API_KIND_TOOLS;
+	srv->resources.kind = API_KIND_RESOURCES;
+	srv->templates.kind = API_KIND_RESOURCES;
+	srv->prompts.kind = API_KIND_PROMPTS;
 	srv->task_ttl_default = 3600 * 1000;
 	srv->task_ttl_max = 24 * 3600 * 1000;
 	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -20,7 +20,7 @@ mcp_sess *mcp_sess_new(mcp_server *srv)
 	ms->srv = srv;
 	pthread_mutex_init(&ms->mu, NULL);
 	atomic_init(&ms->state, MCP_SESS_NEW);
-	ms->rev = MCP_REV_LEGACY_COUNT - 1;
+	ms->rev = API_REV_LEGACY_COUNT - 1;
 	atomic_init(&ms->log_level, MCP_LOG_DEBUG);
 	return ms;
 }
@@ -117,7 +117,7 @@ eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_re
 		if (!ms->client_caps_text) {
 			free(ms);
 			ms = NULL;
-		} else if (preset_rev >= MCP_REV_LEGACY_COUNT) {
+		} else if (preset_rev >= API_REV_LEGACY_COUNT) {
 			/* HTTP without a session: 2026-07-28 requests only. */
 			ms->stateless_only = 1;
 			atomic_store(&ms->state, MCP_SESS_READY);
@@ -154,7 +154,7 @@ eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_re
 		return NULL;
 	}
 	ms->es = s;
-	if (preset_rev >= 0 && preset_rev >= MCP_REV_2025_11_25 && preset_rev < MCP_REV_LEGACY_COUNT)
+	if (preset_rev >= 0 && preset_rev >= API_REV_2025_11_25 && preset_rev < API_REV_LEGACY_COUNT)
 		eng_session_set_transport_features(s, TP_FEATURE_RESUMABLE);
 	pthread_mutex_lock(&srv->sess_mu);
 	ms->prev = NULL;

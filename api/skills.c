@@ -292,7 +292,7 @@ static mcp_skill *skill_new(const char *prefix, const char *skill_md, size_t len
 	json_object *fm = mcp_skill_parse_frontmatter(skill_md, len, NULL, why, whylen);
 	if (!fm)
 		return NULL;
-	json_object *jn = mcp_get(fm, "name"), *jd = mcp_get(fm, "description");
+	json_object *jn = api_get(fm, "name"), *jd = api_get(fm, "description");
 	const char *name = json_object_is_type(jn, json_type_string) ? json_object_get_string(jn)
 								      : NULL;
 	const char *desc = json_object_is_type(jd, json_type_string) ? json_object_get_string(jd)
@@ -813,7 +813,7 @@ static json_object *entry(const mcp_skill *s)
 {
 	json_object *o = json_object_new_object();
 	eng_obj_add(o, "uri", json_object_new_string(s->uri));
-	eng_obj_add(o, "frontmatter", mcp_json_copy(s->frontmatter));
+	eng_obj_add(o, "frontmatter", api_json_copy(s->frontmatter));
 	json_object *res = json_object_new_array();
 	for (size_t i = 0; i < s->nfiles; i++) {
 		json_object *r = json_object_new_object();
@@ -826,7 +826,7 @@ static json_object *entry(const mcp_skill *s)
 	return o;
 }
 
-static void answer(eng_session *s, mcp_answer *out, json_object *res, const mcp_view *v,
+static void answer(eng_session *s, mcp_answer *out, json_object *res, const api_view *v,
 		   const char *method)
 {
 	mcp_sess *ms = s->proto_data;
@@ -849,11 +849,11 @@ static void invalid(mcp_answer *out, const char *message, const char *uri)
 	mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS, message, data);
 }
 
-void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
 {
 	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
 	size_t offset = 0;
-	json_object *jc = mcp_get(params, "cursor");
+	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(srv, json_object_get_string(jc), "skills", &offset) != 0)) {
 		invalid(out, "Invalid params: unknown cursor", NULL);
@@ -882,10 +882,10 @@ void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp
 	answer(s, out, res, v, "skills/list");
 }
 
-void mcp_skills_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void mcp_skills_get(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
 {
 	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
-	json_object *ju = mcp_get(params, "uri");
+	json_object *ju = api_get(params, "uri");
 	if (!json_object_is_type(ju, json_type_string)) {
 		invalid(out, "Invalid params: uri (string) is required", NULL);
 		return;
@@ -917,7 +917,7 @@ static int add_child(json_object *seen, const char *dir, const char *u, const sk
 		snprintf(uri, sizeof uri, "%.*s", (int)(slash - u), u);
 	else
 		snprintf(uri, sizeof uri, "%s", u);
-	if (mcp_get(seen, uri))
+	if (api_get(seen, uri))
 		return 0;
 	json_object *r = json_object_new_object();
 	eng_obj_add(r, "uri", json_object_new_string(uri));
@@ -932,10 +932,10 @@ static int add_child(json_object *seen, const char *dir, const char *u, const sk
 	return eng_obj_add(seen, uri, r);
 }
 
-void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
 {
 	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
-	json_object *ju = mcp_get(params, "uri");
+	json_object *ju = api_get(params, "uri");
 	if (!json_object_is_type(ju, json_type_string)) {
 		invalid(out, "Invalid params: uri (string) is required", NULL);
 		return;
@@ -949,7 +949,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
 	char list[PATH_MAX + 8];
 	snprintf(list, sizeof list, "dir:%s", dir);
 	size_t offset = 0;
-	json_object *jc = mcp_get(params, "cursor");
+	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(srv, json_object_get_string(jc), list, &offset) != 0)) {
 		invalid(out, "Invalid params: unknown cursor", NULL);
@@ -1003,7 +1003,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
 		}
 	size_t page = (size_t)srv->page_size;
 	for (size_t i = offset; i < n && i < offset + page; i++)
-		eng_arr_add(arr, json_object_get(mcp_get(seen, keys[i])));
+		eng_arr_add(arr, json_object_get(api_get(seen, keys[i])));
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "resources", arr);
 	if (offset + page < n) {

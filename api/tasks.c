@@ -53,7 +53,7 @@ static const char *const status_names[] = {
 typedef struct mcp_task {
 	eng_idnode node;            /* srv->tasks, key = id */
 	struct mcp_task *next, *prev; /* srv->task_list, oldest first */
-	char id[MCP_TASK_ID_MAX];
+	char id[API_TASK_ID_MAX];
 	int modern;                 /* 2026-07-28 shapes and rules */
 	mcp_sess *owner;            /* 2025-11-25: its session; NULL otherwise */
 	mcp_principal *who;         /* counted: who may reach it, or NULL */
@@ -120,12 +120,12 @@ int mcp_tasks_offered(mcp_server *srv)
 
 int mcp_tasks_declared(json_object *caps)
 {
-	return mcp_ext_declared(caps, MCP_EXT_TASKS);
+	return mcp_ext_declared(caps, API_EXT_TASKS);
 }
 
 json_object *mcp_tasks_required_data(void)
 {
-	return mcp_ext_required_data(MCP_EXT_TASKS);
+	return mcp_ext_required_data(API_EXT_TASKS);
 }
 
 /* ---- the table ---------------------------------------------------------- */
@@ -268,7 +268,7 @@ MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag)
 	size_t n = tag ? strlen(tag) : 0;
 	/* What a proxy can match in a header with a plain pattern, and short
 	 * enough to leave the id its 32 random digits. */
-	if (n > MCP_INSTANCE_ID_MAX)
+	if (n > API_INSTANCE_ID_MAX)
 		return MCP_EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		char c = tag[i];
@@ -295,8 +295,8 @@ static json_object *describe_legacy(const mcp_task *t)
 	eng_obj_add(o, "ttl", json_object_new_int64(t->ttl_ms));
 	eng_obj_add(o, "pollInterval", json_object_new_int(POLL_INTERVAL_MS));
 	if (t->status == T_FAILED && t->answer) {
-		json_object *err = mcp_get(t->answer, "error");
-		json_object *msg = mcp_get(err, "message");
+		json_object *err = api_get(t->answer, "error");
+		json_object *msg = api_get(err, "message");
 		eng_obj_add(o, "statusMessage",
 			    json_object_new_string(msg ? json_object_get_string(msg)
 						       : "the tool reported an error"));
@@ -324,12 +324,12 @@ static json_object *describe_modern(const mcp_task *t, int detailed)
 		return o;
 	if (t->status == T_INPUT_REQUIRED)
 		eng_obj_add(o, "inputRequests",
-			    t->asked ? mcp_json_copy(t->asked) : json_object_new_object());
-	json_object *res = mcp_get(t->answer, "result"), *err = mcp_get(t->answer, "error");
+			    t->asked ? api_json_copy(t->asked) : json_object_new_object());
+	json_object *res = api_get(t->answer, "result"), *err = api_get(t->answer, "error");
 	if (t->status == T_COMPLETED && res)
-		eng_obj_add(o, "result", mcp_json_copy(res));
+		eng_obj_add(o, "result", api_json_copy(res));
 	else if (t->status == T_FAILED && err)
-		eng_obj_add(o, "error", mcp_json_copy(err));
+		eng_obj_add(o, "error", api_json_copy(err));
 	return o;
 }
 
@@ -464,7 +464,7 @@ static void task_sink(eng_req *r, json_object *msg, void *arg)
 	int status = T_CANCELLED;
 	const char *why = NULL;
 	if (msg) {
-		json_object *res = mcp_get(msg, "result"), *is_error = mcp_get(res, "isError");
+		json_object *res = api_get(msg, "result"), *is_error = api_get(res, "isError");
 		/* 2025-11-25 reports a tool error as failed; SEP-2663 keeps
 		 * failed for JSON-RPC errors and a tool error is completed. */
 		if (!res)
@@ -474,7 +474,7 @@ static void task_sink(eng_req *r, json_object *msg, void *arg)
 		else
 			status = T_COMPLETED;
 		if (status == T_FAILED && t->modern)
-			why = json_object_get_string(mcp_get(mcp_get(msg, "error"), "message"));
+			why = json_object_get_string(api_get(api_get(msg, "error"), "message"));
 	} else {
 		int reason = eng_token_reason(&r->token);
 		why = reason != MCP_CANCEL_NONE ? mcp_cancel_reason_name((mcp_cancel_reason)reason)
@@ -497,7 +497,7 @@ int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 	if (ctx->task)
 		return MCP_OK;
 	int64_t ttl = srv->task_ttl_default;
-	json_object *jttl = mcp_get(task_params, "ttl");
+	json_object *jttl = api_get(task_params, "ttl");
 	if (!modern && jttl) {
 		if (!json_object_is_type(jttl, json_type_int) || json_object_get_int64(jttl) < 0)
 			return MCP_EINVAL;
@@ -509,7 +509,7 @@ int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 	if (!t)
 		return MCP_ENOMEM;
 	char hex[33];
-	mcp_random_hex(hex);
+	api_random_hex(hex);
 	/* A tagged id names the process that holds the task, for a proxy
 	 * in front of several (README, "Running more than one process"). */
 	if (srv->instance[0])
@@ -571,7 +571,7 @@ int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 	if (modern && created)
 		mcp_modern_decorate(srv, "tools/call", created);
 
-	char key[MCP_TASK_ID_MAX + 8];
+	char key[API_TASK_ID_MAX + 8];
 	snprintf(key, sizeof key, "#task:%s", t->id);
 	int rc = created ? eng_req_detach_to(r, to, created, key, task_sink, t) : MCP_ENOMEM;
 	if (rc != MCP_OK) {
@@ -616,7 +616,7 @@ MCP_EXTERN int mcp_ctx_become_task(mcp_ctx *ctx)
 /* Adds the request's trace context to an input request's params. */
 static json_object *with_trace(mcp_ctx *ctx, json_object *req)
 {
-	json_object *params = mcp_get(req, "params");
+	json_object *params = api_get(req, "params");
 	if (json_object_is_type(params, json_type_object))
 		mcp_trace_meta_add(ctx, params);
 	return req;
@@ -648,7 +648,7 @@ static int ask_and_wait(mcp_ctx *ctx, json_object *requests, int64_t timeout_ms,
 	{
 		char wire[256];
 		snprintf(wire, sizeof wire, "%d.%.200s", round, key);
-		eng_obj_add(asked, wire, with_trace(ctx, mcp_json_copy(req)));
+		eng_obj_add(asked, wire, with_trace(ctx, api_json_copy(req)));
 	}
 	json_object_put(t->asked);
 	json_object_put(t->answered);
@@ -758,7 +758,7 @@ int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t 
 	json_object_put(requests);
 	if (rc != MCP_OK)
 		return rc;
-	json_object *v = mcp_get(answers, "input");
+	json_object *v = api_get(answers, "input");
 	rc = MCP_EPROTO;
 	if (json_object_is_type(v, json_type_object)) {
 		*result = json_object_get(v);
@@ -774,7 +774,7 @@ void mcp_task_decorate(mcp_ctx *ctx, json_object *result)
 	 * the key: the id is at the root of tasks/get. */
 	if (!ctx->task || ctx->task->modern || !json_object_is_type(result, json_type_object))
 		return;
-	json_object *meta = mcp_get(result, "_meta");
+	json_object *meta = api_get(result, "_meta");
 	if (!json_object_is_type(meta, json_type_object)) {
 		meta = json_object_new_object();
 		eng_obj_add(result, "_meta", meta);
@@ -788,7 +788,7 @@ void mcp_task_decorate(mcp_ctx *ctx, json_object *result)
 
 static const char *task_id_param(json_object *params, mcp_answer *out)
 {
-	json_object *v = mcp_get(params, "taskId");
+	json_object *v = api_get(params, "taskId");
 	if (!json_object_is_type(v, json_type_string)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: taskId (string) is required", NULL);
@@ -805,7 +805,7 @@ static void unknown_task(mcp_answer *out, const char *task_id)
 			 "Invalid params: unknown task", data);
 }
 
-void mcp_tasks_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
 {
 	(void)v;
 	mcp_sess *ms = s->proto_data;
@@ -844,7 +844,7 @@ static void fire_cancel(eng_req *r)
 	}
 }
 
-void mcp_tasks_cancel(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
 {
 	(void)v;
 	mcp_sess *ms = s->proto_data;
@@ -872,13 +872,13 @@ void mcp_tasks_cancel(eng_session *s, json_object *params, const mcp_view *v, mc
 	mcp_answer_result(out, res);
 }
 
-void mcp_tasks_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
 {
 	(void)v;
 	mcp_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	size_t offset = 0;
-	json_object *jc = mcp_get(params, "cursor");
+	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
 		   mcp_parse_cursor(srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
@@ -922,12 +922,12 @@ void mcp_tasks_result(eng_req *r)
 {
 	mcp_sess *ms = r->sess->proto_data;
 	mcp_server *srv = ms->srv;
-	json_object *params = mcp_get(r->msg, "params");
+	json_object *params = api_get(r->msg, "params");
 	mcp_ctx ctx;
 	mcp_ctx_init(&ctx, r, params);
 	if (mcp_ctx_admit(&ctx, -1, NULL))
 		return;
-	json_object *v = mcp_get(params, "taskId");
+	json_object *v = api_get(params, "taskId");
 	if (!json_object_is_type(v, json_type_string)) {
 		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
 			    "Invalid params: taskId (string) is required", NULL);
@@ -942,7 +942,7 @@ void mcp_tasks_result(eng_req *r)
 		rc = eng_token_wait_external(&r->token, &srv->task_cv, &srv->task_mu, -1);
 		t = find(srv, tid, 0, ms, who); /* it may have expired meanwhile */
 	}
-	json_object *answer = t && t->answer ? mcp_json_copy(t->answer) : NULL;
+	json_object *answer = t && t->answer ? api_json_copy(t->answer) : NULL;
 	int status = t ? t->status : -1;
 	pthread_mutex_unlock(&srv->task_mu);
 
@@ -961,16 +961,16 @@ void mcp_tasks_result(eng_req *r)
 	}
 	/* Exactly what the underlying request would have returned; a
 	 * cancelled task never has an answer to give. */
-	json_object *res = mcp_get(answer, "result"), *err = mcp_get(answer, "error");
+	json_object *res = api_get(answer, "result"), *err = api_get(answer, "error");
 	if (status == T_CANCELLED) {
 		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
 			    "The task was cancelled", NULL);
 	} else if (res) {
 		mcp_ctx_end(&ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
 	} else if (err) {
-		json_object *data = mcp_get(err, "data");
-		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(mcp_get(err, "code")),
-			    json_object_get_string(mcp_get(err, "message")),
+		json_object *data = api_get(err, "data");
+		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(api_get(err, "code")),
+			    json_object_get_string(api_get(err, "message")),
 			    data ? json_object_get(data) : NULL);
 	} else {
 		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
@@ -1003,11 +1003,11 @@ static void modern_update(mcp_task *t, json_object *responses, mcp_answer *out)
 	if (t->status == T_INPUT_REQUIRED && t->asked && t->answered) {
 		json_object_object_foreach(responses, key, value)
 		{
-			if (!mcp_get(t->asked, key) || mcp_get(t->answered, key))
+			if (!api_get(t->asked, key) || api_get(t->answered, key))
 				continue;
 			if (!json_object_is_type(value, json_type_object))
 				continue; /* not a result: never handed to a handler */
-			eng_obj_add(t->answered, key, mcp_json_copy(value));
+			eng_obj_add(t->answered, key, api_json_copy(value));
 			json_object_object_del(t->asked, key);
 		}
 		complete = json_object_object_length(t->asked) == 0;
@@ -1037,7 +1037,7 @@ static void modern(eng_session *s, const char *method, json_object *params, mcp_
 	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
-	json_object *responses = mcp_get(params, "inputResponses");
+	json_object *responses = api_get(params, "inputResponses");
 	if (strcmp(method, "tasks/update") == 0 &&
 	    !json_object_is_type(responses, json_type_object)) {
 		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
@@ -1071,21 +1071,21 @@ static void modern(eng_session *s, const char *method, json_object *params, mcp_
 	}
 }
 
-void mcp_tasks_modern_get(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_tasks_modern_get(eng_session *s, json_object *params, const api_view *v,
 			  mcp_answer *out)
 {
 	(void)v;
 	modern(s, "tasks/get", params, out);
 }
 
-void mcp_tasks_modern_update(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_tasks_modern_update(eng_session *s, json_object *params, const api_view *v,
 			     mcp_answer *out)
 {
 	(void)v;
 	modern(s, "tasks/update", params, out);
 }
 
-void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const mcp_view *v,
+void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const api_view *v,
 			     mcp_answer *out)
 {
 	(void)v;

@@ -82,7 +82,7 @@ static int compile_schema(const char *what, json_object *schema, int formats, in
 			  jschema **out, char *why, size_t whylen)
 {
 	*out = NULL;
-	json_object *type = mcp_get(schema, "type");
+	json_object *type = api_get(schema, "type");
 	if (!json_object_is_type(type, json_type_string) ||
 	    strcmp(json_object_get_string(type), "object") != 0)
 		return refuse(why, whylen,
@@ -175,8 +175,8 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 	t->flags = tool->flags;
 	t->srv = srv;
 	int failed = 0;
-	t->title = mcp_strdup_opt(tool->title, &failed);
-	t->description = mcp_strdup_opt(tool->description, &failed);
+	t->title = api_strdup_opt(tool->title, &failed);
+	t->description = api_strdup_opt(tool->description, &failed);
 	int rc = failed ? MCP_ENOMEM : prepare(tool, t, NULL, 0);
 	if (rc != MCP_OK) {
 		mcp_entry_unref(&t->base);
@@ -202,11 +202,11 @@ json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, 
 	}
 	/* SEP-1303: a tool error the model reads, not a JSON-RPC error. */
 	mcp_result res;
-	mcp_result_init(&res, rev);
+	api_result_init(&res, rev);
 	json_object *result = NULL;
 	if (mcp_result_tool_error(&res, "Input validation error: %s", err.message) == MCP_OK)
-		result = mcp_result_to_json(&res);
-	mcp_result_clear(&res);
+		result = api_result_to_json(&res);
+	api_result_clear(&res);
 	*oom = result == NULL;
 	return result;
 }
@@ -259,7 +259,7 @@ int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
 			return src == MCP_ERESULT ? MCP_ERESULT : MCP_ENOMEM;
 		}
 	}
-	*result = mcp_result_to_json(res);
+	*result = api_result_to_json(res);
 	return MCP_OK;
 }
 
@@ -276,17 +276,17 @@ json_object *mcp_tool_describe(mcp_entry *e, int rev)
 	int bad = 0;
 	json_object *o = json_object_new_object();
 	eng_obj_set(o, "name", json_object_new_string(e->key), &bad);
-	if (rev >= MCP_REV_2025_06_18 && t->title)
+	if (rev >= API_REV_2025_06_18 && t->title)
 		eng_obj_set(o, "title", json_object_new_string(t->title), &bad);
 	if (t->description)
 		eng_obj_set(o, "description", json_object_new_string(t->description), &bad);
 	/* Deep copies: the registry's trees are read by every connection's
 	 * thread, and json-c objects are not thread-safe to share. */
-	eng_obj_set(o, "inputSchema", mcp_json_copy(t->input_schema), &bad);
-	if (t->output_schema && rev >= MCP_REV_2025_06_18)
-		eng_obj_set(o, "outputSchema", mcp_json_copy(t->output_schema), &bad);
+	eng_obj_set(o, "inputSchema", api_json_copy(t->input_schema), &bad);
+	if (t->output_schema && rev >= API_REV_2025_06_18)
+		eng_obj_set(o, "outputSchema", api_json_copy(t->output_schema), &bad);
 	if (t->annotations)
-		eng_obj_set(o, "annotations", mcp_json_copy(t->annotations), &bad);
+		eng_obj_set(o, "annotations", api_json_copy(t->annotations), &bad);
 	/* MCP Apps: the tool's UI (reg_lock is held while lists are built). */
 	json_object *ui = t->srv ? mcp_tool_ui_meta(t->srv, e->key) : NULL;
 	if (ui) {
@@ -294,7 +294,7 @@ json_object *mcp_tool_describe(mcp_entry *e, int rev)
 		eng_obj_set(meta, "ui", ui, &bad);
 		eng_obj_set(o, "_meta", meta, &bad);
 	}
-	if (t->task_support != MCP_TASKS_FORBIDDEN && rev >= MCP_REV_2025_11_25) {
+	if (t->task_support != MCP_TASKS_FORBIDDEN && rev >= API_REV_2025_11_25) {
 		json_object *ex = json_object_new_object();
 		eng_obj_set(ex, "taskSupport",
 			    json_object_new_string(t->task_support == MCP_TASKS_REQUIRED
@@ -330,17 +330,17 @@ static int tool_invoke(void *arg)
 static void tool_reset(void *arg)
 {
 	struct tool_run *t = arg;
-	mcp_result_clear(t->res);
-	mcp_result_init(t->res, t->rev);
+	api_result_clear(t->res);
+	api_result_init(t->res, t->rev);
 }
 
 void mcp_tools_call(eng_req *r)
 {
 	mcp_sess *ms = mcp_sess_of(r->sess);
 	int rev = mcp_req_rev(r);
-	json_object *params = mcp_get(r->msg, "params");
-	const char *name = mcp_get_str(params, "name");
-	json_object *args = mcp_get(params, "arguments");
+	json_object *params = api_get(r->msg, "params");
+	const char *name = api_get_str(params, "name");
+	json_object *args = api_get(params, "arguments");
 
 	if (!name) {
 		mcp_finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
@@ -382,10 +382,10 @@ void mcp_tools_call(eng_req *r)
 	 * ignored, and a tool that only runs as a task is refused to a request
 	 * that cannot take one. */
 	int modern = mcp_req_modern(r);
-	int declared = modern && mcp_tasks_declared(((const mcp_view *)r->proto)->caps);
-	json_object *task = rev >= MCP_REV_2025_11_25 && !modern ? mcp_get(params, "task") : NULL;
+	int declared = modern && mcp_tasks_declared(((const api_view *)r->proto)->caps);
+	json_object *task = rev >= API_REV_2025_11_25 && !modern ? api_get(params, "task") : NULL;
 	if (modern && !declared && tool->task_support == MCP_TASKS_REQUIRED) {
-		eng_req_finish_error(r, MCP_JSONRPC_MISSING_CAPABILITY,
+		eng_req_finish_error(r, API_JSONRPC_MISSING_CAPABILITY,
 				     "Missing required client capability: this tool runs only as a "
 				     "task (io.modelcontextprotocol/tasks)",
 				     mcp_tasks_required_data());
@@ -395,7 +395,7 @@ void mcp_tools_call(eng_req *r)
 	}
 	if (!modern && ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
 			(!task && tool->task_support == MCP_TASKS_REQUIRED &&
-			 rev >= MCP_REV_2025_11_25))) {
+			 rev >= API_REV_2025_11_25))) {
 		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
 				     task ? "This tool cannot run as a task"
 					  : "This tool runs only as a task (send params.task)",
@@ -453,7 +453,7 @@ void mcp_tools_call(eng_req *r)
 		return;
 	}
 	mcp_result res;
-	mcp_result_init(&res, rev);
+	api_result_init(&res, rev);
 	struct tool_run tr = { tool, &ctx, args, &res, rev };
 	rc = mcp_ctx_run_rounds(&ctx, tool_invoke, tool_reset, &tr);
 	if (ctx.task && modern)
@@ -467,7 +467,7 @@ void mcp_tools_call(eng_req *r)
 		mcp_task_decorate(&ctx, result);
 	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
-	mcp_result_clear(&res);
+	api_result_clear(&res);
 	mcp_mrtr_end(&ctx);
 	json_object_put(own_args);
 	mcp_entry_unref(&tool->base);

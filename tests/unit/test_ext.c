@@ -104,21 +104,21 @@ START_TEST(trace_from_headers)
 	json_object *m = json_tokener_parse("{\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}");
 	mcp_trace_from_headers(m, " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ",
 			       "a=1");
-	json_object *meta = mcp_get(mcp_get(m, "params"), "_meta");
-	ck_assert_str_eq(json_object_get_string(mcp_get(meta, "traceparent")),
+	json_object *meta = api_get(api_get(m, "params"), "_meta");
+	ck_assert_str_eq(json_object_get_string(api_get(meta, "traceparent")),
 			 "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
-	ck_assert_str_eq(json_object_get_string(mcp_get(meta, "tracestate")), "a=1");
+	ck_assert_str_eq(json_object_get_string(api_get(meta, "tracestate")), "a=1");
 	json_object_put(m);
 	/* _meta wins; invalid headers add nothing. */
 	m = json_tokener_parse("{\"params\":{\"_meta\":{\"traceparent\":\"mine\"}}}");
 	mcp_trace_from_headers(m, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", NULL);
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(mcp_get(m, "params"), "_meta"),
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(api_get(m, "params"), "_meta"),
 						       "traceparent")),
 			 "mine");
 	json_object_put(m);
 	m = json_tokener_parse("{\"params\":{}}");
 	mcp_trace_from_headers(m, "00-zz", "a=1");
-	ck_assert_ptr_null(mcp_get(mcp_get(m, "params"), "_meta"));
+	ck_assert_ptr_null(api_get(api_get(m, "params"), "_meta"));
 	json_object_put(m);
 }
 END_TEST
@@ -155,29 +155,29 @@ START_TEST(frontmatter_types_as_yaml_core_schema)
 			    "---\nbody\n",
 			    why);
 	ck_assert_msg(o != NULL, "%s", why);
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "description")), "folded text");
-	ck_assert(json_object_is_type(mcp_get(o, "n"), json_type_int));
-	ck_assert_int_eq(json_object_get_int64(mcp_get(o, "n")), 12);
-	ck_assert_int_eq(json_object_get_int64(mcp_get(o, "neg")), -3);
-	ck_assert_int_eq(json_object_get_int64(mcp_get(o, "hex")), 31);
-	ck_assert_int_eq(json_object_get_int64(mcp_get(o, "oct")), 15);
-	ck_assert(json_object_is_type(mcp_get(o, "f"), json_type_double));
-	ck_assert(json_object_get_double(mcp_get(o, "f")) == 1500.0);
-	ck_assert(json_object_is_type(mcp_get(o, "t"), json_type_boolean));
-	ck_assert(!json_object_get_boolean(mcp_get(o, "F")));
-	ck_assert(json_object_object_get_ex(o, "nil", NULL) && !mcp_get(o, "nil"));
-	ck_assert(json_object_object_get_ex(o, "empty", NULL) && !mcp_get(o, "empty"));
-	ck_assert(json_object_is_type(mcp_get(o, "q"), json_type_string));
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "dq")), "yes");
+	ck_assert_str_eq(json_object_get_string(api_get(o, "description")), "folded text");
+	ck_assert(json_object_is_type(api_get(o, "n"), json_type_int));
+	ck_assert_int_eq(json_object_get_int64(api_get(o, "n")), 12);
+	ck_assert_int_eq(json_object_get_int64(api_get(o, "neg")), -3);
+	ck_assert_int_eq(json_object_get_int64(api_get(o, "hex")), 31);
+	ck_assert_int_eq(json_object_get_int64(api_get(o, "oct")), 15);
+	ck_assert(json_object_is_type(api_get(o, "f"), json_type_double));
+	ck_assert(json_object_get_double(api_get(o, "f")) == 1500.0);
+	ck_assert(json_object_is_type(api_get(o, "t"), json_type_boolean));
+	ck_assert(!json_object_get_boolean(api_get(o, "F")));
+	ck_assert(json_object_object_get_ex(o, "nil", NULL) && !api_get(o, "nil"));
+	ck_assert(json_object_object_get_ex(o, "empty", NULL) && !api_get(o, "empty"));
+	ck_assert(json_object_is_type(api_get(o, "q"), json_type_string));
+	ck_assert_str_eq(json_object_get_string(api_get(o, "dq")), "yes");
 	/* YAML 1.2: "yes" is a string, not a boolean. */
-	ck_assert(json_object_is_type(mcp_get(o, "yes"), json_type_string));
-	ck_assert(json_object_is_type(mcp_get(o, "ver"), json_type_string));
-	json_object *l = mcp_get(o, "list");
+	ck_assert(json_object_is_type(api_get(o, "yes"), json_type_string));
+	ck_assert(json_object_is_type(api_get(o, "ver"), json_type_string));
+	json_object *l = api_get(o, "list");
 	ck_assert_int_eq((int)json_object_array_length(l), 3);
 	ck_assert(json_object_is_type(json_object_array_get_idx(l, 1), json_type_int));
 	ck_assert_ptr_null(json_object_array_get_idx(l, 2));
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(o, "map"), "k")), "v");
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "block")), "line one\nline two\n");
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(o, "map"), "k")), "v");
+	ck_assert_str_eq(json_object_get_string(api_get(o, "block")), "line one\nline two\n");
 	json_object_put(o);
 }
 END_TEST
@@ -206,7 +206,7 @@ START_TEST(frontmatter_refusals)
 	char why[256];
 	json_object *o = fm("\xef\xbb\xbf---\r\nname: x\r\ndescription: d\r\n---\r\n", why);
 	ck_assert_msg(o != NULL, "%s", why);
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "description")), "d");
+	ck_assert_str_eq(json_object_get_string(api_get(o, "description")), "d");
 	json_object_put(o);
 }
 END_TEST
@@ -410,8 +410,8 @@ static json_object *rpc(const char *method, const char *params)
 		ck_assert_int_eq(mcp_memconn_recv(conn, 10000, &line, &len), 1);
 		json_object *m = json_tokener_parse(line);
 		free(line);
-		json_object *jid = mcp_get(m, "id");
-		if (jid && !mcp_get(m, "method") && json_object_get_int(jid) == id)
+		json_object *jid = api_get(m, "id");
+		if (jid && !api_get(m, "method") && json_object_get_int(jid) == id)
 			return m;
 		json_object_put(m);
 	}
@@ -441,79 +441,79 @@ START_TEST(skills_methods_answer_what_is_registered)
 
 	/* Pages of one entry, each whole, with digests of the bytes served. */
 	json_object *m = rpc("skills/list", "{" MODERN_META "}");
-	json_object *res = mcp_get(m, "result");
-	json_object *e = json_object_array_get_idx(mcp_get(res, "skills"), 0);
-	ck_assert_str_eq(json_object_get_string(mcp_get(e, "uri")), "skill://alpha/SKILL.md");
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(mcp_get(e, "frontmatter"),
+	json_object *res = api_get(m, "result");
+	json_object *e = json_object_array_get_idx(api_get(res, "skills"), 0);
+	ck_assert_str_eq(json_object_get_string(api_get(e, "uri")), "skill://alpha/SKILL.md");
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(api_get(e, "frontmatter"),
 								 "metadata"), "v")), "1");
-	ck_assert_ptr_nonnull(mcp_get(res, "ttlMs"));
-	ck_assert_str_eq(json_object_get_string(mcp_get(res, "cacheScope")), "private");
-	json_object *files = mcp_get(e, "resources");
+	ck_assert_ptr_nonnull(api_get(res, "ttlMs"));
+	ck_assert_str_eq(json_object_get_string(api_get(res, "cacheScope")), "private");
+	json_object *files = api_get(e, "resources");
 	ck_assert_int_eq((int)json_object_array_length(files), 3);
 	json_object *f1 = json_object_array_get_idx(files, 1);
-	ck_assert_str_eq(json_object_get_string(mcp_get(f1, "uri")), "skill://alpha/docs/a%20b.md");
+	ck_assert_str_eq(json_object_get_string(api_get(f1, "uri")), "skill://alpha/docs/a%20b.md");
 	unsigned char h[32];
 	char hex[65], want[72];
 	crypto_hash_sha256(h, (const unsigned char *)"hello", 5);
 	sodium_bin2hex(hex, sizeof hex, h, sizeof h);
 	snprintf(want, sizeof want, "sha256:%s", hex);
-	ck_assert_str_eq(json_object_get_string(mcp_get(f1, "digest")), want);
-	ck_assert_int_eq(json_object_get_int(mcp_get(f1, "size")), 5);
-	const char *next = json_object_get_string(mcp_get(res, "nextCursor"));
+	ck_assert_str_eq(json_object_get_string(api_get(f1, "digest")), want);
+	ck_assert_int_eq(json_object_get_int(api_get(f1, "size")), 5);
+	const char *next = json_object_get_string(api_get(res, "nextCursor"));
 	ck_assert_ptr_nonnull(next);
 	char params[512];
 	snprintf(params, sizeof params, "{\"cursor\":\"%s\"," MODERN_META "}", next);
 	json_object *m2 = rpc("skills/list", params);
-	ck_assert_str_eq(json_object_get_string(mcp_get(json_object_array_get_idx(
-				 mcp_get(mcp_get(m2, "result"), "skills"), 0), "uri")),
+	ck_assert_str_eq(json_object_get_string(api_get(json_object_array_get_idx(
+				 api_get(api_get(m2, "result"), "skills"), 0), "uri")),
 			 "skill://x/beta/SKILL.md");
-	ck_assert_ptr_null(mcp_get(mcp_get(m2, "result"), "nextCursor"));
+	ck_assert_ptr_null(api_get(api_get(m2, "result"), "nextCursor"));
 	json_object_put(m2);
 	json_object_put(m);
 
 	/* skills/get, and -32602 for anything else. */
 	m = rpc("skills/get", "{\"uri\":\"skill://x/beta/SKILL.md\"," MODERN_META "}");
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(mcp_get(m, "result"), "skill"),
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(api_get(m, "result"), "skill"),
 							"uri")),
 			 "skill://x/beta/SKILL.md");
 	json_object_put(m);
 	m = rpc("skills/get", "{\"uri\":\"skill://x/beta\"," MODERN_META "}");
-	ck_assert_int_eq(json_object_get_int(mcp_get(mcp_get(m, "error"), "code")), -32602);
+	ck_assert_int_eq(json_object_get_int(api_get(api_get(m, "error"), "code")), -32602);
 	json_object_put(m);
 
 	/* Directory reads: the root, a subdirectory, a prefix; a file is not
 	 * a directory. */
 	m = rpc("resources/directory/read", "{\"uri\":\"skill://alpha/docs\"," MODERN_META "}");
-	json_object *kids = mcp_get(mcp_get(m, "result"), "resources");
+	json_object *kids = api_get(api_get(m, "result"), "resources");
 	ck_assert_int_eq((int)json_object_array_length(kids), 1); /* page size 1 */
 	json_object_put(m);
 	m = rpc("resources/directory/read", "{\"uri\":\"skill://x\"," MODERN_META "}");
-	kids = mcp_get(mcp_get(m, "result"), "resources");
-	ck_assert_str_eq(json_object_get_string(mcp_get(json_object_array_get_idx(kids, 0),
+	kids = api_get(api_get(m, "result"), "resources");
+	ck_assert_str_eq(json_object_get_string(api_get(json_object_array_get_idx(kids, 0),
 							"mimeType")),
 			 "inode/directory");
 	json_object_put(m);
 	m = rpc("resources/directory/read", "{\"uri\":\"skill://alpha/SKILL.md\"," MODERN_META "}");
-	ck_assert_int_eq(json_object_get_int(mcp_get(mcp_get(m, "error"), "code")), -32602);
+	ck_assert_int_eq(json_object_get_int(api_get(api_get(m, "error"), "code")), -32602);
 	json_object_put(m);
 
 	/* Files are read as text or blob; only SKILL.md is listed. */
 	m = rpc("resources/read", "{\"uri\":\"skill://alpha/docs/deep/c.bin\"," MODERN_META "}");
-	json_object *c = json_object_array_get_idx(mcp_get(mcp_get(m, "result"), "contents"), 0);
-	ck_assert_str_eq(json_object_get_string(mcp_get(c, "blob")), "AAE=");
+	json_object *c = json_object_array_get_idx(api_get(api_get(m, "result"), "contents"), 0);
+	ck_assert_str_eq(json_object_get_string(api_get(c, "blob")), "AAE=");
 	json_object_put(m);
 	m = rpc("resources/list", "{" MODERN_META "}");
-	json_object *r0 = json_object_array_get_idx(mcp_get(mcp_get(m, "result"), "resources"), 0);
-	ck_assert_str_eq(json_object_get_string(mcp_get(r0, "uri")), "skill://alpha/SKILL.md");
-	ck_assert_str_eq(json_object_get_string(mcp_get(r0, "description")), "first");
+	json_object *r0 = json_object_array_get_idx(api_get(api_get(m, "result"), "resources"), 0);
+	ck_assert_str_eq(json_object_get_string(api_get(r0, "uri")), "skill://alpha/SKILL.md");
+	ck_assert_str_eq(json_object_get_string(api_get(r0, "description")), "first");
 	json_object_put(m);
 
 	/* Discovery declares the extension with directoryRead. */
 	m = rpc("server/discover", "{" MODERN_META "}");
-	json_object *ext = mcp_get(mcp_get(mcp_get(mcp_get(m, "result"), "capabilities"),
+	json_object *ext = api_get(api_get(api_get(api_get(m, "result"), "capabilities"),
 					   "extensions"),
 				   "io.modelcontextprotocol/skills");
-	ck_assert(json_object_get_boolean(mcp_get(ext, "directoryRead")));
+	ck_assert(json_object_get_boolean(api_get(ext, "directoryRead")));
 	json_object_put(m);
 	ck_assert_int_eq(mcp_memconn_free(conn), MCP_OK);
 	mcp_server_free(srv);
@@ -599,7 +599,7 @@ START_TEST(trace_context_in_handler_and_hooks)
 					   "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
 					   "\"io.modelcontextprotocol/clientCapabilities\":{},"
 					   "\"traceparent\":\"" TP "\",\"tracestate\":\"a=1,A=2\"}}");
-	ck_assert_ptr_nonnull(mcp_get(m, "result"));
+	ck_assert_ptr_nonnull(api_get(m, "result"));
 	json_object_put(m);
 	wait_afters(1);
 	/* "A=2" makes the whole tracestate invalid */
@@ -653,8 +653,8 @@ START_TEST(app_rules)
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", "ui://x/view", 4), MCP_EINVAL);
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", "ui://x/view", MCP_UI_APP), MCP_OK);
 	json_object *ui = mcp_tool_ui_meta(srv, "t");
-	ck_assert_str_eq(json_object_get_string(mcp_get(ui, "resourceUri")), "ui://x/view");
-	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(mcp_get(ui, "visibility"),
+	ck_assert_str_eq(json_object_get_string(api_get(ui, "resourceUri")), "ui://x/view");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(api_get(ui, "visibility"),
 									   0)),
 			 "app");
 	json_object_put(ui);

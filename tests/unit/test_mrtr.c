@@ -36,7 +36,7 @@ static int ask(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 	}
 	char text[128];
 	snprintf(text, sizeof text, "state=%s action=%s", mcp_ctx_request_state(ctx),
-		 mcp_get_str(resp, "action"));
+		 api_get_str(resp, "action"));
 	return mcp_result_add_text(out, text);
 }
 
@@ -44,7 +44,7 @@ static int ask(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 static int blocking(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 {
 	(void)user;
-	int rounds = json_object_get_int(mcp_get(args, "rounds"));
+	int rounds = json_object_get_int(api_get(args, "rounds"));
 	char text[256] = "";
 	for (int i = 0; i < rounds; i++) {
 		json_object *p = json_tokener_parse(ASK_PARAMS), *res = NULL;
@@ -54,7 +54,7 @@ static int blocking(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user
 			snprintf(text, sizeof text, "failed: %s", mcp_strerror(rc));
 			return mcp_result_add_text(out, text);
 		}
-		strcat(text, mcp_get_str(res, "action"));
+		strcat(text, api_get_str(res, "action"));
 		strcat(text, ";");
 		json_object_put(res);
 	}
@@ -86,10 +86,10 @@ static json_object *answer_of(mcp_memconn *c, int id)
 {
 	for (;;) {
 		json_object *m = next_msg(c);
-		json_object *jid = mcp_get(m, "id");
-		if (!mcp_get(m, "method") && jid && json_object_get_int(jid) == id)
+		json_object *jid = api_get(m, "id");
+		if (!api_get(m, "method") && jid && json_object_get_int(jid) == id)
 			return m;
-		ck_assert_msg(!mcp_get(m, "id"), "unexpected %s", json_object_to_json_string(m));
+		ck_assert_msg(!api_get(m, "id"), "unexpected %s", json_object_to_json_string(m));
 		json_object_put(m);
 	}
 }
@@ -124,13 +124,13 @@ static json_object *modern_call(mcp_memconn *c, int id, const char *tool, const 
 
 static const char *text_of(json_object *answer)
 {
-	json_object *c = mcp_get(mcp_get(answer, "result"), "content");
-	return mcp_get_str(json_object_array_get_idx(c, 0), "text");
+	json_object *c = api_get(api_get(answer, "result"), "content");
+	return api_get_str(json_object_array_get_idx(c, 0), "text");
 }
 
 static int error_of(json_object *answer)
 {
-	return json_object_get_int(mcp_get(mcp_get(answer, "error"), "code"));
+	return json_object_get_int(api_get(api_get(answer, "error"), "code"));
 }
 
 static mcp_server *server(void)
@@ -153,13 +153,13 @@ static void finish(mcp_server *srv, mcp_memconn *c)
 /* The state of an input_required answer (caller frees), checked. */
 static char *input_required(json_object *answer, const char *key)
 {
-	json_object *res = mcp_get(answer, "result");
+	json_object *res = api_get(answer, "result");
 	ck_assert_msg(res, "not a result: %s", json_object_to_json_string(answer));
-	ck_assert_str_eq(mcp_get_str(res, "resultType"), "input_required");
-	json_object *req = mcp_get(mcp_get(res, "inputRequests"), key);
-	ck_assert_str_eq(mcp_get_str(req, "method"), "elicitation/create");
-	ck_assert_str_eq(mcp_get_str(mcp_get(req, "params"), "message"), "name?");
-	const char *state = mcp_get_str(res, "requestState");
+	ck_assert_str_eq(api_get_str(res, "resultType"), "input_required");
+	json_object *req = api_get(api_get(res, "inputRequests"), key);
+	ck_assert_str_eq(api_get_str(req, "method"), "elicitation/create");
+	ck_assert_str_eq(api_get_str(api_get(req, "params"), "message"), "name?");
+	const char *state = api_get_str(res, "requestState");
 	ck_assert_ptr_nonnull(state);
 	return strdup(state);
 }
@@ -194,7 +194,7 @@ START_TEST(modern_round_with_sealed_state)
 	state[10] = state[10] == 'A' ? 'B' : 'A';
 	a = modern_call(c, 5, "ask", "{\"x\":1}", caps, resp, state);
 	ck_assert_int_eq(error_of(a), -32602);
-	ck_assert_ptr_nonnull(strstr(json_object_get_string(mcp_get(mcp_get(a, "error"),
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(api_get(api_get(a, "error"),
 								     "message")),
 				     "requestState"));
 	json_object_put(a);
@@ -315,11 +315,11 @@ START_TEST(legacy_client_asked_with_real_requests)
 				       "\"params\":{\"name\":\"ask\",\"arguments\":{}}}"));
 	/* The handler's named input goes out as elicitation/create. */
 	json_object *q = next_msg(c);
-	ck_assert_str_eq(mcp_get_str(q, "method"), "elicitation/create");
-	ck_assert_str_eq(mcp_get_str(mcp_get(q, "params"), "message"), "name?");
+	ck_assert_str_eq(api_get_str(q, "method"), "elicitation/create");
+	ck_assert_str_eq(api_get_str(api_get(q, "params"), "message"), "name?");
 	json_object *r = json_object_new_object();
 	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(r, "id", json_object_get(mcp_get(q, "id")));
+	json_object_object_add(r, "id", json_object_get(api_get(q, "id")));
 	json_object_object_add(r, "result",
 			       json_tokener_parse("{\"action\":\"accept\",\"content\":{}}"));
 	json_object_put(q);

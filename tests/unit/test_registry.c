@@ -168,8 +168,8 @@ static const char *notes_until(int id)
 		ck_assert_int_eq(mcp_memconn_recv(conn, 10000, &line, &len), 1);
 		json_object *m = json_tokener_parse(line);
 		free(line);
-		const char *method = mcp_get_str(m, "method");
-		json_object *jid = mcp_get(m, "id");
+		const char *method = api_get_str(m, "method");
+		json_object *jid = api_get(m, "id");
 		if (method && !jid) {
 			if (buf[0])
 				strcat(buf, ",");

@@ -45,7 +45,7 @@ static int asks(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 		json_object_put(p);
 		return rc == MCP_OK ? MCP_EINPUT : rc;
 	}
-	return mcp_result_add_text(out, mcp_get_str(resp, "action"));
+	return mcp_result_add_text(out, api_get_str(resp, "action"));
 }
 
 /* ---- a client over an in-process connection ------------------------------------------ */
@@ -73,8 +73,8 @@ static json_object *rpc(int id, const char *method, const char *params)
 	ck_assert_int_eq(mcp_memconn_send(conn, buf, strlen(buf)), MCP_OK);
 	for (;;) {
 		json_object *m = next_msg();
-		json_object *jid = mcp_get(m, "id");
-		if (!mcp_get(m, "method") && jid && json_object_get_int(jid) == id)
+		json_object *jid = api_get(m, "id");
+		if (!api_get(m, "method") && jid && json_object_get_int(jid) == id)
 			return m;
 		json_object_put(m);
 	}
@@ -82,14 +82,14 @@ static json_object *rpc(int id, const char *method, const char *params)
 
 static json_object *result_of(json_object *a)
 {
-	json_object *r = mcp_get(a, "result");
+	json_object *r = api_get(a, "result");
 	ck_assert_msg(r, "not a result: %s", json_object_to_json_string(a));
 	return r;
 }
 
 static int error_of(json_object *a)
 {
-	return json_object_get_int(mcp_get(mcp_get(a, "error"), "code"));
+	return json_object_get_int(api_get(api_get(a, "error"), "code"));
 }
 
 /* The status of task `tid` by tasks/get, legacy or 2026-07-28 (`meta`). */
@@ -99,7 +99,7 @@ static char *status_of(int id, const char *tid, const char *meta)
 	snprintf(params, sizeof params, "{\"taskId\":\"%s\"%s%s}", tid, meta ? ",\"_meta\":" : "",
 		 meta ? meta : "");
 	json_object *a = rpc(id, "tasks/get", params);
-	char *s = strdup(mcp_get_str(result_of(a), "status"));
+	char *s = strdup(api_get_str(result_of(a), "status"));
 	json_object_put(a);
 	return s;
 }
@@ -165,10 +165,10 @@ static void finish(mcp_server *srv)
 static char *created(json_object *a, int modern)
 {
 	json_object *r = result_of(a);
-	json_object *t = modern ? r : mcp_get(r, "task");
+	json_object *t = modern ? r : api_get(r, "task");
 	if (modern)
-		ck_assert_str_eq(mcp_get_str(r, "resultType"), "task");
-	const char *tid = mcp_get_str(t, "taskId");
+		ck_assert_str_eq(api_get_str(r, "resultType"), "task");
+	const char *tid = api_get_str(t, "taskId");
 	ck_assert_ptr_nonnull(tid);
 	return strdup(tid);
 }
@@ -189,9 +189,9 @@ START_TEST(legacy_task_life)
 	snprintf(params, sizeof params, "{\"taskId\":\"%s\"}", t1);
 	a = rpc(id++, "tasks/result", params);
 	json_object *r = result_of(a);
-	ck_assert_str_eq(mcp_get_str(json_object_array_get_idx(mcp_get(r, "content"), 0), "text"),
+	ck_assert_str_eq(api_get_str(json_object_array_get_idx(api_get(r, "content"), 0), "text"),
 			 "done");
-	ck_assert_str_eq(mcp_get_str(mcp_get(mcp_get(r, "_meta"),
+	ck_assert_str_eq(api_get_str(api_get(api_get(r, "_meta"),
 					     "io.modelcontextprotocol/related-task"),
 				     "taskId"),
 			 t1);
@@ -205,12 +205,12 @@ START_TEST(legacy_task_life)
 	ck_assert_str_eq(s, "working");
 	free(s);
 	a = rpc(id++, "tasks/list", "{}");
-	json_object *tasks = mcp_get(result_of(a), "tasks");
+	json_object *tasks = api_get(result_of(a), "tasks");
 	ck_assert_int_eq((int)json_object_array_length(tasks), 2);
 	json_object_put(a);
 	snprintf(params, sizeof params, "{\"taskId\":\"%s\"}", t2);
 	a = rpc(id++, "tasks/cancel", params);
-	ck_assert_str_eq(mcp_get_str(result_of(a), "status"), "cancelled");
+	ck_assert_str_eq(api_get_str(result_of(a), "status"), "cancelled");
 	json_object_put(a);
 	wait_status(&id, t2, NULL, "cancelled");
 	a = rpc(id++, "tasks/result", params);
@@ -270,12 +270,12 @@ START_TEST(modern_task_life)
 	snprintf(params, sizeof params, "{\"taskId\":\"%s\",\"_meta\":%s}", tid, meta);
 	a = rpc(id++, "tasks/get", params);
 	json_object *r = result_of(a);
-	ck_assert_str_eq(mcp_get_str(json_object_array_get_idx(mcp_get(mcp_get(r, "result"),
+	ck_assert_str_eq(api_get_str(json_object_array_get_idx(api_get(api_get(r, "result"),
 								       "content"),
 							       0),
 				     "text"),
 			 "done");
-	ck_assert_str_eq(mcp_get_str(r, "resultType"), "complete");
+	ck_assert_str_eq(api_get_str(r, "resultType"), "complete");
 	json_object_put(a);
 
 	/* A request that does not declare the extension may not reach the
@@ -285,16 +285,16 @@ START_TEST(modern_task_life)
 	for (int i = 0; i < 3; i++) {
 		a = rpc(id++, methods[i], params);
 		ck_assert_int_eq(error_of(a), -32021);
-		ck_assert_ptr_nonnull(mcp_get(mcp_get(mcp_get(mcp_get(mcp_get(a, "error"), "data"),
+		ck_assert_ptr_nonnull(api_get(api_get(api_get(api_get(api_get(a, "error"), "data"),
 								  "requiredCapabilities"),
 							  "extensions"),
-					      MCP_EXT_TASKS));
+					      API_EXT_TASKS));
 		json_object_put(a);
 	}
 	/* Cancelling a finished task is acknowledged all the same. */
 	snprintf(params, sizeof params, "{\"taskId\":\"%s\",\"_meta\":%s}", tid, meta);
 	a = rpc(id++, "tasks/cancel", params);
-	ck_assert_str_eq(mcp_get_str(result_of(a), "resultType"), "complete");
+	ck_assert_str_eq(api_get_str(result_of(a), "resultType"), "complete");
 	json_object_put(a);
 	char *s = status_of(id++, tid, meta);
 	ck_assert_str_eq(s, "completed");
@@ -323,13 +323,13 @@ START_TEST(modern_input_inside_a_task)
 	/* The outstanding request is in tasks/get, under a key of the task's. */
 	snprintf(params, sizeof params, "{\"taskId\":\"%s\",\"_meta\":%s}", tid, meta);
 	a = rpc(id++, "tasks/get", params);
-	json_object *reqs = mcp_get(result_of(a), "inputRequests");
+	json_object *reqs = api_get(result_of(a), "inputRequests");
 	ck_assert_int_eq(json_object_object_length(reqs), 1);
 	char key[128];
 	json_object_object_foreach(reqs, k, v)
 	{
 		snprintf(key, sizeof key, "%s", k);
-		ck_assert_str_eq(mcp_get_str(v, "method"), "elicitation/create");
+		ck_assert_str_eq(api_get_str(v, "method"), "elicitation/create");
 	}
 	json_object_put(a);
 	/* tasks/update needs its inputResponses; then the handler goes on. */
@@ -341,13 +341,13 @@ START_TEST(modern_input_inside_a_task)
 		 "\"_meta\":%s}",
 		 tid, key, meta);
 	a = rpc(id++, "tasks/update", params);
-	ck_assert_str_eq(mcp_get_str(result_of(a), "resultType"), "complete");
+	ck_assert_str_eq(api_get_str(result_of(a), "resultType"), "complete");
 	json_object_put(a);
 	wait_status(&id, tid, meta, "completed");
 	snprintf(params, sizeof params, "{\"taskId\":\"%s\",\"_meta\":%s}", tid, meta);
 	a = rpc(id++, "tasks/get", params);
-	ck_assert_str_eq(mcp_get_str(json_object_array_get_idx(
-					     mcp_get(mcp_get(result_of(a), "result"), "content"), 0),
+	ck_assert_str_eq(api_get_str(json_object_array_get_idx(
+					     api_get(api_get(result_of(a), "result"), "content"), 0),
 				     "text"),
 			 "accept");
 	json_object_put(a);
