@@ -22,7 +22,7 @@ static const char *const log_level_names[] = {
 	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 };
 
-int mcp_log_level_from_name(const char *name)
+int api_log_level_from_name(const char *name)
 {
 	for (int i = 0; name && i < 8; i++)
 		if (strcmp(name, log_level_names[i]) == 0)
@@ -30,29 +30,29 @@ int mcp_log_level_from_name(const char *name)
 	return -1;
 }
 
-const char *mcp_log_level_name(int level)
+const char *api_log_level_name(int level)
 {
 	return level >= 0 && level < 8 ? log_level_names[level] : "info";
 }
 
 /* ---- the answer of a method served without a handler ------------------------- */
 
-void mcp_answer_result(mcp_answer *a, json_object *result)
+void api_answer_result(api_answer *a, json_object *result)
 {
 	json_object_put(a->result);
 	json_object_put(a->data);
-	*a = (mcp_answer){ .result = result };
+	*a = (api_answer){ .result = result };
 }
 
-void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data)
+void api_answer_error(api_answer *a, int code, const char *message, json_object *data)
 {
 	json_object_put(a->result);
 	json_object_put(a->data);
-	*a = (mcp_answer){ .code = code, .message = message, .data = data };
+	*a = (api_answer){ .code = code, .message = message, .data = data };
 }
 
 /* Writes a method's answer from the reader (result or data taken). */
-void mcp_answer_send(eng_session *s, json_object *id, mcp_answer *a)
+void api_answer_send(eng_session *s, json_object *id, api_answer *a)
 {
 	if (a->code)
 		eng_session_respond_error(s, id, a->code, a->message, a->data);
@@ -62,7 +62,7 @@ void mcp_answer_send(eng_session *s, json_object *id, mcp_answer *a)
 
 /* ---- notifications and results ---------------------------------------------- */
 
-json_object *mcp_notification(const char *method, json_object *params)
+json_object *api_notification(const char *method, json_object *params)
 {
 	json_object *n = json_object_new_object();
 	eng_obj_add(n, "jsonrpc", json_object_new_string("2.0"));
@@ -76,7 +76,7 @@ json_object *mcp_notification(const char *method, json_object *params)
  * in _meta, and caching hints on the cacheable ones.  The hints are
  * conservative: a list can change at any time and a resource may be
  * specific to the caller, so nothing is to be reused without asking. */
-void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *result)
+void api_modern_decorate(mcp_server *srv, const char *method, json_object *result)
 {
 	if (!json_object_is_type(result, json_type_object))
 		return;
@@ -103,12 +103,12 @@ void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *resul
 		}
 }
 
-int mcp_ext_declared(json_object *caps, const char *ext)
+int api_ext_declared(json_object *caps, const char *ext)
 {
 	return json_object_is_type(api_get(api_get(caps, "extensions"), ext), json_type_object);
 }
 
-json_object *mcp_ext_required_data(const char *ext)
+json_object *api_ext_required_data(const char *ext)
 {
 	json_object *one = json_object_new_object();
 	eng_obj_add(one, ext, json_object_new_object());
@@ -119,7 +119,7 @@ json_object *mcp_ext_required_data(const char *ext)
 	return data;
 }
 
-json_object *mcp_data_str(const char *key, const char *value)
+json_object *api_data_str(const char *key, const char *value)
 {
 	json_object *d = json_object_new_object();
 	if (d)
@@ -127,7 +127,7 @@ json_object *mcp_data_str(const char *key, const char *value)
 	return d;
 }
 
-void mcp_finish_invalid(eng_req *r, const char *message, json_object *data)
+void api_finish_invalid(eng_req *r, const char *message, json_object *data)
 {
 	eng_req_finish_error(r, MCP_JSONRPC_INVALID_PARAMS, message, data);
 }
@@ -141,45 +141,45 @@ static void trace(mcp_server *srv, const char *event, eng_req *r, const char *re
 }
 
 /* Prepares the context of a handler about to run for `r`. */
-void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
+void api_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params)
 {
-	mcp_ctx_init(ctx, r, params);
+	api_ctx_init(ctx, r, params);
 	ctx->traced = 1;
 	trace(ctx->sess->srv, "started", r, NULL);
 }
 
-void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params)
+void api_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params)
 {
 	memset(ctx, 0, sizeof *ctx);
 	ctx->req = r;
-	ctx->sess = mcp_sess_of(r->sess);
+	ctx->sess = api_sess_of(r->sess);
 	if (r->proto) {
 		ctx->view = *(const api_view *)r->proto;
 	} else {
-		ctx->view.rev = ctx->sess->rev; /* the caps: mcp_ctx_caps */
+		ctx->view.rev = ctx->sess->rev; /* the caps: api_ctx_caps */
 	}
 	json_object *pt = api_get(api_get(params, "_meta"), "progressToken");
 	if (pt && (json_object_is_type(pt, json_type_string) ||
 		   json_object_is_type(pt, json_type_int)))
 		ctx->progress_token = pt;
-	mcp_trace_begin(ctx, params);
+	api_trace_begin(ctx, params);
 }
 
-void mcp_ctx_end_answer(mcp_ctx *ctx, mcp_answer *a)
+void api_ctx_end_answer(mcp_ctx *ctx, api_answer *a)
 {
 	if (a->code)
-		mcp_ctx_end(ctx, MCP_EPROTO, NULL, a->code, a->message, a->data);
+		api_ctx_end(ctx, MCP_EPROTO, NULL, a->code, a->message, a->data);
 	else
-		mcp_ctx_end(ctx, a->result ? MCP_OK : MCP_ENOMEM, a->result, 0, NULL, NULL);
-	*a = (mcp_answer){ 0 };
+		api_ctx_end(ctx, a->result ? MCP_OK : MCP_ENOMEM, a->result, 0, NULL, NULL);
+	*a = (api_answer){ 0 };
 }
 
-int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
+int api_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 {
-	mcp_denial no;
-	if (!mcp_authz_admit(ctx, kind, key, &no))
+	api_denial no;
+	if (!api_authz_admit(ctx, kind, key, &no))
 		return 0;
-	mcp_ctx_end(ctx, no.rc, NULL, no.code, no.message, no.data);
+	api_ctx_end(ctx, no.rc, NULL, no.code, no.message, no.data);
 	/* The hook's own message, read by the end above. */
 	free(ctx->refusal_message);
 	ctx->refusal_message = NULL;
@@ -189,7 +189,7 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 /* Ends a handler's run with exactly one outcome.  `result` is taken; the
  * error triple is the handler's own JSON-RPC error when code != 0 (data
  * taken). */
-void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
+void api_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
 		 json_object *data)
 {
 	eng_req *r = ctx->req;
@@ -224,7 +224,7 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 		json_object_put(data);
 		code = 0;
 		if (ctx->view.modern)
-			mcp_modern_decorate(ctx->sess->srv, api_get_str(r->msg, "method"), result);
+			api_modern_decorate(ctx->sess->srv, api_get_str(r->msg, "method"), result);
 		eng_req_finish_result(r, result);
 		result = NULL;
 	} else {
@@ -247,11 +247,11 @@ void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char
 	 * table: from "cleanup" on, its id may be reused (P5). */
 	if (ctx->traced)
 		trace(ctx->sess->srv, "cleanup", r, why);
-	mcp_authz_after(ctx, why, outcome == ENG_OUT_RESPONDED ? code : 0);
+	api_authz_after(ctx, why, outcome == ENG_OUT_RESPONDED ? code : 0);
 }
-json_object *mcp_ctx_caps(const mcp_ctx *ctx)
+json_object *api_ctx_caps(const mcp_ctx *ctx)
 {
-	return ctx->view.modern || ctx->view.caps ? ctx->view.caps : mcp_sess_caps(ctx->sess);
+	return ctx->view.modern || ctx->view.caps ? ctx->view.caps : api_sess_caps(ctx->sess);
 }
 
 /* ---- trace context -------------------------------------------------------------
@@ -264,7 +264,7 @@ json_object *mcp_ctx_caps(const mcp_ctx *ctx)
  *
  * The values come from the request's params._meta; over HTTP, the W3C
  * traceparent and tracestate headers of the POST stand in when _meta has
- * none (mcp_trace_from_headers).  A value that breaks the format is
+ * none (api_trace_from_headers).  A value that breaks the format is
  * dropped, never passed on: a client must not be able to push arbitrary
  * text into the requests the server makes, or into its traces.
  */
@@ -286,7 +286,7 @@ static int lower_hex(const char *p, size_t n, int *all_zero)
 	return 1;
 }
 
-int mcp_trace_valid_parent(const char *v)
+int api_trace_valid_parent(const char *v)
 {
 	/* 00-<trace-id>-<parent-id>-<flags>.  Only version 00 is defined; a
 	 * value of another version is not passed on in a form this server
@@ -359,7 +359,7 @@ static int valid_member(const char *p, const char *end, const char **key_end)
 	return 1;
 }
 
-int mcp_trace_valid_state(const char *v)
+int api_trace_valid_state(const char *v)
 {
 	if (!v || strlen(v) > TRACESTATE_MAX)
 		return 0;
@@ -393,19 +393,19 @@ int mcp_trace_valid_state(const char *v)
 	return members > 0;
 }
 
-void mcp_trace_begin(mcp_ctx *ctx, json_object *params)
+void api_trace_begin(mcp_ctx *ctx, json_object *params)
 {
 	json_object *meta = api_get(params, "_meta");
 	json_object *tp = api_get(meta, "traceparent");
 	json_object *ts = api_get(meta, "tracestate");
 	ctx->traceparent = ctx->tracestate = NULL;
 	if (!json_object_is_type(tp, json_type_string) ||
-	    !mcp_trace_valid_parent(json_object_get_string(tp)))
+	    !api_trace_valid_parent(json_object_get_string(tp)))
 		return;
 	ctx->traceparent = json_object_get_string(tp);
 	/* tracestate means nothing without the traceparent it belongs to. */
 	if (json_object_is_type(ts, json_type_string) &&
-	    mcp_trace_valid_state(json_object_get_string(ts)))
+	    api_trace_valid_state(json_object_get_string(ts)))
 		ctx->tracestate = json_object_get_string(ts);
 }
 
@@ -420,7 +420,7 @@ MCP_EXTERN int mcp_ctx_trace_context(const mcp_ctx *ctx, const char **traceparen
 	return tp != NULL;
 }
 
-void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params)
+void api_trace_meta_add(const mcp_ctx *ctx, json_object *params)
 {
 	if (!ctx->traceparent || !json_object_is_type(params, json_type_object))
 		return;
@@ -440,7 +440,7 @@ void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params)
 		eng_obj_add(meta, "tracestate", json_object_new_string(ctx->tracestate));
 }
 
-void mcp_trace_from_headers(json_object *msg, const char *traceparent, const char *tracestate)
+void api_trace_from_headers(json_object *msg, const char *traceparent, const char *tracestate)
 {
 	json_object *params = api_get(msg, "params");
 	if (!traceparent || !json_object_is_type(params, json_type_object))
@@ -459,7 +459,7 @@ void mcp_trace_from_headers(json_object *msg, const char *traceparent, const cha
 		return;
 	memcpy(tp, traceparent, n);
 	tp[n] = 0;
-	if (!mcp_trace_valid_parent(tp))
+	if (!api_trace_valid_parent(tp))
 		return;
 	if (!meta) {
 		meta = json_object_new_object();
@@ -467,7 +467,7 @@ void mcp_trace_from_headers(json_object *msg, const char *traceparent, const cha
 			return;
 	}
 	eng_obj_add(meta, "traceparent", json_object_new_string(tp));
-	if (tracestate && !api_get(meta, "tracestate") && mcp_trace_valid_state(tracestate))
+	if (tracestate && !api_get(meta, "tracestate") && api_trace_valid_state(tracestate))
 		eng_obj_add(meta, "tracestate", json_object_new_string(tracestate));
 }
 
@@ -489,7 +489,7 @@ void mcp_trace_from_headers(json_object *msg, const char *traceparent, const cha
 
 #define CURSOR_RAW (8 + crypto_auth_BYTES)
 
-void mcp_cursor_keys_derive(mcp_server *srv)
+void api_cursor_keys_derive(mcp_server *srv)
 {
 	/* A subkey per purpose: the sealing key itself never signs cursors. */
 	crypto_kdf_derive_from_key(srv->cursor_key, sizeof srv->cursor_key, 1, "mcp_curs",
@@ -514,7 +514,7 @@ static void cursor_mac(unsigned char tag[crypto_auth_BYTES], const char *list,
 	crypto_auth_hmacsha512256_final(&st, tag);
 }
 
-char *mcp_make_cursor(const mcp_server *srv, const char *list, size_t offset)
+char *api_make_cursor(const mcp_server *srv, const char *list, size_t offset)
 {
 	unsigned char raw[CURSOR_RAW];
 	uint64_t v = offset;
@@ -528,7 +528,7 @@ char *mcp_make_cursor(const mcp_server *srv, const char *list, size_t offset)
 	return out;
 }
 
-int mcp_parse_cursor(const mcp_server *srv, const char *cursor, const char *list,
+int api_parse_cursor(const mcp_server *srv, const char *cursor, const char *list,
 		     size_t *offset)
 {
 	unsigned char raw[CURSOR_RAW];

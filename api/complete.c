@@ -40,7 +40,7 @@ MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more)
 
 void mcp_complete(eng_req *r)
 {
-	mcp_sess *ms = mcp_sess_of(r->sess);
+	api_sess *ms = api_sess_of(r->sess);
 	mcp_server *srv = ms->srv;
 	json_object *params = api_get(r->msg, "params");
 	json_object *ref = api_get(params, "ref");
@@ -49,7 +49,7 @@ void mcp_complete(eng_req *r)
 	const char *arg_name = api_get_str(arg, "name");
 	const char *value = api_get_str(arg, "value");
 	if (!type || !arg_name || !value) {
-		mcp_finish_invalid(r, "Invalid params: completion/complete needs ref.type, "
+		api_finish_invalid(r, "Invalid params: completion/complete needs ref.type, "
 				  "argument.name and argument.value",
 			       NULL);
 		return;
@@ -75,7 +75,7 @@ void mcp_complete(eng_req *r)
 		}
 	}
 	if (!e) {
-		mcp_finish_invalid(r, "Invalid params: unknown completion reference", NULL);
+		api_finish_invalid(r, "Invalid params: unknown completion reference", NULL);
 		return;
 	}
 	json_object *context = api_get(api_get(params, "context"), "arguments");
@@ -83,8 +83,8 @@ void mcp_complete(eng_req *r)
 	if (!json_object_is_type(context, json_type_object))
 		context = own_ctx = json_object_new_object();
 	mcp_ctx ctx;
-	mcp_ctx_begin(&ctx, r, params);
-	if (mcp_ctx_admit(&ctx, strcmp(type, "ref/prompt") == 0 ? MCP_ITEM_PROMPT : MCP_ITEM_TEMPLATE,
+	api_ctx_begin(&ctx, r, params);
+	if (api_ctx_admit(&ctx, strcmp(type, "ref/prompt") == 0 ? MCP_ITEM_PROMPT : MCP_ITEM_TEMPLATE,
 			  e->key)) {
 		json_object_put(own_ctx);
 		mcp_entry_unref(e);
@@ -107,7 +107,7 @@ void mcp_complete(eng_req *r)
 		result = json_object_new_object();
 		eng_obj_add(result, "completion", c);
 	}
-	mcp_ctx_end(&ctx, rc, result, 0, NULL, NULL);
+	api_ctx_end(&ctx, rc, result, 0, NULL, NULL);
 	json_object_put(out.values);
 	json_object_put(own_ctx);
 	mcp_entry_unref(e);

@@ -31,7 +31,7 @@ MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
 
 MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
 {
-	return mcp_ctx_caps(ctx);
+	return api_ctx_caps(ctx);
 }
 
 MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int64_t ms)
@@ -152,7 +152,7 @@ MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger
 		json_object_put(data);
 		return MCP_ENOMEM;
 	}
-	eng_obj_add(p, "level", json_object_new_string(mcp_log_level_name(level)));
+	eng_obj_add(p, "level", json_object_new_string(api_log_level_name(level)));
 	if (logger)
 		eng_obj_add(p, "logger", json_object_new_string(logger));
 	eng_obj_add(p, "data", data);
@@ -177,7 +177,7 @@ MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level, const char *l
 static int client_has(const mcp_ctx *ctx, const char *a, const char *b)
 {
 	json_object *v = NULL;
-	if (!json_object_object_get_ex(mcp_ctx_caps(ctx), a, &v))
+	if (!json_object_object_get_ex(api_ctx_caps(ctx), a, &v))
 		return 0;
 	return !b || json_object_object_get_ex(v, b, NULL);
 }
@@ -197,7 +197,7 @@ static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
 	/* Inside a task the input travels by tasks/get and tasks/update. */
 	if (ctx->task) {
 		if (params)
-			mcp_trace_meta_add(ctx, params);
+			api_trace_meta_add(ctx, params);
 		return mcp_task_ask(ctx, method, params, timeout_ms, result);
 	}
 	return mcp_park_call(ctx, method, params, timeout_ms, result);
@@ -208,14 +208,14 @@ static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
 static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 		       int64_t timeout_ms, json_object **result)
 {
-	mcp_sess *ms = ctx->sess;
+	api_sess *ms = ctx->sess;
 	if (atomic_load(&ctx->req->sess->closed)) {
 		json_object_put(params);
 		return eng_req_closed(ctx->req);
 	}
 	/* MCP lifecycle: no requests to the client before it said
 	 * notifications/initialized. */
-	if (atomic_load(&ms->state) != MCP_SESS_READY) {
+	if (atomic_load(&ms->state) != API_SESS_READY) {
 		json_object_put(params);
 		return MCP_ESTATE;
 	}
@@ -245,7 +245,7 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 	if (ctx->traceparent) {
 		if (!params)
 			params = json_object_new_object();
-		mcp_trace_meta_add(ctx, params);
+		api_trace_meta_add(ctx, params);
 	}
 	if (params)
 		eng_obj_add(msg, "params", params);

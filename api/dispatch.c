@@ -28,7 +28,7 @@
  *    is answered like a handler's.  Without hooks nothing changes: one
  *    atomic load per such request decides.
  *  - ON_WORKER: a handler on the pool; the hooks run around it there
- *    (mcp_ctx_admit).
+ *    (api_ctx_admit).
  *  - HELD: subscriptions/listen, held open without a worker; with hooks,
  *    `run` lets it through on a worker first (mcp_listen_hooked). */
 
@@ -123,12 +123,12 @@ int mcp_request_check(const char *method, json_object *params, const char *heade
 /* Runs a row's answer (on the reader, or on a worker between the hooks),
  * after the extension it needs. */
 static void answer(const method_row *m, eng_session *s, json_object *params, const api_view *v,
-		   mcp_answer *out)
+		   api_answer *out)
 {
-	if (m->needs && v && !mcp_ext_declared(v->caps, m->needs)) {
-		mcp_answer_error(out, API_JSONRPC_MISSING_CAPABILITY,
+	if (m->needs && v && !api_ext_declared(v->caps, m->needs)) {
+		api_answer_error(out, API_JSONRPC_MISSING_CAPABILITY,
 				 "Missing required client capability",
-				 mcp_ext_required_data(m->needs));
+				 api_ext_required_data(m->needs));
 		return;
 	}
 	m->answer(s, params, v, out);
@@ -139,14 +139,14 @@ static void run_hooked(eng_req *r)
 {
 	json_object *params = api_get(r->msg, "params");
 	const method_row *m =
-		find_method(api_get_str(r->msg, "method"), mcp_req_modern(r) ? MODERN : LEGACY);
+		find_method(api_get_str(r->msg, "method"), api_req_modern(r) ? MODERN : LEGACY);
 	mcp_ctx ctx;
-	mcp_ctx_init(&ctx, r, params);
-	if (mcp_ctx_admit(&ctx, -1, NULL))
+	api_ctx_init(&ctx, r, params);
+	if (api_ctx_admit(&ctx, -1, NULL))
 		return;
-	mcp_answer a = { 0 };
+	api_answer a = { 0 };
 	answer(m, r->sess, params, r->proto, &a);
-	mcp_ctx_end_answer(&ctx, &a);
+	api_ctx_end_answer(&ctx, &a);
 }
 
 /* ---- the engine's hooks ---------------------------------------------------------- */
@@ -154,14 +154,14 @@ static void run_hooked(eng_req *r)
 static int is_modern(eng_session *s, json_object *params)
 {
 	json_object *meta = api_get(params, "_meta");
-	return mcp_sess_of(s)->stateless_only || api_get(meta, API_META_VERSION) ||
+	return api_sess_of(s)->stateless_only || api_get(meta, API_META_VERSION) ||
 	       api_get(meta, API_META_CAPS);
 }
 
 static void on_request(eng_session *s, json_object *msg, json_object *id, const char *name,
 		       json_object *params)
 {
-	mcp_sess *ms = mcp_sess_of(s);
+	api_sess *ms = api_sess_of(s);
 	int modern = is_modern(s, params);
 	const char *message = NULL;
 	json_object *data = NULL;
@@ -175,7 +175,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 		code = MCP_JSONRPC_METHOD_NOT_FOUND;
 		message = "Method not found";
 		data = method_data(name);
-	} else if (!(m->flags & BEFORE_INIT) && atomic_load(&ms->state) == MCP_SESS_NEW) {
+	} else if (!(m->flags & BEFORE_INIT) && atomic_load(&ms->state) == API_SESS_NEW) {
 		code = MCP_JSONRPC_INVALID_REQUEST;
 		message = "Invalid Request: the server is not initialized (send initialize first)";
 	}
@@ -197,7 +197,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 		eng_session_submit(s, msg, id, m->run, v, free_v);
 		return;
 	}
-	if (mcp_authz_hooked(ms->srv)) {
+	if (api_authz_hooked(ms->srv)) {
 		eng_session_submit(s, msg, id, m->where == HELD ? m->run : run_hooked, v, free_v);
 		return;
 	}
@@ -213,9 +213,9 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_REQUEST,
 					  "Invalid Request: id is already in flight", d);
 	} else {
-		mcp_answer a = { 0 };
+		api_answer a = { 0 };
 		answer(m, s, params, v, &a);
-		mcp_answer_send(s, id, &a);
+		api_answer_send(s, id, &a);
 	}
 	if (v)
 		mcp_view_free(v);
@@ -227,13 +227,13 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
  * on_request must see it. */
 static void (*raw_route(eng_session *s, const char *name))(eng_req *r)
 {
-	mcp_sess *ms = mcp_sess_of(s);
+	api_sess *ms = api_sess_of(s);
 	if (ms->stateless_only)
 		return NULL;
 	const method_row *m = find_method(name, LEGACY);
 	if (!m || m->where != ON_WORKER)
 		return NULL;
-	if (!(m->flags & BEFORE_INIT) && atomic_load(&ms->state) == MCP_SESS_NEW)
+	if (!(m->flags & BEFORE_INIT) && atomic_load(&ms->state) == API_SESS_NEW)
 		return NULL;
 	return m->run;
 }
@@ -244,7 +244,7 @@ static void on_notification(eng_session *s, json_object *msg, const char *name,
 	if (strcmp(name, "notifications/cancelled") == 0)
 		eng_session_cancel_peer(s, api_get(params, "requestId"));
 	else if (strcmp(name, "notifications/initialized") == 0)
-		mcp_lifecycle_initialized(mcp_sess_of(s));
+		mcp_lifecycle_initialized(api_sess_of(s));
 	/* Anything else (roots/list_changed, progress, unknown ones) needs no
 	 * action and is never answered. */
 	json_object_put(msg);
@@ -252,8 +252,8 @@ static void on_notification(eng_session *s, json_object *msg, const char *name,
 
 static int batches_allowed(eng_session *s)
 {
-	mcp_sess *ms = mcp_sess_of(s);
-	return atomic_load(&ms->state) != MCP_SESS_NEW && ms->rev == API_REV_2025_03_26;
+	api_sess *ms = api_sess_of(s);
+	return atomic_load(&ms->state) != API_SESS_NEW && ms->rev == API_REV_2025_03_26;
 }
 
 static json_object *cancel_notification(int64_t id, const char *reason)
@@ -261,14 +261,14 @@ static json_object *cancel_notification(int64_t id, const char *reason)
 	json_object *p = json_object_new_object();
 	eng_obj_add(p, "requestId", json_object_new_int64(id));
 	eng_obj_add(p, "reason", json_object_new_string(reason));
-	return mcp_notification("notifications/cancelled", p);
+	return api_notification("notifications/cancelled", p);
 }
 
 static void on_free(eng_session *s)
 {
-	mcp_sess *ms = mcp_sess_of(s);
+	api_sess *ms = api_sess_of(s);
 	mcp_tasks_free(ms);
-	mcp_sess_free(ms);
+	api_sess_free(ms);
 }
 
 const eng_proto mcp_protocol = {

@@ -274,12 +274,12 @@ MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char 
 	eng_obj_add(params, "elicitationId", json_object_new_string(elicitation_id));
 	/* Remembered before sending: the user may finish before the client
 	 * even answers the request. */
-	mcp_sess_remember_elicitation(ctx->sess, elicitation_id);
+	api_sess_remember_elicitation(ctx->sess, elicitation_id);
 	int rc = mcp_elicit_send(ctx, params, timeout_ms, result);
 	/* Never sent: nothing will complete it.  (A close is reported as
 	 * MCP_ECANCELED, like any cancellation.) */
 	if (rc == MCP_ENOTSUP || rc == MCP_ESTATE)
-		mcp_sess_forget_elicitation(ctx->sess, elicitation_id);
+		api_sess_forget_elicitation(ctx->sess, elicitation_id);
 	return rc;
 }
 
@@ -289,8 +289,8 @@ MCP_EXTERN int mcp_server_elicitation_complete(mcp_server *srv, const char *elic
 		return MCP_EINVAL;
 	int rc = MCP_ENOENT;
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_sess *ms = srv->sessions; ms && rc == MCP_ENOENT; ms = ms->next) {
-		if (!mcp_sess_forget_elicitation(ms, elicitation_id))
+	for (api_sess *ms = srv->sessions; ms && rc == MCP_ENOENT; ms = ms->next) {
+		if (!api_sess_forget_elicitation(ms, elicitation_id))
 			continue;
 		json_object *n = json_object_new_object();
 		json_object *p = json_object_new_object();

@@ -84,7 +84,7 @@ static void closing_add(http_server *h, eng_session *es, int ephemeral)
 			 * ends, or with everything at the server's stop. */
 			pthread_mutex_unlock(&h->mu);
 			if (ephemeral)
-				mcp_server_drop_session(h->srv, es);
+				api_server_drop_session(h->srv, es);
 			else
 				eng_session_unref(es);
 			return;
@@ -110,7 +110,7 @@ static void session_close(http_server *h, eng_session *es, int reason, int ephem
 		return;
 	}
 	if (ephemeral)
-		mcp_server_drop_session(h->srv, es);
+		api_server_drop_session(h->srv, es);
 	else
 		eng_session_unref(es);
 }
@@ -136,7 +136,7 @@ static void hook_tick(void *arg, int64_t now)
 		if (!done)
 			return;
 		if (ephemeral)
-			mcp_server_drop_session(h->srv, done);
+			api_server_drop_session(h->srv, done);
 		else
 			eng_session_unref(done);
 	}
@@ -158,7 +158,7 @@ static void hook_session_expired(void *arg, void *app)
 static void hook_session_gone(void *arg, void *app)
 {
 	http_server *h = arg;
-	mcp_server_drop_session(h->srv, app);
+	api_server_drop_session(h->srv, app);
 }
 
 /* A new push session over a new transport session; NULL after answering
@@ -175,7 +175,7 @@ static eng_session *session_open(http_server *h, tp_http_req *rq, int ephemeral,
 			      sizeof body - 1, retry_1);
 		return NULL;
 	}
-	eng_session *es = mcp_server_open_session(h->srv, tp_http_conn(ts), preset_rev, 1);
+	eng_session *es = api_server_open_session(h->srv, tp_http_conn(ts), preset_rev, 1);
 	if (!es) {
 		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
 		return NULL;
@@ -308,7 +308,7 @@ static void hook_post_answer(void *arg, void *app, const char *line, size_t len,
 	int refusal = err ? auth_http_status(code, api_get(err, "data"), &retry) : 0;
 	if (refusal == 403) {
 		out->status = 403;
-		out->www_authenticate = mcp_authz_forbidden_challenge(h->srv, api_get(err, "data"));
+		out->www_authenticate = api_authz_forbidden_challenge(h->srv, api_get(err, "data"));
 	} else if (refusal == 429) {
 		out->status = 429;
 		out->retry_after_s = retry > 0 ? retry : 1;
@@ -587,7 +587,7 @@ static int serve_metadata(http_server *h, tp_http_req *rq)
 	if (strncmp(path, "/.well-known/", 13) != 0)
 		return 0;
 	char *json = NULL;
-	int rc = mcp_authz_metadata(h->srv, path, h->srv->http_path ? h->srv->http_path : "/mcp",
+	int rc = api_authz_metadata(h->srv, path, h->srv->http_path ? h->srv->http_path : "/mcp",
 				    &json);
 	if (rc == 0)
 		return 0;
@@ -633,15 +633,15 @@ static void reply_refusal(tp_http_req *rq, int status, char *www, char *body)
 static int check_token(http_server *h, tp_http_req *rq, mcp_principal **principal)
 {
 	*principal = NULL;
-	if (!mcp_authz_enabled(h->srv))
+	if (!api_authz_enabled(h->srv))
 		return 0;
 	char *www = NULL, *body = NULL;
 	/* The transport hands over the path without its query; what the
 	 * check needs of the query is whether it carries a token (RFC 6750
 	 * section 2.3, which MCP forbids), so that is all it is given. */
 	const char *url = tp_http_req_has_query_param(rq, "access_token") ? "?access_token" : "";
-	int st = mcp_authz_http(h->srv, url, tp_http_req_header(rq, "Authorization"),
-				mcp_authz_now(), principal, &www, &body);
+	int st = api_authz_http(h->srv, url, tp_http_req_header(rq, "Authorization"),
+				api_authz_now(), principal, &www, &body);
 	if (st == 0)
 		return 0;
 	reply_refusal(rq, st, www, body);
@@ -657,14 +657,14 @@ static int bind_principal(http_server *h, tp_http_req *rq, eng_session *es, mcp_
 {
 	if (!p)
 		return 0;
-	int rc = mcp_authz_bind(es->proto_data, p);
+	int rc = api_authz_bind(es->proto_data, p);
 	if (rc == MCP_OK)
 		return 0;
 	if (rc == MCP_ENOENT) {
 		reply_session_not_found(rq, id);
 	} else if (rc == MCP_EBUSY) {
 		char *www, *body;
-		int st = mcp_authz_http_invalid(
+		int st = api_authz_http_invalid(
 			h->srv, "this session has seen too many tokens: start a new one", &www, &body);
 		reply_refusal(rq, st, www, body);
 	} else {
@@ -924,7 +924,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 	/* A refusal on the worker (scopes, a hook) must still be able to
 	 * choose its status: the SSE response waits until the request is let
 	 * through. */
-	if ((flags & TP_HTTP_SSE) && mcp_authz_may_refuse(srv))
+	if ((flags & TP_HTTP_SSE) && api_authz_may_refuse(srv))
 		flags |= TP_HTTP_HOLD;
 	/* The stream's route is the engine's key for the request: its id as
 	 * compact JSON, computed from the same tree. */
@@ -939,7 +939,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 		return;
 	}
 	/* W3C trace context from the headers when _meta carries none (SEP-414). */
-	mcp_trace_from_headers(m, tp_http_req_header(rq, "traceparent"),
+	api_trace_from_headers(m, tp_http_req_header(rq, "traceparent"),
 			       tp_http_req_header(rq, "tracestate"));
 	json_object *id_copy = json_object_get(id);
 	post_to_session(h, rq, es, m, pre, route, id_copy, flags, ephemeral, modern, 0, new_sid);
@@ -1140,7 +1140,7 @@ static void http_shutdown(http_server *h)
 		eng_session *batch[64];
 		size_t n = 0;
 		pthread_mutex_lock(&srv->sess_mu);
-		for (mcp_sess *ms = srv->sessions; ms && n < 64; ms = ms->next)
+		for (api_sess *ms = srv->sessions; ms && n < 64; ms = ms->next)
 			if (!atomic_load(&ms->es->shutdown_once)) {
 				eng_session_ref(ms->es);
 				batch[n++] = ms->es;

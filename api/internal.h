@@ -193,7 +193,7 @@ struct mcp_server {
 	_Atomic int running;
 	_Atomic int has_run;
 	pthread_mutex_t sess_mu;     /* the list of live connections, and: */
-	struct mcp_sess *sessions;
+	struct api_sess *sessions;
 	struct mcp_listen *listens;  /* open subscriptions/listen streams */
 	size_t nlistens;
 	/* Authorization (api/authz.c): made by the first auth setter, never
@@ -208,13 +208,13 @@ struct mcp_server {
 enum { API_KIND_TOOLS = 1, API_KIND_RESOURCES = 2, API_KIND_PROMPTS = 4 };
 
 /* Connection state of the lifecycle. */
-enum { MCP_SESS_NEW = 0, MCP_SESS_INITIALIZING, MCP_SESS_READY };
+enum { API_SESS_NEW = 0, API_SESS_INITIALIZING, API_SESS_READY };
 
 /* Per-connection protocol state (the engine session's proto_data). */
-typedef struct mcp_sess {
+typedef struct api_sess {
 	mcp_server *srv;
 	eng_session *es;             /* not counted: unlinked before it dies */
-	struct mcp_sess *next, *prev; /* srv->sessions, under srv->sess_mu */
+	struct api_sess *next, *prev; /* srv->sessions, under srv->sess_mu */
 	pthread_mutex_t mu;          /* subscriptions */
 	char **subs;
 	size_t nsubs, subs_cap;
@@ -226,13 +226,13 @@ typedef struct mcp_sess {
 	/* The client's capabilities: the compact JSON text initialize sent,
 	 * set once, and the object parsed from it at first use (an idle HTTP
 	 * session keeps only the text: a json-c object costs about 800
-	 * bytes).  Read-only once set.  See mcp_sess_caps. */
+	 * bytes).  Read-only once set.  See api_sess_caps. */
 	char *client_caps_text;
 	_Atomic(json_object *) client_caps;
 	_Atomic int log_level;       /* notifications below it are not sent */
 	int stateless_only;          /* HTTP without a session: 2026-07-28 only */
 	struct auth_binding *auth;   /* principals bound to it (api/authz.c; under mu) */
-} mcp_sess;
+} api_sess;
 
 struct mcp_result {
 	json_object *content;        /* array */
@@ -246,7 +246,7 @@ struct mcp_result {
 
 struct mcp_ctx {
 	eng_req *req;
-	mcp_sess *sess;
+	api_sess *sess;
 	api_view view;               /* borrowed from the request or the session */
 	const char *missing_cap;     /* modern: a client call lacked this capability */
 	/* Multi round-trip requests (api/mrtr.c). */
@@ -270,8 +270,8 @@ struct mcp_ctx {
 	mcp_principal *principal;    /* borrowed from the session, or NULL */
 	const char *target;          /* tool or prompt name, or URI; borrowed */
 	int64_t hook_start_ns;
-	int hooked;                  /* the after-hook is due at mcp_ctx_end */
-	int refused;                 /* answered by mcp_ctx_admit */
+	int hooked;                  /* the after-hook is due at api_ctx_end */
+	int refused;                 /* answered by api_ctx_admit */
 	int traced;                  /* a handler's run: traced started/cleanup */
 	int refusal;                 /* 1 + mcp_refusal from mcp_ctx_refuse, or 0 */
 	char *refusal_message;
@@ -308,19 +308,19 @@ struct mcp_completion {
  * lists, subscriptions, tasks/get...).  Such a method fills it and its
  * caller writes it: on the reader (eng_session_respond_*), or, with
  * request hooks installed, on the worker that ran the method between
- * them (mcp_ctx_end).  Either a result or an error (code != 0). */
-typedef struct mcp_answer {
+ * them (api_ctx_end).  Either a result or an error (code != 0). */
+typedef struct api_answer {
 	json_object *result;         /* owned */
 	int code;
 	const char *message;         /* static text */
 	json_object *data;           /* owned, or NULL */
-} mcp_answer;
+} api_answer;
 
 /* Such a method, as a row of the method table (dispatch.c) calls it: `v`
  * is the 2026-07-28 request's view, NULL for a request of a connection
  * of an earlier revision. */
 typedef void (*mcp_inline_fn)(eng_session *s, json_object *params, const api_view *v,
-			      mcp_answer *out);
+			      api_answer *out);
 
 /* An open subscriptions/listen stream (notify.c; agreed by listen.c). */
 typedef struct mcp_listen {
@@ -333,14 +333,14 @@ typedef struct mcp_listen {
 } mcp_listen;
 
 /* How a request refused at admission must end (authz.c, for
- * mcp_ctx_admit): its message borrowed from the context or static, its
+ * api_ctx_admit): its message borrowed from the context or static, its
  * data taken by whoever ends it. */
-typedef struct mcp_denial {
-	int rc;                      /* for mcp_ctx_end */
+typedef struct api_denial {
+	int rc;                      /* for api_ctx_end */
 	int code;
 	const char *message;
 	json_object *data;
-} mcp_denial;
+} api_denial;
 
 /* ==== util.c, errors.c, result.c: helpers with no state ===================== */
 
@@ -375,30 +375,30 @@ json_object *api_block_resource(const char *uri, const char *mime_type, const ch
 
 /* ==== authz.c: authorization (the token machinery is in auth.h) ============= */
 
-/* admit is mcp_ctx_admit's check: 0 to let the request through, 1 with
+/* admit is api_ctx_admit's check: 0 to let the request through, 1 with
  * *out saying how it must end.  after runs the after-hook, once. */
-int mcp_authz_admit(mcp_ctx *ctx, int kind, const char *key, mcp_denial *out);
-void mcp_authz_after(mcp_ctx *ctx, const char *why, int code);
+int api_authz_admit(mcp_ctx *ctx, int kind, const char *key, api_denial *out);
+void api_authz_after(mcp_ctx *ctx, const char *why, int code);
 /* Whether request hooks are installed: then every method runs on a worker
  * between them, also those otherwise answered on the reader.  Fixed once
  * the server runs; one atomic load.  Any thread. */
-int mcp_authz_hooked(mcp_server *srv);
+int api_authz_hooked(mcp_server *srv);
 /* Whether a request may be refused on its worker with a status of its own
  * (a scope it lacks, a before-hook): the HTTP layer then holds back the
  * start of an SSE response until the request is let through
  * (eng_req_admitted), so that the refusal can still be a 403 or 429. */
-int mcp_authz_may_refuse(mcp_server *srv);
+int api_authz_may_refuse(mcp_server *srv);
 /* Lists: whether `p` (NULL: no principal) may see an item, with reg_lock
  * held; whether filtering is needed at all. */
-int mcp_authz_visible(mcp_server *srv, int kind, const char *key, const mcp_principal *p);
-int mcp_authz_filters(mcp_server *srv, const mcp_principal *p);
+int api_authz_visible(mcp_server *srv, int kind, const char *key, const mcp_principal *p);
+int api_authz_filters(mcp_server *srv, const mcp_principal *p);
 /* A session's principal: bind the one of a new request (counted; another
  * party's gives MCP_ENOENT, to be answered as an unknown session), read
  * the current one (borrowed for the session's life). */
-int mcp_authz_bind(mcp_sess *ms, mcp_principal *p);
-mcp_principal *mcp_authz_current(mcp_sess *ms);
-void mcp_authz_sess_free(mcp_sess *ms);
-void mcp_authz_free(mcp_server *srv);
+int api_authz_bind(api_sess *ms, mcp_principal *p);
+mcp_principal *api_authz_current(api_sess *ms);
+void api_authz_sess_free(api_sess *ms);
+void api_authz_free(mcp_server *srv);
 /* For the HTTP transport (see doc/auth.md, "Wiring"): whether
  * authorization is on; the metadata document for a GET of `path` (1 and
  * *json, caller frees; 0 when `path` is not a metadata path; -1 no memory);
@@ -407,119 +407,119 @@ void mcp_authz_free(mcp_server *srv);
  * and the WWW-Authenticate value (NULL for 500) and JSON-RPC body to send
  * (caller frees both); the WWW-Authenticate of an answer whose error is
  * MCP_JSONRPC_FORBIDDEN (data borrowed; NULL when none applies). */
-int mcp_authz_enabled(mcp_server *srv);
-int mcp_authz_metadata(mcp_server *srv, const char *path, const char *endpoint, char **json);
-int mcp_authz_http(mcp_server *srv, const char *url, const char *authorization, int64_t now,
+int api_authz_enabled(mcp_server *srv);
+int api_authz_metadata(mcp_server *srv, const char *path, const char *endpoint, char **json);
+int api_authz_http(mcp_server *srv, const char *url, const char *authorization, int64_t now,
 		   mcp_principal **principal, char **www_authenticate, char **body);
-char *mcp_authz_forbidden_challenge(mcp_server *srv, json_object *data);
+char *api_authz_forbidden_challenge(mcp_server *srv, json_object *data);
 /* The 401 invalid_token refusal of a request whose token was valid but
  * cannot be used (`reason`, static and client-safe): its status (500
  * when authorization is off), WWW-Authenticate and body (caller frees). */
-int mcp_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authenticate,
+int api_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authenticate,
 			   char **body);
-int64_t mcp_authz_now(void);
+int64_t api_authz_now(void);
 
 /* ==== sess.c: connections =================================================== */
 
 /* new: a connection not yet initialized; free: all of it (what tasks.c
  * keeps of it is freed before, by the method table's on_free). */
-mcp_sess *mcp_sess_new(mcp_server *srv);
-void mcp_sess_free(mcp_sess *ms);
-static inline mcp_sess *mcp_sess_of(eng_session *s)
+api_sess *api_sess_new(mcp_server *srv);
+void api_sess_free(api_sess *ms);
+static inline api_sess *api_sess_of(eng_session *s)
 {
 	return s->proto_data;
 }
 /* The capabilities the client declared at initialize (borrowed, read-only,
  * alive as long as the session), parsed at the first call; NULL without
  * memory.  Any thread. */
-json_object *mcp_sess_caps(mcp_sess *ms);
+json_object *api_sess_caps(api_sess *ms);
 /* Which connection a URL elicitation went to. */
-void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id);
-int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id);
+void api_sess_remember_elicitation(api_sess *ms, const char *id);
+int api_sess_forget_elicitation(api_sess *ms, const char *id);
 /* A connection's engine session over `tp` (taken, freed on failure),
  * speaking srv->proto, linked in srv->sessions, with one reference for
  * the caller; `preset_rev` as for mcp_server_serve_connection_as; `push`
  * for a transport that feeds it (HTTP: no reader thread, the per-session
  * worker cap).  NULL when out of memory.  drop unlinks it and drops the
  * caller's reference. */
-eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push);
-void mcp_server_drop_session(mcp_server *srv, eng_session *es);
+eng_session *api_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push);
+void api_server_drop_session(mcp_server *srv, eng_session *es);
 
 /* ==== common.c: what every method shares ==================================== */
 
 /* Log level names: the index of `name` (-1: none), the name of `level`. */
-int mcp_log_level_from_name(const char *name);
-const char *mcp_log_level_name(int level);
+int api_log_level_from_name(const char *name);
+const char *api_log_level_name(int level);
 /* Set the answer (result or data taken; a second call replaces the
  * first, releasing it); send it from the reader (taken). */
-void mcp_answer_result(mcp_answer *a, json_object *result);
-void mcp_answer_error(mcp_answer *a, int code, const char *message, json_object *data);
-void mcp_answer_send(eng_session *s, json_object *id, mcp_answer *a);
-json_object *mcp_notification(const char *method, json_object *params);
+void api_answer_result(api_answer *a, json_object *result);
+void api_answer_error(api_answer *a, int code, const char *message, json_object *data);
+void api_answer_send(eng_session *s, json_object *id, api_answer *a);
+json_object *api_notification(const char *method, json_object *params);
 /* The 2026-07-28 decorations of a result (resultType, serverInfo, cache
  * hints for `method`). */
-void mcp_modern_decorate(mcp_server *srv, const char *method, json_object *result);
+void api_modern_decorate(mcp_server *srv, const char *method, json_object *result);
 /* Whether capabilities `caps` declare extension `ext`; the data of the
  * -32021 that asks for it (caller owns). */
-int mcp_ext_declared(json_object *caps, const char *ext);
-json_object *mcp_ext_required_data(const char *ext);
+int api_ext_declared(json_object *caps, const char *ext);
+json_object *api_ext_required_data(const char *ext);
 /* {key: value} (caller owns), NULL without memory; ends `r` with -32602,
  * `message` and `data` (taken). */
-json_object *mcp_data_str(const char *key, const char *value);
-void mcp_finish_invalid(eng_req *r, const char *message, json_object *data);
+json_object *api_data_str(const char *key, const char *value);
+void api_finish_invalid(eng_req *r, const char *message, json_object *data);
 
 /* A handler's run: begin prepares ctx and traces "started"; end traces
  * "cleanup" and gives the request exactly one outcome (result taken; the
  * error triple is the handler's own when code != 0, data taken). */
-void mcp_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
+void api_ctx_begin(mcp_ctx *ctx, eng_req *r, json_object *params);
 /* The same for a request that runs no handler (a method otherwise answered
  * on the reader, tasks/result): no trace events, but the hooks, scopes and
- * outcome rules of mcp_ctx_admit and mcp_ctx_end. */
-void mcp_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params);
-/* For the requests that reach a worker, right after mcp_ctx_begin: gives
+ * outcome rules of api_ctx_admit and api_ctx_end. */
+void api_ctx_init(mcp_ctx *ctx, eng_req *r, json_object *params);
+/* For the requests that reach a worker, right after api_ctx_begin: gives
  * the context its principal and target, checks the scopes of item `key`
  * of `kind` (mcp_item_kind, or -1 for none) and runs the before-hook
- * (mcp_authz_admit).  0 to run the handler, 1 when the request was
- * refused and has been answered (mcp_ctx_end done). */
-int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key);
-void mcp_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
+ * (api_authz_admit).  0 to run the handler, 1 when the request was
+ * refused and has been answered (api_ctx_end done). */
+int api_ctx_admit(mcp_ctx *ctx, int kind, const char *key);
+void api_ctx_end(mcp_ctx *ctx, int rc, json_object *result, int code, const char *message,
 		 json_object *data);
-/* mcp_ctx_end with a method's answer (taken). */
-void mcp_ctx_end_answer(mcp_ctx *ctx, mcp_answer *a);
+/* api_ctx_end with a method's answer (taken). */
+void api_ctx_end_answer(mcp_ctx *ctx, api_answer *a);
 /* The capabilities a handler's request was made with: its own _meta's
  * (2026-07-28) or its session's.  Borrowed. */
-json_object *mcp_ctx_caps(const mcp_ctx *ctx);
+json_object *api_ctx_caps(const mcp_ctx *ctx);
 /* The request's revision, and whether it is a 2026-07-28 one. */
-static inline int mcp_req_rev(eng_req *r)
+static inline int api_req_rev(eng_req *r)
 {
-	return r->proto ? ((const api_view *)r->proto)->rev : mcp_sess_of(r->sess)->rev;
+	return r->proto ? ((const api_view *)r->proto)->rev : api_sess_of(r->sess)->rev;
 }
 
-static inline int mcp_req_modern(eng_req *r)
+static inline int api_req_modern(eng_req *r)
 {
 	return r->proto && ((const api_view *)r->proto)->modern;
 }
 
 /* Trace context: adds the request's traceparent and tracestate to the
  * _meta of `params` (an object) of a request the server sends. */
-void mcp_trace_meta_add(const mcp_ctx *ctx, json_object *params);
+void api_trace_meta_add(const mcp_ctx *ctx, json_object *params);
 /* Takes the checked trace context of a request into its context. */
-void mcp_trace_begin(mcp_ctx *ctx, json_object *params);
+void api_trace_begin(mcp_ctx *ctx, json_object *params);
 /* The W3C formats: a version-00 traceparent, a tracestate list. */
-int mcp_trace_valid_parent(const char *v);
-int mcp_trace_valid_state(const char *v);
+int api_trace_valid_parent(const char *v);
+int api_trace_valid_state(const char *v);
 /* Over HTTP: the POST's traceparent and tracestate headers (NULL when
  * absent), checked, into the _meta of the request `msg` when its _meta has
  * no traceparent of its own. */
-void mcp_trace_from_headers(json_object *msg, const char *traceparent, const char *tracestate);
+void api_trace_from_headers(json_object *msg, const char *traceparent, const char *tracestate);
 
 /* Cursors of the paged lists: a cursor names its list and an offset under
  * a MAC; parse gives -1 for any cursor the server did not issue for
  * `list`.  derive makes the cursor keys from the state keys. */
-char *mcp_make_cursor(const mcp_server *srv, const char *list, size_t offset);
-int mcp_parse_cursor(const mcp_server *srv, const char *cursor, const char *list,
+char *api_make_cursor(const mcp_server *srv, const char *list, size_t offset);
+int api_parse_cursor(const mcp_server *srv, const char *cursor, const char *list,
 		     size_t *offset);
-void mcp_cursor_keys_derive(mcp_server *srv);
+void api_cursor_keys_derive(mcp_server *srv);
 
 /* ==== notify.c: what changed, to whom it concerns ========================== */
 
@@ -586,7 +586,7 @@ int mcp_state_key_init(mcp_server *srv);
 /* Binds the context to its request and, for a 2026-07-28 retry, takes its
  * inputResponses and verifies its requestState; -1 with *why (-32602).
  * 1 when the retry was for a parked handler: the request has been answered
- * (mcp_ctx_end done) and the caller only cleans up. */
+ * (api_ctx_end done) and the caller only cleans up. */
 int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
 		   json_object *args, const char **why);
 /* The input_required result of a 2026-07-28 handler that returned
@@ -634,22 +634,22 @@ void mcp_task_set_input_required(struct mcp_task *t, int waiting);
 const char *mcp_task_id(const struct mcp_task *t);
 /* A 2026-07-28 task `id` exists and `who` may reach it. */
 int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who);
-void mcp_tasks_free(mcp_sess *ms);
+void mcp_tasks_free(api_sess *ms);
 /* Ends the task host at the end of a run (server.c). */
 void mcp_task_host_end(mcp_server *srv);
 /* The methods: 2025-11-25's tasks/get, list, cancel and result, a
  * connection's own tasks; 2026-07-28's tasks/get, update and cancel,
  * reached by id. */
-void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
-void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
-void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, api_answer *out);
 void mcp_tasks_result(eng_req *r);
 void mcp_tasks_modern_get(eng_session *s, json_object *params, const api_view *v,
-			  mcp_answer *out);
+			  api_answer *out);
 void mcp_tasks_modern_update(eng_session *s, json_object *params, const api_view *v,
-			     mcp_answer *out);
+			     api_answer *out);
 void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const api_view *v,
-			     mcp_answer *out);
+			     api_answer *out);
 
 /* ==== ctx.c: what a handler asks of the library ============================= */
 
@@ -689,9 +689,9 @@ int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_t
 /* resources/read; resources/subscribe and unsubscribe (legacy). */
 void mcp_resources_read(eng_req *r);
 void mcp_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
-			     mcp_answer *out);
+			     api_answer *out);
 void mcp_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,
-			       mcp_answer *out);
+			       api_answer *out);
 
 /* MCP Apps (apps.c): whether a UI resource is registered; a tool's _meta.ui
  * (caller owns; NULL when it has none; reg_lock held); the links freed. */
@@ -700,7 +700,7 @@ json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool);
 void mcp_apps_free(mcp_server *srv);
 
 json_object *mcp_tool_describe(mcp_entry *e, int rev);
-/* What a tool handler's return makes of its call, for mcp_ctx_end:
+/* What a tool handler's return makes of its call, for api_ctx_end:
  * MCP_EINVAL with nothing set becomes a tool error, a result with
  * structuredContent is checked against the output schema (a fault sets
  * res's error and traces "invalid_output").  Returns the code to end
@@ -725,10 +725,10 @@ void mcp_complete(eng_req *r);
 int mcp_skills_offered(mcp_server *srv);
 void mcp_skills_free(mcp_server *srv);
 /* skills/list, skills/get, resources/directory/read. */
-void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
-void mcp_skills_get(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void mcp_skills_get(eng_session *s, json_object *params, const api_view *v, api_answer *out);
 void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v,
-			 mcp_answer *out);
+			 api_answer *out);
 /* The frontmatter of a SKILL.md as JSON (caller owns), or NULL with a
  * one-line reason in why[whylen]; *body_at (may be NULL) gets the offset
  * of what follows it. */
@@ -741,21 +741,21 @@ json_object *mcp_skill_parse_frontmatter(const char *text, size_t len, size_t *b
  * (may be NULL) gets the API_KIND_* whose listChanged it promises. */
 json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out);
 void mcp_lifecycle_initialize(eng_session *s, json_object *params, const api_view *v,
-			      mcp_answer *out);
-void mcp_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+			      api_answer *out);
+void mcp_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, api_answer *out);
 void mcp_lifecycle_set_level(eng_session *s, json_object *params, const api_view *v,
-			     mcp_answer *out);
+			     api_answer *out);
 void mcp_lifecycle_discover(eng_session *s, json_object *params, const api_view *v,
-			    mcp_answer *out);
+			    api_answer *out);
 /* notifications/initialized. */
-void mcp_lifecycle_initialized(mcp_sess *ms);
+void mcp_lifecycle_initialized(api_sess *ms);
 
-void mcp_list_tools(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+void mcp_list_tools(eng_session *s, json_object *params, const api_view *v, api_answer *out);
 void mcp_list_resources(eng_session *s, json_object *params, const api_view *v,
-			mcp_answer *out);
+			api_answer *out);
 void mcp_list_templates(eng_session *s, json_object *params, const api_view *v,
-			mcp_answer *out);
-void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, mcp_answer *out);
+			api_answer *out);
+void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, api_answer *out);
 
 /* subscriptions/listen: held on the reader (`msg` and `v` taken), or let
  * through the request hooks on a worker. */

@@ -94,7 +94,7 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 
 /* The capabilities of a connection: exactly what is registered when it
  * initializes.  Remembers which list_changed notifications it was promised. */
-static json_object *server_capabilities(mcp_sess *ms)
+static json_object *server_capabilities(api_sess *ms)
 {
 	unsigned kinds = 0;
 	json_object *caps = mcp_capabilities(ms->srv, ms->rev, &kinds);
@@ -105,31 +105,31 @@ static json_object *server_capabilities(mcp_sess *ms)
 /* ---- the legacy lifecycle ------------------------------------------------------ */
 
 void mcp_lifecycle_initialize(eng_session *s, json_object *params, const api_view *v,
-			      mcp_answer *out)
+			      api_answer *out)
 {
 	(void)v;
-	mcp_sess *ms = mcp_sess_of(s);
+	api_sess *ms = api_sess_of(s);
 	if (!json_object_is_type(params, json_type_object)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: initialize needs an object", NULL);
 		return;
 	}
 	const char *asked = api_get_str(params, "protocolVersion");
 	if (!asked) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: protocolVersion (string) is required",
 				 NULL);
 		return;
 	}
 	json_object *caps = api_get(params, "capabilities");
 	if (caps && !json_object_is_type(caps, json_type_object)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: capabilities must be an object", NULL);
 		return;
 	}
-	int expect = MCP_SESS_NEW;
-	if (!atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_INITIALIZING)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_REQUEST,
+	int expect = API_SESS_NEW;
+	if (!atomic_compare_exchange_strong(&ms->state, &expect, API_SESS_INITIALIZING)) {
+		api_answer_error(out, MCP_JSONRPC_INVALID_REQUEST,
 				 "Invalid Request: initialize was already received", NULL);
 		return;
 	}
@@ -141,8 +141,8 @@ void mcp_lifecycle_initialize(eng_session *s, json_object *params, const api_vie
 	/* Published with the state: with request hooks this runs on a
 	 * worker, and the threads that read the revision and capabilities
 	 * later order themselves after this through `state`. */
-	expect = MCP_SESS_INITIALIZING;
-	atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_INITIALIZING);
+	expect = API_SESS_INITIALIZING;
+	atomic_compare_exchange_strong(&ms->state, &expect, API_SESS_INITIALIZING);
 
 	mcp_server *srv = ms->srv;
 	/* The transport learns what it needs of the revision before the
@@ -162,38 +162,38 @@ void mcp_lifecycle_initialize(eng_session *s, json_object *params, const api_vie
 		eng_obj_set(res, "instructions", json_object_new_string(srv->instructions), &bad);
 	if (!res || bad) {
 		json_object_put(res);
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
-	mcp_answer_result(out, res);
+	api_answer_result(out, res);
 }
 
-void mcp_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
+void mcp_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	(void)s, (void)params, (void)v;
-	mcp_answer_result(out, json_object_new_object());
+	api_answer_result(out, json_object_new_object());
 }
 
 void mcp_lifecycle_set_level(eng_session *s, json_object *params, const api_view *v,
-			     mcp_answer *out)
+			     api_answer *out)
 {
 	(void)v;
-	int level = mcp_log_level_from_name(api_get_str(params, "level"));
+	int level = api_log_level_from_name(api_get_str(params, "level"));
 	if (level < 0) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: level must be one of debug, info, "
 				 "notice, warning, error, critical, alert, emergency",
 				 NULL);
 		return;
 	}
-	atomic_store(&mcp_sess_of(s)->log_level, level);
-	mcp_answer_result(out, json_object_new_object());
+	atomic_store(&api_sess_of(s)->log_level, level);
+	api_answer_result(out, json_object_new_object());
 }
 
-void mcp_lifecycle_initialized(mcp_sess *ms)
+void mcp_lifecycle_initialized(api_sess *ms)
 {
-	int expect = MCP_SESS_INITIALIZING;
-	atomic_compare_exchange_strong(&ms->state, &expect, MCP_SESS_READY);
+	int expect = API_SESS_INITIALIZING;
+	atomic_compare_exchange_strong(&ms->state, &expect, API_SESS_READY);
 }
 
 /* ---- 2026-07-28 ------------------------------------------------------------------- */
@@ -201,10 +201,10 @@ void mcp_lifecycle_initialized(mcp_sess *ms)
 /* What initialize was: the versions served from a request's own _meta, the
  * capabilities, the instructions, with no state kept. */
 void mcp_lifecycle_discover(eng_session *s, json_object *params, const api_view *v,
-			    mcp_answer *out)
+			    api_answer *out)
 {
 	(void)params, (void)v;
-	mcp_server *srv = mcp_sess_of(s)->srv;
+	mcp_server *srv = api_sess_of(s)->srv;
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "supportedVersions", mcp_modern_versions());
 	eng_obj_add(res, "capabilities",
@@ -212,7 +212,7 @@ void mcp_lifecycle_discover(eng_session *s, json_object *params, const api_view 
 	if (srv->instructions)
 		eng_obj_add(res, "instructions",
 				       json_object_new_string(srv->instructions));
-	mcp_modern_decorate(srv, "server/discover", res);
-	mcp_answer_result(out, res);
+	api_modern_decorate(srv, "server/discover", res);
+	api_answer_result(out, res);
 }
 

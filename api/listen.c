@@ -19,16 +19,16 @@ static int filter_flag(json_object *filter, const char *key)
  * checked, what the server can honour worked out, and a place among the
  * API_MAX_LISTENS taken.  NULL with *out holding the error otherwise. */
 static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
-			 json_object **agreed_out, mcp_answer *out)
+			 json_object **agreed_out, api_answer *out)
 {
-	mcp_server *srv = mcp_sess_of(s)->srv;
+	mcp_server *srv = api_sess_of(s)->srv;
 	json_object *filter = api_get(params, "notifications");
 	json_object *uris = api_get(filter, "resourceSubscriptions");
 	json_object *tids = api_get(filter, "taskIds");
 	if (!json_object_is_type(filter, json_type_object) ||
 	    (uris && !json_object_is_type(uris, json_type_array)) ||
 	    (tids && !json_object_is_type(tids, json_type_array))) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: notifications must be a subscription "
 				 "filter object",
 				 NULL);
@@ -37,7 +37,7 @@ static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
 	/* Task status needs the tasks extension on this very request
 	 * (SEP-2663). */
 	if (tids && !mcp_tasks_declared(v ? v->caps : NULL)) {
-		mcp_answer_error(out, API_JSONRPC_MISSING_CAPABILITY,
+		api_answer_error(out, API_JSONRPC_MISSING_CAPABILITY,
 				 "Missing required client capability", mcp_tasks_required_data());
 		return NULL;
 	}
@@ -46,7 +46,7 @@ static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
 	json_object *agreed_tids = NULL;
 	if (tids) {
 		agreed_tids = json_object_new_array();
-		const mcp_principal *who = mcp_authz_current(mcp_sess_of(s));
+		const mcp_principal *who = api_authz_current(api_sess_of(s));
 		for (size_t i = 0; agreed_tids && i < json_object_array_length(tids); i++) {
 			json_object *t = json_object_array_get_idx(tids, i);
 			if (json_object_is_type(t, json_type_string) &&
@@ -62,7 +62,7 @@ static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
 		json_object_put(agreed_tids);
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return NULL;
 	}
 	static const struct {
@@ -97,7 +97,7 @@ static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
 		json_object_put(agreed_uris);
 		json_object_put(agreed_tids);
 		free(l);
-		mcp_answer_error(out, MCP_JSONRPC_SERVER_BUSY,
+		api_answer_error(out, MCP_JSONRPC_SERVER_BUSY,
 				 "Server busy: too many open subscriptions", NULL);
 		return NULL;
 	}
@@ -110,12 +110,12 @@ static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
 void mcp_listen_hold(eng_session *s, json_object *msg, json_object *id, json_object *params,
 		     api_view *v)
 {
-	mcp_answer a = { 0 };
+	api_answer a = { 0 };
 	json_object *agreed = NULL;
 	mcp_listen *l = agree(s, params, v, &agreed, &a);
 	if (!l) {
 		mcp_view_free(v);
-		mcp_answer_send(s, id, &a);
+		api_answer_send(s, id, &a);
 		json_object_put(msg);
 		return;
 	}
@@ -136,18 +136,18 @@ void mcp_listen_hooked(eng_req *r)
 {
 	json_object *params = api_get(r->msg, "params");
 	mcp_ctx ctx;
-	mcp_ctx_init(&ctx, r, params);
-	if (mcp_ctx_admit(&ctx, -1, NULL))
+	api_ctx_init(&ctx, r, params);
+	if (api_ctx_admit(&ctx, -1, NULL))
 		return;
-	mcp_answer a = { 0 };
+	api_answer a = { 0 };
 	json_object *agreed = NULL;
 	mcp_listen *l = agree(r->sess, params, r->proto, &agreed, &a);
 	if (!l) {
-		mcp_ctx_end_answer(&ctx, &a);
+		api_ctx_end_answer(&ctx, &a);
 		return;
 	}
 	eng_req_keep(r);
 	eng_req_ref(r);
-	mcp_authz_after(&ctx, "streaming", 0);
+	api_authz_after(&ctx, "streaming", 0);
 	mcp_listen_open(l, r, agreed);
 }

@@ -20,31 +20,31 @@ static int list_visible(mcp_entry *e, void *arg)
 	/* A skill's supporting files are reached through its entry. */
 	if (f->kind == MCP_ITEM_RESOURCE && ((mcp_resource_entry *)e)->unlisted)
 		return 0;
-	return mcp_authz_visible(f->srv, f->kind, e->key, f->who);
+	return api_authz_visible(f->srv, f->kind, e->key, f->who);
 }
 
 /* One page of list `list` (its cursors say so), answered as `key`: the
  * items of `r` as `describe` makes them for the request's revision. */
-static void list_page(eng_session *s, json_object *params, mcp_answer *out,
+static void list_page(eng_session *s, json_object *params, api_answer *out,
 		      const char *list, const char *key, mcp_registry *r,
 		      json_object *(*describe)(mcp_entry *e, int rev), const api_view *v,
 		      const char *method)
 {
-	mcp_sess *ms = mcp_sess_of(s);
+	api_sess *ms = api_sess_of(s);
 	int rev = v ? v->rev : ms->rev;
 	size_t offset = 0;
 	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   mcp_parse_cursor(ms->srv, json_object_get_string(jc), list, &offset) != 0)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		   api_parse_cursor(ms->srv, json_object_get_string(jc), list, &offset) != 0)) {
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: unknown cursor", NULL);
 		return;
 	}
 	size_t total = 0, page = (size_t)ms->srv->page_size, next = 0;
 	mcp_server *srv = ms->srv;
-	mcp_principal *who = mcp_authz_current(ms);
+	mcp_principal *who = api_authz_current(ms);
 	json_object *items;
-	if (mcp_authz_filters(srv, who) || (r == &srv->resources && srv->nskills)) {
+	if (api_authz_filters(srv, who) || (r == &srv->resources && srv->nskills)) {
 		/* Only what the caller's scopes reach (and, for resources,
 		 * what is listed); a page may then hold fewer items, and the
 		 * cursor continues after the last item looked at. */
@@ -60,50 +60,50 @@ static void list_page(eng_session *s, json_object *params, mcp_answer *out,
 		next = offset + page < total ? offset + page : 0;
 	}
 	if (!items) {
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	int bad = 0;
 	json_object *res = json_object_new_object();
 	eng_obj_set(res, key, items, &bad);
 	if (next) {
-		char *cursor = mcp_make_cursor(ms->srv, list, next);
+		char *cursor = api_make_cursor(ms->srv, list, next);
 		eng_obj_set(res, "nextCursor", cursor ? json_object_new_string(cursor) : NULL, &bad);
 		free(cursor);
 	}
 	if (!res || bad) {
 		json_object_put(res);
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	if (v && v->modern)
-		mcp_modern_decorate(ms->srv, method, res);
-	mcp_answer_result(out, res);
+		api_modern_decorate(ms->srv, method, res);
+	api_answer_result(out, res);
 }
 
-void mcp_list_tools(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
+void mcp_list_tools(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	list_page(s, params, out, "tools", "tools", &mcp_sess_of(s)->srv->tools, mcp_tool_describe,
+	list_page(s, params, out, "tools", "tools", &api_sess_of(s)->srv->tools, mcp_tool_describe,
 		  v, "tools/list");
 }
 
 void mcp_list_resources(eng_session *s, json_object *params, const api_view *v,
-			mcp_answer *out)
+			api_answer *out)
 {
-	list_page(s, params, out, "resources", "resources", &mcp_sess_of(s)->srv->resources,
+	list_page(s, params, out, "resources", "resources", &api_sess_of(s)->srv->resources,
 		  mcp_resource_describe, v, "resources/list");
 }
 
 void mcp_list_templates(eng_session *s, json_object *params, const api_view *v,
-			mcp_answer *out)
+			api_answer *out)
 {
 	list_page(s, params, out, "templates", "resourceTemplates",
-		  &mcp_sess_of(s)->srv->templates, mcp_resource_describe, v,
+		  &api_sess_of(s)->srv->templates, mcp_resource_describe, v,
 		  "resources/templates/list");
 }
 
-void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
+void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	list_page(s, params, out, "prompts", "prompts", &mcp_sess_of(s)->srv->prompts,
+	list_page(s, params, out, "prompts", "prompts", &api_sess_of(s)->srv->prompts,
 		  mcp_prompt_describe, v, "prompts/list");
 }

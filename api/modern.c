@@ -50,7 +50,7 @@ int mcp_modern_check(json_object *params, const char *header_version, const char
 		eng_obj_add(*data, "requested", json_object_new_string(version));
 		return API_JSONRPC_UNSUPPORTED_VERSION;
 	}
-	if (level && mcp_log_level_from_name(json_object_is_type(level, json_type_string)
+	if (level && api_log_level_from_name(json_object_is_type(level, json_type_string)
 						     ? json_object_get_string(level)
 						     : "") < 0) {
 		*message = "Invalid params: _meta \"" API_META_LOG "\" must be a log level";
@@ -76,6 +76,6 @@ api_view *mcp_view_new(json_object *params)
 	v->rev = API_REV_2026_07_28;
 	v->caps = json_object_get(api_get(meta, API_META_CAPS));
 	const char *level = api_get_str(meta, API_META_LOG);
-	v->log_level = level ? mcp_log_level_from_name(level) : -1;
+	v->log_level = level ? api_log_level_from_name(level) : -1;
 	return v;
 }

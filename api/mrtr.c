@@ -76,7 +76,7 @@ int mcp_state_key_init(mcp_server *srv)
 	if (sodium_init() < 0)
 		return MCP_ESYS;
 	randombytes_buf(srv->state_key, sizeof srv->state_key);
-	mcp_cursor_keys_derive(srv);
+	api_cursor_keys_derive(srv);
 	srv->input_rounds = 8;
 	srv->state_ttl_ms = 10 * 60 * 1000;
 	return MCP_OK;
@@ -95,7 +95,7 @@ MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char key
 		memcpy(srv->state_key_old, previous, sizeof srv->state_key_old);
 	else
 		sodium_memzero(srv->state_key_old, sizeof srv->state_key_old);
-	mcp_cursor_keys_derive(srv);
+	api_cursor_keys_derive(srv);
 	return MCP_OK;
 }
 
@@ -266,7 +266,7 @@ MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *
 		return MCP_EINVAL;
 	if (!ctx->mrtr_method)
 		return MCP_ESTATE;
-	if (!json_object_object_get_ex(mcp_ctx_caps(ctx), cap, NULL)) {
+	if (!json_object_object_get_ex(api_ctx_caps(ctx), cap, NULL)) {
 		if (ctx->view.modern)
 			ctx->missing_cap = cap;
 		return MCP_ENOTSUP;
@@ -280,7 +280,7 @@ MCP_EXTERN int mcp_ctx_require_input(mcp_ctx *ctx, const char *key, const char *
 		json_object_put(p);
 		return MCP_ENOMEM;
 	}
-	mcp_trace_meta_add(ctx, p);
+	api_trace_meta_add(ctx, p);
 	eng_obj_add(req, "method", json_object_new_string(method));
 	eng_obj_add(req, "params", p);
 	eng_obj_add(ctx->input_requests, key, req);
@@ -528,7 +528,7 @@ static int input_required(mcp_ctx *ctx, mcp_park *p, const char *method, json_ob
 		json_object_put(params);
 		return MCP_ENOMEM;
 	}
-	mcp_trace_meta_add(ctx, params);
+	api_trace_meta_add(ctx, params);
 	eng_obj_add(one, "method", json_object_new_string(method));
 	eng_obj_add(one, "params", params);
 	eng_obj_add(reqs, key, one);
@@ -627,7 +627,7 @@ int mcp_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t
 			park_unref(p);
 		return rc;
 	}
-	mcp_modern_decorate(srv, ctx->mrtr_method, ir);
+	api_modern_decorate(srv, ctx->mrtr_method, ir);
 
 	if (!first) {
 		/* Asked again: the retry that woke us answers input_required. */
@@ -681,7 +681,7 @@ static int park_resume(mcp_ctx *ctx, const char *state, json_object *responses)
 		return -1;
 	json_object *copy = responses ? api_json_copy(responses) : json_object_new_object();
 	if (!copy) {
-		mcp_ctx_end(ctx, MCP_ENOMEM, NULL, 0, NULL, NULL);
+		api_ctx_end(ctx, MCP_ENOMEM, NULL, 0, NULL, NULL);
 		return 1;
 	}
 	struct park_host h = { r2, NULL, 0 };
@@ -728,21 +728,21 @@ static int park_resume(mcp_ctx *ctx, const char *state, json_object *responses)
 		if (reason == MCP_CANCEL_PEER)
 			eng_token_fire(ot, MCP_CANCEL_PEER);
 		park_unref(p);
-		mcp_ctx_end(ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
+		api_ctx_end(ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
 		return 1;
 	}
 	park_unref(p);
 	json_object *res = api_get(h.out, "result"), *err = api_get(h.out, "error");
 	if (res) {
-		mcp_ctx_end(ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
+		api_ctx_end(ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
 	} else if (err) {
 		json_object *code = api_get(err, "code"), *data = api_get(err, "data");
 		const char *message = json_object_get_string(api_get(err, "message"));
-		mcp_ctx_end(ctx, MCP_EREMOTE, NULL,
+		api_ctx_end(ctx, MCP_EREMOTE, NULL,
 			    code ? json_object_get_int(code) : MCP_JSONRPC_INTERNAL_ERROR,
 			    message ? message : "error", json_object_get(data));
 	} else {
-		mcp_ctx_end(ctx, MCP_EREMOTE, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+		api_ctx_end(ctx, MCP_EREMOTE, NULL, MCP_JSONRPC_INTERNAL_ERROR,
 			    "the parked request ended without an answer", NULL);
 	}
 	json_object_put(h.out);

@@ -30,7 +30,7 @@ static void listen_emit(eng_req *r, const char *method, json_object *params)
 	eng_obj_add(meta, "io.modelcontextprotocol/subscriptionId",
 			       json_object_get(r->id));
 	eng_obj_add(params, "_meta", meta);
-	json_object *n = mcp_notification(method, params);
+	json_object *n = api_notification(method, params);
 	size_t len;
 	char *line = atomic_load(&r->outcome) == ENG_OUT_NONE ? eng_json_dup(n, &len) : NULL;
 	json_object_put(n);
@@ -57,7 +57,7 @@ static void listen_end(mcp_cancel_reason reason, void *arg)
 		eng_obj_add(meta, "io.modelcontextprotocol/subscriptionId",
 				       json_object_get(l->r->id));
 		eng_obj_add(res, "_meta", meta);
-		mcp_modern_decorate(srv, "subscriptions/listen", res);
+		api_modern_decorate(srv, "subscriptions/listen", res);
 		eng_req_finish_result(l->r, res);
 	} else {
 		eng_req_finish_silent(l->r);
@@ -169,12 +169,12 @@ void mcp_notify_list_changed(mcp_server *srv, int kind)
 							  : "notifications/prompts/list_changed";
 	/* Built once for every session (thousands of HTTP streams may wait
 	 * for it). */
-	json_object *note = mcp_notification(method, NULL);
+	json_object *note = api_notification(method, NULL);
 	size_t len = 0;
 	const char *text = note ? eng_json_text(note, &len) : NULL;
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_sess *ms = srv->sessions; text && ms; ms = ms->next)
-		if (atomic_load(&ms->state) == MCP_SESS_READY && (ms->caps_sent & (unsigned)kind))
+	for (api_sess *ms = srv->sessions; text && ms; ms = ms->next)
+		if (atomic_load(&ms->state) == API_SESS_READY && (ms->caps_sent & (unsigned)kind))
 			eng_session_notify_text(ms->es, text, len);
 	pthread_mutex_unlock(&srv->sess_mu);
 	json_object_put(note);

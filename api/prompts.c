@@ -243,16 +243,16 @@ static void prompt_reset(void *arg)
 
 void mcp_prompts_get(eng_req *r)
 {
-	mcp_sess *ms = mcp_sess_of(r->sess);
+	api_sess *ms = api_sess_of(r->sess);
 	json_object *params = api_get(r->msg, "params");
 	const char *name = api_get_str(params, "name");
 	json_object *args = api_get(params, "arguments");
 	if (!name) {
-		mcp_finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
+		api_finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
 		return;
 	}
 	if (args && !json_object_is_type(args, json_type_object)) {
-		mcp_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
+		api_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
 		return;
 	}
 	mcp_prompt_entry *p =
@@ -260,7 +260,7 @@ void mcp_prompts_get(eng_req *r)
 	if (!p) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "Unknown prompt: %.100s", name);
-		mcp_finish_invalid(r, msg, mcp_data_str("name", name));
+		api_finish_invalid(r, msg, api_data_str("name", name));
 		return;
 	}
 	json_object *own_args = NULL;
@@ -276,22 +276,22 @@ void mcp_prompts_get(eng_req *r)
 		} else {
 			char msg[JSCHEMA_MSG_MAX + 32];
 			snprintf(msg, sizeof msg, "Invalid params: %s", err.message);
-			json_object *data = mcp_data_str("path", err.instance);
+			json_object *data = api_data_str("path", err.instance);
 			eng_obj_add(data, "rule", json_object_new_string(err.keyword));
-			mcp_finish_invalid(r, msg, data);
+			api_finish_invalid(r, msg, data);
 		}
 		json_object_put(own_args);
 		mcp_entry_unref(&p->base);
 		return;
 	}
 	mcp_ctx ctx;
-	mcp_ctx_begin(&ctx, r, params);
-	if (mcp_ctx_admit(&ctx, MCP_ITEM_PROMPT, name)) {
+	api_ctx_begin(&ctx, r, params);
+	if (api_ctx_admit(&ctx, MCP_ITEM_PROMPT, name)) {
 		json_object_put(own_args);
 		mcp_entry_unref(&p->base);
 		return;
 	}
-	mcp_prompt_result out = { .rev = mcp_req_rev(r) };
+	mcp_prompt_result out = { .rev = api_req_rev(r) };
 	const char *why = NULL;
 	int rc;
 	struct prompt_run pr = { p, &ctx, args, &out };
@@ -318,8 +318,8 @@ void mcp_prompts_get(eng_req *r)
 		out.messages = NULL;
 	}
 	if (resumed <= 0)
-		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
-	out.err.data = NULL; /* taken by mcp_ctx_end */
+		api_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
+	out.err.data = NULL; /* taken by api_ctx_end */
 	api_rpc_error_clear(&out.err);
 	mcp_mrtr_end(&ctx);
 	json_object_put(out.messages);

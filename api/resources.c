@@ -319,12 +319,12 @@ static void read_reset(void *arg)
 
 void mcp_resources_read(eng_req *r)
 {
-	mcp_sess *ms = mcp_sess_of(r->sess);
+	api_sess *ms = api_sess_of(r->sess);
 	mcp_server *srv = ms->srv;
 	json_object *params = api_get(r->msg, "params");
 	const char *uri = api_get_str(params, "uri");
 	if (!uri || !api_uri_valid(uri)) {
-		mcp_finish_invalid(r, "Invalid params: uri must be a URI string", NULL);
+		api_finish_invalid(r, "Invalid params: uri must be a URI string", NULL);
 		return;
 	}
 	json_object *vars = NULL;
@@ -334,16 +334,16 @@ void mcp_resources_read(eng_req *r)
 	else
 		res = mcp_template_match(srv, uri, &vars);
 	/* 2026-07-28 standardizes on -32602 for an unknown resource. */
-	int not_found_code = mcp_req_modern(r) ? MCP_JSONRPC_INVALID_PARAMS
+	int not_found_code = api_req_modern(r) ? MCP_JSONRPC_INVALID_PARAMS
 					   : MCP_JSONRPC_RESOURCE_NOT_FOUND;
 	if (!res) {
-		eng_req_finish_error(r, not_found_code, "Resource not found", mcp_data_str("uri", uri));
+		eng_req_finish_error(r, not_found_code, "Resource not found", api_data_str("uri", uri));
 		return;
 	}
 	mcp_ctx ctx;
-	mcp_ctx_begin(&ctx, r, params);
+	api_ctx_begin(&ctx, r, params);
 	ctx.target = uri; /* the URI read, not the template it matched */
-	if (mcp_ctx_admit(&ctx, res->is_template ? MCP_ITEM_TEMPLATE : MCP_ITEM_RESOURCE,
+	if (api_ctx_admit(&ctx, res->is_template ? MCP_ITEM_TEMPLATE : MCP_ITEM_RESOURCE,
 			  res->base.key)) {
 		json_object_put(vars);
 		mcp_entry_unref(&res->base);
@@ -354,7 +354,7 @@ void mcp_resources_read(eng_req *r)
 	int resumed = mcp_mrtr_begin(&ctx, params, "resources/read", uri, NULL, &why);
 	if (resumed != 0) {
 		if (resumed < 0)
-			mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
+			api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
 		mcp_mrtr_end(&ctx);
 		json_object_put(out.items);
 		json_object_put(vars);
@@ -372,11 +372,11 @@ void mcp_resources_read(eng_req *r)
 		out.items = NULL;
 	}
 	if (rc == MCP_ENOENT && !out.err.code)
-		mcp_ctx_end(&ctx, rc, NULL, not_found_code, "Resource not found",
-			    mcp_data_str("uri", uri));
+		api_ctx_end(&ctx, rc, NULL, not_found_code, "Resource not found",
+			    api_data_str("uri", uri));
 	else
-		mcp_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
-	out.err.data = NULL; /* taken by mcp_ctx_end */
+		api_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
+	out.err.data = NULL; /* taken by api_ctx_end */
 	api_rpc_error_clear(&out.err);
 	mcp_mrtr_end(&ctx);
 	json_object_put(out.items);
@@ -386,11 +386,11 @@ void mcp_resources_read(eng_req *r)
 
 /* ---- subscriptions (the legacy revisions) ----------------------------------------- */
 
-static void not_found(mcp_answer *out, const char *uri)
+static void not_found(api_answer *out, const char *uri)
 {
 	json_object *data = json_object_new_object();
 	eng_obj_add(data, "uri", json_object_new_string(uri));
-	mcp_answer_error(out, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
+	api_answer_error(out, MCP_JSONRPC_RESOURCE_NOT_FOUND, "Resource not found",
 			 data);
 }
 
@@ -410,13 +410,13 @@ static int resource_exists(mcp_server *srv, const char *uri)
 }
 
 void mcp_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
-			     mcp_answer *out)
+			     api_answer *out)
 {
 	(void)v;
-	mcp_sess *ms = mcp_sess_of(s);
+	api_sess *ms = api_sess_of(s);
 	const char *uri = api_get_str(params, "uri");
 	if (!uri || !api_uri_valid(uri)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: uri must be a URI string", NULL);
 		return;
 	}
@@ -446,19 +446,19 @@ void mcp_resources_subscribe(eng_session *s, json_object *params, const api_view
 	}
 	pthread_mutex_unlock(&ms->mu);
 	if (rc != MCP_OK)
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 	else
-		mcp_answer_result(out, json_object_new_object());
+		api_answer_result(out, json_object_new_object());
 }
 
 void mcp_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,
-			       mcp_answer *out)
+			       api_answer *out)
 {
 	(void)v;
-	mcp_sess *ms = mcp_sess_of(s);
+	api_sess *ms = api_sess_of(s);
 	const char *uri = api_get_str(params, "uri");
 	if (!uri) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: uri (string) is required", NULL);
 		return;
 	}
@@ -471,7 +471,7 @@ void mcp_resources_unsubscribe(eng_session *s, json_object *params, const api_vi
 		}
 	}
 	pthread_mutex_unlock(&ms->mu);
-	mcp_answer_result(out, json_object_new_object());
+	api_answer_result(out, json_object_new_object());
 }
 
 MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
@@ -479,8 +479,8 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 	if (!srv || !uri)
 		return MCP_EINVAL;
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next) {
-		if (atomic_load(&ms->state) != MCP_SESS_READY)
+	for (api_sess *ms = srv->sessions; ms; ms = ms->next) {
+		if (atomic_load(&ms->state) != API_SESS_READY)
 			continue;
 		int subscribed = 0;
 		pthread_mutex_lock(&ms->mu);
@@ -490,7 +490,7 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 		if (subscribed) {
 			json_object *p = json_object_new_object();
 			eng_obj_add(p, "uri", json_object_new_string(uri));
-			eng_session_notify(ms->es, mcp_notification("notifications/resources/updated", p));
+			eng_session_notify(ms->es, api_notification("notifications/resources/updated", p));
 		}
 	}
 	pthread_mutex_unlock(&srv->sess_mu);

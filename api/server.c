@@ -84,7 +84,7 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	mcp_apps_free(srv);
 	mcp_skills_free(srv);
 	mcp_park_destroy(srv);
-	mcp_authz_free(srv);
+	api_authz_free(srv);
 	close(srv->wake_fd);
 	free(srv->name);
 	free(srv->version);
@@ -256,11 +256,11 @@ int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp)
 
 int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
 {
-	eng_session *s = mcp_server_open_session(srv, tp, preset_rev, 0);
+	eng_session *s = api_server_open_session(srv, tp, preset_rev, 0);
 	if (!s)
 		return MCP_ENOMEM;
 	int rc = eng_session_run(s);
-	mcp_server_drop_session(srv, s);
+	api_server_drop_session(srv, s);
 	return rc;
 }
 
@@ -340,7 +340,7 @@ MCP_EXTERN void mcp_server_shutdown(mcp_server *srv)
 	 * feeds are closed by its run loop once it sees the wake-up (their
 	 * shutdown runs callbacks that take sess_mu, so not under it). */
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next)
+	for (api_sess *ms = srv->sessions; ms; ms = ms->next)
 		if (!ms->es->limits.push)
 			eng_session_trigger(ms->es, MCP_CANCEL_SHUTDOWN);
 	pthread_mutex_unlock(&srv->sess_mu);

@@ -1,5 +1,5 @@
 /*
- * sess.c - a connection's protocol state (mcp_sess): its creation and
+ * sess.c - a connection's protocol state (api_sess): its creation and
  * free, the client's capabilities, the URL elicitations sent on it, and
  * the server's list of live connections, which notifications walk.
  *
@@ -12,27 +12,27 @@
 
 #include "api/internal.h"
 
-mcp_sess *mcp_sess_new(mcp_server *srv)
+api_sess *api_sess_new(mcp_server *srv)
 {
-	mcp_sess *ms = calloc(1, sizeof *ms);
+	api_sess *ms = calloc(1, sizeof *ms);
 	if (!ms)
 		return NULL;
 	ms->srv = srv;
 	pthread_mutex_init(&ms->mu, NULL);
-	atomic_init(&ms->state, MCP_SESS_NEW);
+	atomic_init(&ms->state, API_SESS_NEW);
 	ms->rev = API_REV_LEGACY_COUNT - 1;
 	atomic_init(&ms->log_level, MCP_LOG_DEBUG);
 	return ms;
 }
 
-void mcp_sess_free(mcp_sess *ms)
+void api_sess_free(api_sess *ms)
 {
 	for (size_t i = 0; i < ms->nelicitations; i++)
 		free(ms->elicitations[i]);
 	free(ms->elicitations);
 	json_object_put(atomic_load(&ms->client_caps));
 	free(ms->client_caps_text);
-	mcp_authz_sess_free(ms);
+	api_authz_sess_free(ms);
 	for (size_t i = 0; i < ms->nsubs; i++)
 		free(ms->subs[i]);
 	free(ms->subs);
@@ -40,7 +40,7 @@ void mcp_sess_free(mcp_sess *ms)
 	free(ms);
 }
 
-json_object *mcp_sess_caps(mcp_sess *ms)
+json_object *api_sess_caps(api_sess *ms)
 {
 	json_object *c = atomic_load_explicit(&ms->client_caps, memory_order_acquire);
 	if (c || !ms->client_caps_text)
@@ -64,7 +64,7 @@ json_object *mcp_sess_caps(mcp_sess *ms)
  * oldest is forgotten first. */
 #define MAX_ELICITATIONS 256
 
-void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id)
+void api_sess_remember_elicitation(api_sess *ms, const char *id)
 {
 	char *d = strdup(id);
 	if (!d)
@@ -87,7 +87,7 @@ void mcp_sess_remember_elicitation(mcp_sess *ms, const char *id)
 	pthread_mutex_unlock(&ms->mu);
 }
 
-int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id)
+int api_sess_forget_elicitation(api_sess *ms, const char *id)
 {
 	int found = 0;
 	pthread_mutex_lock(&ms->mu);
@@ -107,9 +107,9 @@ int mcp_sess_forget_elicitation(mcp_sess *ms, const char *id)
 
 /* ---- the server's connections ------------------------------------------------ */
 
-eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push)
+eng_session *api_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push)
 {
-	mcp_sess *ms = mcp_sess_new(srv);
+	api_sess *ms = api_sess_new(srv);
 	if (ms && preset_rev >= 0) {
 		/* Stateless HTTP: no initialize will come; the request is
 		 * served as from a client with no capabilities. */
@@ -120,10 +120,10 @@ eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_re
 		} else if (preset_rev >= API_REV_LEGACY_COUNT) {
 			/* HTTP without a session: 2026-07-28 requests only. */
 			ms->stateless_only = 1;
-			atomic_store(&ms->state, MCP_SESS_READY);
+			atomic_store(&ms->state, API_SESS_READY);
 		} else {
 			ms->rev = preset_rev;
-			atomic_store(&ms->state, MCP_SESS_READY);
+			atomic_store(&ms->state, API_SESS_READY);
 		}
 	}
 	if (!ms) {
@@ -166,9 +166,9 @@ eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_re
 	return s;
 }
 
-void mcp_server_drop_session(mcp_server *srv, eng_session *es)
+void api_server_drop_session(mcp_server *srv, eng_session *es)
 {
-	mcp_sess *ms = es->proto_data;
+	api_sess *ms = es->proto_data;
 	pthread_mutex_lock(&srv->sess_mu);
 	if (ms->prev)
 		ms->prev->next = ms->next;

@@ -826,36 +826,36 @@ static json_object *entry(const mcp_skill *s)
 	return o;
 }
 
-static void answer(eng_session *s, mcp_answer *out, json_object *res, const api_view *v,
+static void answer(eng_session *s, api_answer *out, json_object *res, const api_view *v,
 		   const char *method)
 {
-	mcp_sess *ms = s->proto_data;
+	api_sess *ms = s->proto_data;
 	if (!res) {
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	if (v && v->modern)
-		mcp_modern_decorate(ms->srv, method, res);
-	mcp_answer_result(out, res);
+		api_modern_decorate(ms->srv, method, res);
+	api_answer_result(out, res);
 }
 
-static void invalid(mcp_answer *out, const char *message, const char *uri)
+static void invalid(api_answer *out, const char *message, const char *uri)
 {
 	json_object *data = NULL;
 	if (uri) {
 		data = json_object_new_object();
 		eng_obj_add(data, "uri", json_object_new_string(uri));
 	}
-	mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS, message, data);
+	api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS, message, data);
 }
 
-void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
+void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
+	mcp_server *srv = ((api_sess *)s->proto_data)->srv;
 	size_t offset = 0;
 	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   mcp_parse_cursor(srv, json_object_get_string(jc), "skills", &offset) != 0)) {
+		   api_parse_cursor(srv, json_object_get_string(jc), "skills", &offset) != 0)) {
 		invalid(out, "Invalid params: unknown cursor", NULL);
 		return;
 	}
@@ -874,7 +874,7 @@ void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, mcp
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "skills", arr);
 	if (next) {
-		char *c = mcp_make_cursor(srv, "skills", next);
+		char *c = api_make_cursor(srv, "skills", next);
 		if (c)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);
@@ -882,9 +882,9 @@ void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, mcp
 	answer(s, out, res, v, "skills/list");
 }
 
-void mcp_skills_get(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
+void mcp_skills_get(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
+	mcp_server *srv = ((api_sess *)s->proto_data)->srv;
 	json_object *ju = api_get(params, "uri");
 	if (!json_object_is_type(ju, json_type_string)) {
 		invalid(out, "Invalid params: uri (string) is required", NULL);
@@ -932,9 +932,9 @@ static int add_child(json_object *seen, const char *dir, const char *u, const sk
 	return eng_obj_add(seen, uri, r);
 }
 
-void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
+void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
+	mcp_server *srv = ((api_sess *)s->proto_data)->srv;
 	json_object *ju = api_get(params, "uri");
 	if (!json_object_is_type(ju, json_type_string)) {
 		invalid(out, "Invalid params: uri (string) is required", NULL);
@@ -951,7 +951,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v,
 	size_t offset = 0;
 	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   mcp_parse_cursor(srv, json_object_get_string(jc), list, &offset) != 0)) {
+		   api_parse_cursor(srv, json_object_get_string(jc), list, &offset) != 0)) {
 		invalid(out, "Invalid params: unknown cursor", NULL);
 		return;
 	}
@@ -971,7 +971,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v,
 		}
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (!seen) {
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	if (!found) {
@@ -987,7 +987,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v,
 		free(keys);
 		json_object_put(arr);
 		json_object_put(seen);
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	json_object_object_foreach(seen, key, val)
@@ -1007,7 +1007,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v,
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "resources", arr);
 	if (offset + page < n) {
-		char *c = mcp_make_cursor(srv, list, offset + page);
+		char *c = api_make_cursor(srv, list, offset + page);
 		if (c)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);

@@ -55,7 +55,7 @@ typedef struct mcp_task {
 	struct mcp_task *next, *prev; /* srv->task_list, oldest first */
 	char id[API_TASK_ID_MAX];
 	int modern;                 /* 2026-07-28 shapes and rules */
-	mcp_sess *owner;            /* 2025-11-25: its session; NULL otherwise */
+	api_sess *owner;            /* 2025-11-25: its session; NULL otherwise */
 	mcp_principal *who;         /* counted: who may reach it, or NULL */
 	int status;
 	char *status_message;
@@ -120,12 +120,12 @@ int mcp_tasks_offered(mcp_server *srv)
 
 int mcp_tasks_declared(json_object *caps)
 {
-	return mcp_ext_declared(caps, API_EXT_TASKS);
+	return api_ext_declared(caps, API_EXT_TASKS);
 }
 
 json_object *mcp_tasks_required_data(void)
 {
-	return mcp_ext_required_data(API_EXT_TASKS);
+	return api_ext_required_data(API_EXT_TASKS);
 }
 
 /* ---- the table ---------------------------------------------------------- */
@@ -211,7 +211,7 @@ static int reachable(const mcp_task *t, const mcp_principal *who)
 
 /* The task `id` as `who` may see it in the era of the asking request
  * (and, for 2025-11-25, of its session), or NULL.  Under task_mu. */
-static mcp_task *find(mcp_server *srv, const char *id, int modern, const mcp_sess *owner,
+static mcp_task *find(mcp_server *srv, const char *id, int modern, const api_sess *owner,
 		      const mcp_principal *who)
 {
 	mcp_task *t = (mcp_task *)eng_idtable_get(&srv->tasks, id);
@@ -233,7 +233,7 @@ int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who)
 	return known;
 }
 
-void mcp_tasks_free(mcp_sess *ms)
+void mcp_tasks_free(api_sess *ms)
 {
 	/* The session's tasks end with it: nothing can ask for them. */
 	mcp_server *srv = ms->srv;
@@ -364,7 +364,7 @@ static void set_status(mcp_task *t, int status, const char *message)
 		json_object *p = describe_legacy(t);
 		if (p)
 			eng_session_notify(t->owner->es,
-					   mcp_notification("notifications/tasks/status", p));
+					   api_notification("notifications/tasks/status", p));
 	}
 }
 
@@ -429,7 +429,7 @@ static eng_session *task_host(mcp_server *srv)
 		return NULL;
 	tp->ops = &null_ops;
 	tp->max_message = srv->max_message;
-	srv->task_host = mcp_server_open_session(srv, tp, -1, 1);
+	srv->task_host = api_server_open_session(srv, tp, -1, 1);
 	return srv->task_host;
 }
 
@@ -448,7 +448,7 @@ void mcp_task_host_end(mcp_server *srv)
 		struct timespec ts = { 0, 2 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
-	mcp_server_drop_session(srv, host);
+	api_server_drop_session(srv, host);
 }
 
 /* ---- starting a task ------------------------------------------------------- */
@@ -491,7 +491,7 @@ static void task_sink(eng_req *r, json_object *msg, void *arg)
 int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 {
 	eng_req *r = ctx->req;
-	mcp_sess *ms = ctx->sess;
+	api_sess *ms = ctx->sess;
 	mcp_server *srv = ms->srv;
 	int modern = ctx->view.modern;
 	if (ctx->task)
@@ -569,7 +569,7 @@ int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 	}
 	pthread_mutex_unlock(&srv->task_mu);
 	if (modern && created)
-		mcp_modern_decorate(srv, "tools/call", created);
+		api_modern_decorate(srv, "tools/call", created);
 
 	char key[API_TASK_ID_MAX + 8];
 	snprintf(key, sizeof key, "#task:%s", t->id);
@@ -618,7 +618,7 @@ static json_object *with_trace(mcp_ctx *ctx, json_object *req)
 {
 	json_object *params = api_get(req, "params");
 	if (json_object_is_type(params, json_type_object))
-		mcp_trace_meta_add(ctx, params);
+		api_trace_meta_add(ctx, params);
 	return req;
 }
 
@@ -786,39 +786,39 @@ void mcp_task_decorate(mcp_ctx *ctx, json_object *result)
 
 /* ---- 2025-11-25 methods ------------------------------------------------------- */
 
-static const char *task_id_param(json_object *params, mcp_answer *out)
+static const char *task_id_param(json_object *params, api_answer *out)
 {
 	json_object *v = api_get(params, "taskId");
 	if (!json_object_is_type(v, json_type_string)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: taskId (string) is required", NULL);
 		return NULL;
 	}
 	return json_object_get_string(v);
 }
 
-static void unknown_task(mcp_answer *out, const char *task_id)
+static void unknown_task(api_answer *out, const char *task_id)
 {
 	json_object *data = json_object_new_object();
 	eng_obj_add(data, "taskId", json_object_new_string(task_id));
-	mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+	api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 			 "Invalid params: unknown task", data);
 }
 
-void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
+void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	(void)v;
-	mcp_sess *ms = s->proto_data;
+	api_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 0, ms, mcp_authz_current(ms));
+	mcp_task *t = find(srv, tid, 0, ms, api_authz_current(ms));
 	json_object *res = t ? describe_legacy(t) : NULL;
 	pthread_mutex_unlock(&srv->task_mu);
 	if (t)
-		mcp_answer_result(out, res);
+		api_answer_result(out, res);
 	else
 		unknown_task(out, tid);
 }
@@ -844,16 +844,16 @@ static void fire_cancel(eng_req *r)
 	}
 }
 
-void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
+void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	(void)v;
-	mcp_sess *ms = s->proto_data;
+	api_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 0, ms, mcp_authz_current(ms));
+	mcp_task *t = find(srv, tid, 0, ms, api_authz_current(ms));
 	if (!t) {
 		pthread_mutex_unlock(&srv->task_mu);
 		unknown_task(out, tid);
@@ -861,7 +861,7 @@ void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, mc
 	}
 	if (terminal(t->status)) {
 		pthread_mutex_unlock(&srv->task_mu);
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: the task has already finished", NULL);
 		return;
 	}
@@ -869,26 +869,26 @@ void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, mc
 	json_object *res = describe_legacy(t);
 	pthread_mutex_unlock(&srv->task_mu);
 	fire_cancel(r);
-	mcp_answer_result(out, res);
+	api_answer_result(out, res);
 }
 
-void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, mcp_answer *out)
+void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	(void)v;
-	mcp_sess *ms = s->proto_data;
+	api_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	size_t offset = 0;
 	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   mcp_parse_cursor(srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		   api_parse_cursor(srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: unknown cursor", NULL);
 		return;
 	}
 	size_t page = (size_t)srv->page_size, i = 0;
 	json_object *arr = json_object_new_array();
 	int more = 0;
-	const mcp_principal *who = mcp_authz_current(ms);
+	const mcp_principal *who = api_authz_current(ms);
 	pthread_mutex_lock(&srv->task_mu);
 	purge(srv);
 	/* Newest first, as clients show them. */
@@ -907,12 +907,12 @@ void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, mcp_
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "tasks", arr);
 	if (more) {
-		char *c = mcp_make_cursor(srv, "tasks", offset + page);
+		char *c = api_make_cursor(srv, "tasks", offset + page);
 		if (c)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);
 	}
-	mcp_answer_result(out, res);
+	api_answer_result(out, res);
 }
 
 /* tasks/result blocks until the task ends, so it runs on a worker and
@@ -920,21 +920,21 @@ void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, mcp_
  * It runs no handler, but passes the request hooks like one. */
 void mcp_tasks_result(eng_req *r)
 {
-	mcp_sess *ms = r->sess->proto_data;
+	api_sess *ms = r->sess->proto_data;
 	mcp_server *srv = ms->srv;
 	json_object *params = api_get(r->msg, "params");
 	mcp_ctx ctx;
-	mcp_ctx_init(&ctx, r, params);
-	if (mcp_ctx_admit(&ctx, -1, NULL))
+	api_ctx_init(&ctx, r, params);
+	if (api_ctx_admit(&ctx, -1, NULL))
 		return;
 	json_object *v = api_get(params, "taskId");
 	if (!json_object_is_type(v, json_type_string)) {
-		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
+		api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
 			    "Invalid params: taskId (string) is required", NULL);
 		return;
 	}
 	const char *tid = json_object_get_string(v);
-	const mcp_principal *who = mcp_authz_current(ms);
+	const mcp_principal *who = api_authz_current(ms);
 	pthread_mutex_lock(&srv->task_mu);
 	mcp_task *t = find(srv, tid, 0, ms, who);
 	int rc = MCP_OK;
@@ -949,13 +949,13 @@ void mcp_tasks_result(eng_req *r)
 	if (rc == MCP_ECANCELED) {
 		/* Its token fired: nothing is written. */
 		json_object_put(answer);
-		mcp_ctx_end(&ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
+		api_ctx_end(&ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
 		return;
 	}
 	if (!t) {
 		json_object *data = json_object_new_object();
 		eng_obj_add(data, "taskId", json_object_new_string(tid));
-		mcp_ctx_end(&ctx, MCP_ENOENT, NULL, MCP_JSONRPC_INVALID_PARAMS,
+		api_ctx_end(&ctx, MCP_ENOENT, NULL, MCP_JSONRPC_INVALID_PARAMS,
 			    "Invalid params: unknown task", data);
 		return;
 	}
@@ -963,17 +963,17 @@ void mcp_tasks_result(eng_req *r)
 	 * cancelled task never has an answer to give. */
 	json_object *res = api_get(answer, "result"), *err = api_get(answer, "error");
 	if (status == T_CANCELLED) {
-		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+		api_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
 			    "The task was cancelled", NULL);
 	} else if (res) {
-		mcp_ctx_end(&ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
+		api_ctx_end(&ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
 	} else if (err) {
 		json_object *data = api_get(err, "data");
-		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(api_get(err, "code")),
+		api_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(api_get(err, "code")),
 			    json_object_get_string(api_get(err, "message")),
 			    data ? json_object_get(data) : NULL);
 	} else {
-		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+		api_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
 			    "The task ended without a result", NULL);
 	}
 	json_object_put(answer);
@@ -982,21 +982,21 @@ void mcp_tasks_result(eng_req *r)
 /* ---- 2026-07-28 methods (SEP-2663) ------------------------------------------ */
 
 /* The empty acknowledgement of tasks/update and tasks/cancel. */
-static void ack(mcp_server *srv, const char *method, mcp_answer *out)
+static void ack(mcp_server *srv, const char *method, api_answer *out)
 {
 	json_object *res = json_object_new_object();
 	if (!res) {
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
-	mcp_modern_decorate(srv, method, res);
-	mcp_answer_result(out, res);
+	api_modern_decorate(srv, method, res);
+	api_answer_result(out, res);
 }
 
 /* tasks/update: the answers for keys outstanding now are kept (others are
  * ignored, as SEP-2663 asks); once every key has its answer the handler
  * waiting for them is woken.  Called with task_mu held; releases it. */
-static void modern_update(mcp_task *t, json_object *responses, mcp_answer *out)
+static void modern_update(mcp_task *t, json_object *responses, api_answer *out)
 {
 	mcp_server *srv = t->srv;
 	int complete = 0;
@@ -1030,9 +1030,9 @@ static void modern_update(mcp_task *t, json_object *responses, mcp_answer *out)
 
 /* tasks/get, tasks/update and tasks/cancel of a request that declared the
  * extension (the method table checks it). */
-static void modern(eng_session *s, const char *method, json_object *params, mcp_answer *out)
+static void modern(eng_session *s, const char *method, json_object *params, api_answer *out)
 {
-	mcp_sess *ms = s->proto_data;
+	api_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	const char *tid = task_id_param(params, out);
 	if (!tid)
@@ -1040,12 +1040,12 @@ static void modern(eng_session *s, const char *method, json_object *params, mcp_
 	json_object *responses = api_get(params, "inputResponses");
 	if (strcmp(method, "tasks/update") == 0 &&
 	    !json_object_is_type(responses, json_type_object)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: inputResponses (object) is required", NULL);
 		return;
 	}
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 1, NULL, mcp_authz_current(ms));
+	mcp_task *t = find(srv, tid, 1, NULL, api_authz_current(ms));
 	if (!t) {
 		pthread_mutex_unlock(&srv->task_mu);
 		unknown_task(out, tid);
@@ -1055,10 +1055,10 @@ static void modern(eng_session *s, const char *method, json_object *params, mcp_
 		json_object *res = describe_modern(t, 1);
 		pthread_mutex_unlock(&srv->task_mu);
 		if (res) {
-			mcp_modern_decorate(srv, method, res);
-			mcp_answer_result(out, res);
+			api_modern_decorate(srv, method, res);
+			api_answer_result(out, res);
 		} else {
-			mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+			api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		}
 	} else if (strcmp(method, "tasks/update") == 0) {
 		modern_update(t, responses, out);
@@ -1072,21 +1072,21 @@ static void modern(eng_session *s, const char *method, json_object *params, mcp_
 }
 
 void mcp_tasks_modern_get(eng_session *s, json_object *params, const api_view *v,
-			  mcp_answer *out)
+			  api_answer *out)
 {
 	(void)v;
 	modern(s, "tasks/get", params, out);
 }
 
 void mcp_tasks_modern_update(eng_session *s, json_object *params, const api_view *v,
-			     mcp_answer *out)
+			     api_answer *out)
 {
 	(void)v;
 	modern(s, "tasks/update", params, out);
 }
 
 void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const api_view *v,
-			     mcp_answer *out)
+			     api_answer *out)
 {
 	(void)v;
 	modern(s, "tasks/cancel", params, out);

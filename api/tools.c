@@ -336,25 +336,25 @@ static void tool_reset(void *arg)
 
 void mcp_tools_call(eng_req *r)
 {
-	mcp_sess *ms = mcp_sess_of(r->sess);
-	int rev = mcp_req_rev(r);
+	api_sess *ms = api_sess_of(r->sess);
+	int rev = api_req_rev(r);
 	json_object *params = api_get(r->msg, "params");
 	const char *name = api_get_str(params, "name");
 	json_object *args = api_get(params, "arguments");
 
 	if (!name) {
-		mcp_finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
+		api_finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
 		return;
 	}
 	if (args && !json_object_is_type(args, json_type_object)) {
-		mcp_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
+		api_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
 		return;
 	}
 	mcp_tool_entry *tool = (mcp_tool_entry *)mcp_registry_find(ms->srv, &ms->srv->tools, name);
 	if (!tool) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
-		mcp_finish_invalid(r, msg, mcp_data_str("name", name));
+		api_finish_invalid(r, msg, api_data_str("name", name));
 		return;
 	}
 	json_object *own_args = NULL;
@@ -365,8 +365,8 @@ void mcp_tools_call(eng_req *r)
 	int oom = !args;
 	json_object *refusal = args ? mcp_tool_check_args(tool, args, rev, &oom) : NULL;
 	if (refusal || oom) {
-		if (refusal && mcp_req_modern(r))
-			mcp_modern_decorate(ms->srv, "tools/call", refusal);
+		if (refusal && api_req_modern(r))
+			api_modern_decorate(ms->srv, "tools/call", refusal);
 		if (refusal)
 			eng_req_finish_result(r, refusal);
 		else
@@ -381,7 +381,7 @@ void mcp_tools_call(eng_req *r)
 	 * requests that declare the extension; a legacy params.task is
 	 * ignored, and a tool that only runs as a task is refused to a request
 	 * that cannot take one. */
-	int modern = mcp_req_modern(r);
+	int modern = api_req_modern(r);
 	int declared = modern && mcp_tasks_declared(((const api_view *)r->proto)->caps);
 	json_object *task = rev >= API_REV_2025_11_25 && !modern ? api_get(params, "task") : NULL;
 	if (modern && !declared && tool->task_support == MCP_TASKS_REQUIRED) {
@@ -399,7 +399,7 @@ void mcp_tools_call(eng_req *r)
 		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
 				     task ? "This tool cannot run as a task"
 					  : "This tool runs only as a task (send params.task)",
-				     mcp_data_str("name", name));
+				     api_data_str("name", name));
 		json_object_put(own_args);
 		mcp_entry_unref(&tool->base);
 		return;
@@ -409,7 +409,7 @@ void mcp_tools_call(eng_req *r)
 	int up_front = task || (declared && tool->task_support != MCP_TASKS_FORBIDDEN &&
 				!(tool->flags & MCP_TOOL_TASK_BY_HANDLER));
 	if (task && !json_object_is_type(task, json_type_object)) {
-		mcp_finish_invalid(r, "Invalid params: task must be an object with an optional "
+		api_finish_invalid(r, "Invalid params: task must be an object with an optional "
 				  "non-negative integer ttl",
 			       NULL);
 		json_object_put(own_args);
@@ -417,9 +417,9 @@ void mcp_tools_call(eng_req *r)
 		return;
 	}
 	mcp_ctx ctx;
-	mcp_ctx_begin(&ctx, r, params);
+	api_ctx_begin(&ctx, r, params);
 	ctx.tool = tool;
-	if (mcp_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
+	if (api_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
 		json_object_put(own_args);
 		mcp_entry_unref(&tool->base);
 		return;
@@ -428,7 +428,7 @@ void mcp_tools_call(eng_req *r)
 	int resumed = mcp_mrtr_begin(&ctx, params, "tools/call", name, args, &why);
 	if (resumed != 0) {
 		if (resumed < 0)
-			mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
+			api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
 		mcp_mrtr_end(&ctx);
 		json_object_put(own_args);
 		mcp_entry_unref(&tool->base);
@@ -437,15 +437,15 @@ void mcp_tools_call(eng_req *r)
 	int rc = up_front ? mcp_task_start(&ctx, task) : MCP_OK;
 	if (rc != MCP_OK) {
 		if (rc == MCP_EINVAL)
-			mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_INVALID_PARAMS,
+			api_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_INVALID_PARAMS,
 				    "Invalid params: task must be an object with an optional "
 				    "non-negative integer ttl",
 				    NULL);
 		else if (rc == MCP_EBUSY)
-			mcp_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_SERVER_BUSY,
+			api_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_SERVER_BUSY,
 				    "Server busy: too many tasks", NULL);
 		else
-			mcp_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
+			api_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
 				    NULL);
 		mcp_mrtr_end(&ctx);
 		json_object_put(own_args);
@@ -465,7 +465,7 @@ void mcp_tools_call(eng_req *r)
 		rc = mcp_tool_outcome(&ctx, tool, &res, rc, &result);
 	if (result)
 		mcp_task_decorate(&ctx, result);
-	mcp_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
+	api_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
 	api_result_clear(&res);
 	mcp_mrtr_end(&ctx);

@@ -498,14 +498,14 @@ START_TEST(principals_and_binding)
 	/* A session keeps its party: a refreshed token of the same subject
 	 * replaces the principal (step-up), another subject's is refused. */
 	mcp_server *srv = mcp_server_new("t", "1");
-	mcp_sess *ms = mcp_sess_new(srv);
-	ck_assert_ptr_null(mcp_authz_current(ms));
-	ck_assert_int_eq(mcp_authz_bind(ms, p), MCP_OK);
-	ck_assert_int_eq(mcp_authz_bind(ms, eve), MCP_ENOENT);
-	ck_assert_ptr_eq(mcp_authz_current(ms), p);
-	ck_assert_int_eq(mcp_authz_bind(ms, q), MCP_OK);
-	ck_assert_ptr_eq(mcp_authz_current(ms), q);
-	mcp_authz_sess_free(ms);
+	api_sess *ms = api_sess_new(srv);
+	ck_assert_ptr_null(api_authz_current(ms));
+	ck_assert_int_eq(api_authz_bind(ms, p), MCP_OK);
+	ck_assert_int_eq(api_authz_bind(ms, eve), MCP_ENOENT);
+	ck_assert_ptr_eq(api_authz_current(ms), p);
+	ck_assert_int_eq(api_authz_bind(ms, q), MCP_OK);
+	ck_assert_ptr_eq(api_authz_current(ms), q);
+	api_authz_sess_free(ms);
 	pthread_mutex_destroy(&ms->mu);
 	free(ms);
 	mcp_server_free(srv);
@@ -540,7 +540,7 @@ static int http_status(mcp_server *srv, const char *url, const char *header, cha
 		       mcp_principal **p)
 {
 	char *body = NULL;
-	int st = mcp_authz_http(srv, url, header, 1800000000, p, www, &body);
+	int st = api_authz_http(srv, url, header, 1800000000, p, www, &body);
 	if (st) {
 		json_object *o = json_tokener_parse(body);
 		ck_assert_ptr_nonnull(o);
@@ -590,12 +590,12 @@ START_TEST(http_entry_with_custom_verifier)
 	ck_assert_ptr_null(www);
 
 	char *json = NULL;
-	ck_assert_int_eq(mcp_authz_metadata(srv, "/.well-known/oauth-protected-resource/mcp", "/mcp",
+	ck_assert_int_eq(api_authz_metadata(srv, "/.well-known/oauth-protected-resource/mcp", "/mcp",
 					    &json),
 			 1);
 	ck_assert_ptr_nonnull(strstr(json, "\"scopes_supported\":[\"mcp\",\"admin\"]"));
 	free(json);
-	ck_assert_int_eq(mcp_authz_metadata(srv, "/mcp", "/mcp", &json), 0);
+	ck_assert_int_eq(api_authz_metadata(srv, "/mcp", "/mcp", &json), 0);
 	mcp_server_free(srv);
 }
 END_TEST
@@ -842,10 +842,10 @@ static void bind_principal(const char *sub, const char *scopes)
 	auth_strv_free(v, n);
 	p->frozen = 1;
 	pthread_mutex_lock(&srv->sess_mu);
-	mcp_sess *ms = srv->sessions;
+	api_sess *ms = srv->sessions;
 	pthread_mutex_unlock(&srv->sess_mu);
 	ck_assert_ptr_nonnull(ms);
-	ck_assert_int_eq(mcp_authz_bind(ms, p), MCP_OK);
+	ck_assert_int_eq(api_authz_bind(ms, p), MCP_OK);
 	auth_principal_unref(p);
 }
 
@@ -899,7 +899,7 @@ START_TEST(scopes_filter_lists_and_refuse_calls)
 	ck_assert_str_eq(json_object_get_string(api_get(data, "error")), "insufficient_scope");
 	/* What to ask for: the tool's scope, then those already held. */
 	ck_assert_str_eq(json_object_get_string(api_get(data, "scope")), "admin mcp:read docs");
-	char *h = mcp_authz_forbidden_challenge(srv, data);
+	char *h = api_authz_forbidden_challenge(srv, data);
 	ck_assert_ptr_null(h); /* no resource configured: no HTTP challenge */
 	json_object_put(m);
 	m = request("resources/read", "{\"uri\":\"test://doc/7\"}");
@@ -1157,7 +1157,7 @@ START_TEST(jose_vectors)
 			header = strdup(json_object_get_string(jhdr));
 		mcp_principal *p = NULL;
 		char *www = NULL, *body = NULL;
-		int st = mcp_authz_http(s, jurl ? json_object_get_string(jurl) : "/mcp", header, now,
+		int st = api_authz_http(s, jurl ? json_object_get_string(jurl) : "/mcp", header, now,
 					&p, &www, &body);
 		printf("| %s | %d | %s |\n", name, st ? st : 200, www ? www : "");
 		ck_assert_msg((st ? st : 200) == want, "%s: status %d, expected %d (%s)", name,

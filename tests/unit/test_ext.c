@@ -43,10 +43,10 @@ START_TEST(traceparent_format)
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0\n",
 	};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-		ck_assert_msg(mcp_trace_valid_parent(good[i]), "refused %s", good[i]);
+		ck_assert_msg(api_trace_valid_parent(good[i]), "refused %s", good[i]);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_msg(!mcp_trace_valid_parent(bad[i]), "accepted %s", bad[i]);
-	ck_assert(!mcp_trace_valid_parent(NULL));
+		ck_assert_msg(!api_trace_valid_parent(bad[i]), "accepted %s", bad[i]);
+	ck_assert(!api_trace_valid_parent(NULL));
 }
 END_TEST
 
@@ -76,9 +76,9 @@ START_TEST(tracestate_format)
 		"t@Sys=v",                       /* system starts lower case */
 	};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-		ck_assert_msg(mcp_trace_valid_state(good[i]), "refused %s", good[i]);
+		ck_assert_msg(api_trace_valid_state(good[i]), "refused %s", good[i]);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_msg(!mcp_trace_valid_state(bad[i]), "accepted %s", bad[i]);
+		ck_assert_msg(!api_trace_valid_state(bad[i]), "accepted %s", bad[i]);
 	/* 33 members, or more than 512 bytes, are too many. */
 	char many[1024] = "";
 	for (int i = 0; i < 33; i++) {
@@ -86,23 +86,23 @@ START_TEST(tracestate_format)
 		snprintf(m, sizeof m, "%sk%d=v", i ? "," : "", i);
 		strcat(many, m);
 	}
-	ck_assert(!mcp_trace_valid_state(many));
+	ck_assert(!api_trace_valid_state(many));
 	char *end = strrchr(many, ',');
 	*end = 0; /* 32 members */
-	ck_assert(mcp_trace_valid_state(many));
+	ck_assert(api_trace_valid_state(many));
 	char longv[600];
 	memset(longv, 'x', sizeof longv - 1);
 	longv[0] = 'k';
 	longv[1] = '=';
 	longv[sizeof longv - 1] = 0;
-	ck_assert(!mcp_trace_valid_state(longv));
+	ck_assert(!api_trace_valid_state(longv));
 }
 END_TEST
 
 START_TEST(trace_from_headers)
 {
 	json_object *m = json_tokener_parse("{\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}");
-	mcp_trace_from_headers(m, " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ",
+	api_trace_from_headers(m, " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ",
 			       "a=1");
 	json_object *meta = api_get(api_get(m, "params"), "_meta");
 	ck_assert_str_eq(json_object_get_string(api_get(meta, "traceparent")),
@@ -111,13 +111,13 @@ START_TEST(trace_from_headers)
 	json_object_put(m);
 	/* _meta wins; invalid headers add nothing. */
 	m = json_tokener_parse("{\"params\":{\"_meta\":{\"traceparent\":\"mine\"}}}");
-	mcp_trace_from_headers(m, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", NULL);
+	api_trace_from_headers(m, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", NULL);
 	ck_assert_str_eq(json_object_get_string(api_get(api_get(api_get(m, "params"), "_meta"),
 						       "traceparent")),
 			 "mine");
 	json_object_put(m);
 	m = json_tokener_parse("{\"params\":{}}");
-	mcp_trace_from_headers(m, "00-zz", "a=1");
+	api_trace_from_headers(m, "00-zz", "a=1");
 	ck_assert_ptr_null(api_get(api_get(m, "params"), "_meta"));
 	json_object_put(m);
 }
