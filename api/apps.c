@@ -264,7 +264,7 @@ int mcp_apps_offered(mcp_server *srv)
 	int offered = 0;
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	for (size_t i = 0; i < srv->resources.n && !offered; i++) {
-		mcp_resource_entry *r = (mcp_resource_entry *)srv->resources.items[i];
+		api_resource_entry *r = (api_resource_entry *)srv->resources.items[i];
 		offered = r->mime_type && strcmp(r->mime_type, MCP_APP_MIME) == 0 &&
 			  strncmp(r->base.key, "ui://", 5) == 0;
 	}
@@ -325,7 +325,7 @@ MCP_EXTERN int mcp_server_set_tool_ui(mcp_server *srv, const char *tool, const c
 	free(u);
 	/* The tool's entry in tools/list changed. */
 	if (rc == MCP_OK && listed)
-		mcp_notify_list_changed(srv, API_KIND_TOOLS);
+		api_notify_list_changed(srv, API_KIND_TOOLS);
 	return rc;
 }
 

@@ -54,19 +54,19 @@ void mcp_complete(eng_req *r)
 			       NULL);
 		return;
 	}
-	mcp_entry *e = NULL;
+	api_entry *e = NULL;
 	mcp_complete_fn fn = NULL;
 	void *user = NULL;
 	if (strcmp(type, "ref/prompt") == 0 && api_get_str(ref, "name")) {
-		mcp_prompt_entry *p =
-			(mcp_prompt_entry *)mcp_registry_find(srv, &srv->prompts, api_get_str(ref, "name"));
+		api_prompt_entry *p =
+			(api_prompt_entry *)api_registry_find(srv, &srv->prompts, api_get_str(ref, "name"));
 		if (p) {
 			e = &p->base;
 			fn = p->complete;
 			user = p->user;
 		}
 	} else if (strcmp(type, "ref/resource") == 0 && api_get_str(ref, "uri")) {
-		mcp_resource_entry *t = (mcp_resource_entry *)mcp_registry_find(
+		api_resource_entry *t = (api_resource_entry *)api_registry_find(
 			srv, &srv->templates, api_get_str(ref, "uri"));
 		if (t) {
 			e = &t->base;
@@ -87,7 +87,7 @@ void mcp_complete(eng_req *r)
 	if (api_ctx_admit(&ctx, strcmp(type, "ref/prompt") == 0 ? MCP_ITEM_PROMPT : MCP_ITEM_TEMPLATE,
 			  e->key)) {
 		json_object_put(own_ctx);
-		mcp_entry_unref(e);
+		api_entry_unref(e);
 		return;
 	}
 	mcp_completion out = { .values = json_object_new_array(), .total = -1 };
@@ -110,5 +110,5 @@ void mcp_complete(eng_req *r)
 	api_ctx_end(&ctx, rc, result, 0, NULL, NULL);
 	json_object_put(out.values);
 	json_object_put(own_ctx);
-	mcp_entry_unref(e);
+	api_entry_unref(e);
 }

@@ -30,7 +30,7 @@
  *  - ON_WORKER: a handler on the pool; the hooks run around it there
  *    (api_ctx_admit).
  *  - HELD: subscriptions/listen, held open without a worker; with hooks,
- *    `run` lets it through on a worker first (mcp_listen_hooked). */
+ *    `run` lets it through on a worker first (api_listen_hooked). */
 
 enum { ON_READER, ON_WORKER, HELD };
 enum { LEGACY = 1, MODERN = 2, BOTH = LEGACY | MODERN };
@@ -74,8 +74,8 @@ static const method_row methods[] = {
 	WORKER("prompts/get", BOTH, mcp_prompts_get),
 	WORKER("completion/complete", BOTH, mcp_complete),
 	/* 2026-07-28 notifications (listen.c) */
-	{ "subscriptions/listen", MODERN, NULL, 0, HELD, NULL, mcp_listen_hooked,
-	  mcp_listen_hold },
+	{ "subscriptions/listen", MODERN, NULL, 0, HELD, NULL, api_listen_hooked,
+	  api_listen_hold },
 	/* tasks: 2025-11-25's, a connection's own; 2026-07-28's, the
 	 * extension's, reached by id (tasks.c) */
 	READER("tasks/get", LEGACY, NULL, 0, mcp_tasks_get),
@@ -109,7 +109,7 @@ static json_object *method_data(const char *name)
 int mcp_request_check(const char *method, json_object *params, const char *header_version,
 		      const char **message, json_object **data)
 {
-	int code = mcp_modern_check(params, header_version, message, data);
+	int code = api_modern_check(params, header_version, message, data);
 	if (code)
 		return code;
 	if (!find_method(method, MODERN)) {
@@ -187,12 +187,12 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 	/* A 2026-07-28 request carries its view: revision, capabilities, log
 	 * level, from its own _meta. */
 	api_view *v = NULL;
-	if (modern && !(v = mcp_view_new(params))) {
+	if (modern && !(v = api_view_new(params))) {
 		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		json_object_put(msg);
 		return;
 	}
-	void (*free_v)(void *) = v ? mcp_view_free : NULL;
+	void (*free_v)(void *) = v ? api_view_free : NULL;
 	if (m->where == ON_WORKER) {
 		eng_session_submit(s, msg, id, m->run, v, free_v);
 		return;
@@ -218,7 +218,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 		api_answer_send(s, id, &a);
 	}
 	if (v)
-		mcp_view_free(v);
+		api_view_free(v);
 	json_object_put(msg);
 }
 

@@ -535,7 +535,7 @@ static const char *modern_headers_problem(mcp_server *srv, tp_http_req *rq, cons
 		return p;
 	if (!name || strcmp(method, "tools/call") != 0)
 		return NULL;
-	mcp_tool_entry *tool = (mcp_tool_entry *)mcp_registry_find(srv, &srv->tools, name);
+	api_tool_entry *tool = (api_tool_entry *)api_registry_find(srv, &srv->tools, name);
 	if (!tool)
 		return NULL; /* answered by the handler's lookup */
 	json_object *props = api_get(tool->input_schema, "properties");
@@ -556,7 +556,7 @@ static const char *modern_headers_problem(mcp_server *srv, tp_http_req *rq, cons
 				break;
 		}
 	}
-	mcp_entry_unref(&tool->base);
+	api_entry_unref(&tool->base);
 	return p;
 }
 

@@ -65,25 +65,25 @@ typedef struct api_view {
 } api_view;
 
 /* A registry entry: embedded first in every registered object. */
-typedef struct mcp_entry {
+typedef struct api_entry {
 	_Atomic int refs;
 	char *key;                       /* name, URI or URI template */
-	void (*destroy)(struct mcp_entry *e);
-} mcp_entry;
+	void (*destroy)(struct api_entry *e);
+} api_entry;
 
 /* Entries in registration order, under the server's reg_lock.  Adding or
  * removing an entry tells ready connections about it (list_changed of
  * `kind`: API_KIND_*). */
-typedef struct mcp_registry {
-	mcp_entry **items;
+typedef struct api_registry {
+	api_entry **items;
 	size_t n, cap;
 	int kind;                        /* API_KIND_* */
-} mcp_registry;
+} api_registry;
 
 /* A registered tool.  Counted: a call holds a reference, so removing the
  * tool while it runs is safe. */
-typedef struct mcp_tool_entry {
-	mcp_entry base;                  /* key: the name */
+typedef struct api_tool_entry {
+	api_entry base;                  /* key: the name */
 	char *title, *description;
 	json_object *input_schema;       /* owned; read-only after registration */
 	json_object *output_schema;      /* owned or NULL */
@@ -96,10 +96,10 @@ typedef struct mcp_tool_entry {
 	mcp_task_support task_support;
 	unsigned flags;                  /* MCP_TOOL_* */
 	struct mcp_server *srv;          /* its server (the UI links: apps.c) */
-} mcp_tool_entry;
+} api_tool_entry;
 
-typedef struct mcp_resource_entry {
-	mcp_entry base;                  /* key: the URI or the template */
+typedef struct api_resource_entry {
+	api_entry base;                  /* key: the URI or the template */
 	int is_template;
 	char *name, *title, *description, *mime_type;
 	int64_t size;
@@ -112,10 +112,10 @@ typedef struct mcp_resource_entry {
 	void (*free_user)(void *user);
 	json_object *meta;
 	int unlisted;                    /* readable, left out of resources/list */
-} mcp_resource_entry;
+} api_resource_entry;
 
-typedef struct mcp_prompt_entry {
-	mcp_entry base;                  /* key: the name */
+typedef struct api_prompt_entry {
+	api_entry base;                  /* key: the name */
 	char *title, *description;
 	mcp_prompt_arg *args;            /* owned copies */
 	size_t nargs;
@@ -123,7 +123,7 @@ typedef struct mcp_prompt_entry {
 	mcp_prompt_fn get;
 	mcp_complete_fn complete;
 	void *user;
-} mcp_prompt_entry;
+} api_prompt_entry;
 
 struct mcp_server {
 	char *name, *version, *instructions;
@@ -185,7 +185,7 @@ struct mcp_server {
 	int park_max;                    /* 0: parking off */
 	int64_t park_ttl_ms;             /* wait for each input at most this */
 	pthread_rwlock_t reg_lock;   /* the registries below */
-	mcp_registry tools, resources, templates, prompts;
+	api_registry tools, resources, templates, prompts;
 
 	eng_pool pool;
 	eng_stats stats;
@@ -194,7 +194,7 @@ struct mcp_server {
 	_Atomic int has_run;
 	pthread_mutex_t sess_mu;     /* the list of live connections, and: */
 	struct api_sess *sessions;
-	struct mcp_listen *listens;  /* open subscriptions/listen streams */
+	struct api_listen *listens;  /* open subscriptions/listen streams */
 	size_t nlistens;
 	/* Authorization (api/authz.c): made by the first auth setter, never
 	 * moved until mcp_server_free; NULL while nothing is configured. */
@@ -258,7 +258,7 @@ struct mcp_ctx {
 	const char *mrtr_name;       /* tool or prompt name, or URI */
 	json_object *mrtr_args;      /* borrowed: bound into the sealed state */
 	struct mcp_task *task;       /* the task this handler runs for, or NULL */
-	struct mcp_tool_entry *tool; /* tools/call: the tool (borrowed) */
+	struct api_tool_entry *tool; /* tools/call: the tool (borrowed) */
 	struct mcp_park *park;       /* 2026-07-28: this handler is parked */
 	json_object *progress_token; /* borrowed from the request, or NULL */
 	/* Its W3C trace context, checked (api/common.c); borrowed from the
@@ -323,14 +323,14 @@ typedef void (*mcp_inline_fn)(eng_session *s, json_object *params, const api_vie
 			      api_answer *out);
 
 /* An open subscriptions/listen stream (notify.c; agreed by listen.c). */
-typedef struct mcp_listen {
-	struct mcp_listen *next;     /* srv->listens, under srv->sess_mu */
+typedef struct api_listen {
+	struct api_listen *next;     /* srv->listens, under srv->sess_mu */
 	eng_req *r;                  /* counted */
 	mcp_server *srv;
 	unsigned kinds;              /* API_KIND_* agreed */
 	json_object *uris;           /* array of resource URIs agreed */
 	json_object *task_ids;       /* array of task ids agreed (tasks extension) */
-} mcp_listen;
+} api_listen;
 
 /* How a request refused at admission must end (authz.c, for
  * api_ctx_admit): its message borrowed from the context or static, its
@@ -525,60 +525,60 @@ void api_cursor_keys_derive(mcp_server *srv);
 
 /* Sends notifications/<kind>/list_changed to every ready connection that
  * was told the list may change, and to the listen streams that asked. */
-void mcp_notify_list_changed(mcp_server *srv, int kind);
+void api_notify_list_changed(mcp_server *srv, int kind);
 /* notifications/resources/updated to the listen streams that named `uri`. */
-void mcp_listen_resource_updated(mcp_server *srv, const char *uri);
+void api_listen_resource_updated(mcp_server *srv, const char *uri);
 /* notifications/tasks (`params` taken) to the listen streams that asked
  * for `task_id`. */
-void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params);
+void api_listen_task_status(mcp_server *srv, const char *task_id, json_object *params);
 /* A stream's life: reserve takes one of the API_MAX_LISTENS places (0:
  * none left); open starts the stream of `l` (taken) on its request `r` (a
  * counted reference it keeps) with the acknowledgement `agreed` (taken),
  * until r's token fires; drop gives the place back when the request could
  * not be held (`l` and `agreed` taken). */
-int mcp_listen_reserve(mcp_server *srv);
-void mcp_listen_open(mcp_listen *l, eng_req *r, json_object *agreed);
-void mcp_listen_drop(mcp_listen *l, json_object *agreed);
+int api_listen_reserve(mcp_server *srv);
+void api_listen_open(api_listen *l, eng_req *r, json_object *agreed);
+void api_listen_drop(api_listen *l, json_object *agreed);
 
 /* ==== registry.c: the registries ============================================ */
 
-int mcp_entry_init(mcp_entry *e, const char *key, void (*destroy)(mcp_entry *));
-void mcp_entry_unref(mcp_entry *e);
+int api_entry_init(api_entry *e, const char *key, void (*destroy)(api_entry *));
+void api_entry_unref(api_entry *e);
 /* add takes the entry (freed on error); add and remove send the
  * list_changed notification on success. */
-int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e);
-int mcp_registry_remove(mcp_server *srv, mcp_registry *r, const char *key);
+int api_registry_add(mcp_server *srv, api_registry *r, api_entry *e);
+int api_registry_remove(mcp_server *srv, api_registry *r, const char *key);
 /* A counted reference to the entry, or NULL. */
-mcp_entry *mcp_registry_find(mcp_server *srv, mcp_registry *r, const char *key);
-mcp_entry *mcp_registry_match(mcp_server *srv, mcp_registry *r,
-			      int (*match)(mcp_entry *e, void *arg), void *arg);
-size_t mcp_registry_count(mcp_server *srv, mcp_registry *r);
+api_entry *api_registry_find(mcp_server *srv, api_registry *r, const char *key);
+api_entry *api_registry_match(mcp_server *srv, api_registry *r,
+			      int (*match)(api_entry *e, void *arg), void *arg);
+size_t api_registry_count(mcp_server *srv, api_registry *r);
 /* Describes items [offset, offset+limit) with `describe`; *total = count. */
-json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
-			       json_object *(*describe)(mcp_entry *e, int rev), int rev,
+json_object *api_registry_page(mcp_server *srv, api_registry *r, size_t offset, size_t limit,
+			       json_object *(*describe)(api_entry *e, int rev), int rev,
 			       size_t *total);
 /* The same, keeping only the items `keep` accepts: up to `limit` of them
  * from item `offset` on; *next gets the index to continue from, or 0 at
  * the end. */
-json_object *mcp_registry_page_if(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
-				  json_object *(*describe)(mcp_entry *e, int rev), int rev,
-				  int (*keep)(mcp_entry *e, void *arg), void *arg, size_t *next);
-void mcp_registry_clear(mcp_registry *r);
+json_object *api_registry_page_if(mcp_server *srv, api_registry *r, size_t offset, size_t limit,
+				  json_object *(*describe)(api_entry *e, int rev), int rev,
+				  int (*keep)(api_entry *e, void *arg), void *arg, size_t *next);
+void api_registry_clear(api_registry *r);
 
 /* ==== modern.c: the checks of a 2026-07-28 request ========================== */
 
 /* The revisions served from a request's own _meta (caller owns). */
-json_object *mcp_modern_versions(void);
+json_object *api_modern_versions(void);
 /* The ladder of a request's _meta (and the MCP-Protocol-Version header
  * value `header_version` when not NULL), before any method is looked up.
  * 0 when it passes, else the JSON-RPC code of the answer with *message
  * and *data (taken) set. */
-int mcp_modern_check(json_object *params, const char *header_version, const char **message,
+int api_modern_check(json_object *params, const char *header_version, const char **message,
 		     json_object **data);
 /* The view of a request that passed the ladder (NULL without memory), and
  * its free (the engine request's free_proto). */
-api_view *mcp_view_new(json_object *params);
-void mcp_view_free(void *v);
+api_view *api_view_new(json_object *params);
+void api_view_free(void *v);
 
 /* ==== mrtr.c: multi round-trip requests and parked handlers ================= */
 
@@ -672,9 +672,9 @@ int mcp_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(voi
 
 /* ==== resources.c, tools.c, prompts.c, complete.c: the items =============== */
 
-json_object *mcp_resource_describe(mcp_entry *e, int rev);
+json_object *mcp_resource_describe(api_entry *e, int rev);
 /* Finds the template matching `uri`; *vars gets the variables (owned). */
-mcp_resource_entry *mcp_template_match(mcp_server *srv, const char *uri, json_object **vars);
+api_resource_entry *mcp_template_match(mcp_server *srv, const char *uri, json_object **vars);
 /* Resources the library owns: registered with `user` freed by
  * `free_user` (also on failure) and `meta` (taken, may be NULL) as the
  * _meta of their listing. */
@@ -699,22 +699,22 @@ int mcp_apps_offered(mcp_server *srv);
 json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool);
 void mcp_apps_free(mcp_server *srv);
 
-json_object *mcp_tool_describe(mcp_entry *e, int rev);
+json_object *mcp_tool_describe(api_entry *e, int rev);
 /* What a tool handler's return makes of its call, for api_ctx_end:
  * MCP_EINVAL with nothing set becomes a tool error, a result with
  * structuredContent is checked against the output schema (a fault sets
  * res's error and traces "invalid_output").  Returns the code to end
  * with; *result holds the CallToolResult (taken) when there is one. */
-int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
+int mcp_tool_outcome(mcp_ctx *ctx, api_tool_entry *t, mcp_result *res, int rc,
 		     json_object **result);
 /* The tool error answering arguments that do not match input_schema, or
  * NULL when they match (the caller takes it); *oom set when checking or
  * building it ran out of memory. */
-json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, int *oom);
+json_object *mcp_tool_check_args(api_tool_entry *t, json_object *args, int rev, int *oom);
 /* tools/call. */
 void mcp_tools_call(eng_req *r);
 
-json_object *mcp_prompt_describe(mcp_entry *e, int rev);
+json_object *mcp_prompt_describe(api_entry *e, int rev);
 /* prompts/get. */
 void mcp_prompts_get(eng_req *r);
 /* completion/complete. */
@@ -759,14 +759,14 @@ void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, ap
 
 /* subscriptions/listen: held on the reader (`msg` and `v` taken), or let
  * through the request hooks on a worker. */
-void mcp_listen_hold(eng_session *s, json_object *msg, json_object *id, json_object *params,
+void api_listen_hold(eng_session *s, json_object *msg, json_object *id, json_object *params,
 		     api_view *v);
-void mcp_listen_hooked(eng_req *r);
+void api_listen_hooked(eng_req *r);
 
 /* ==== dispatch.c: the method table ========================================== */
 
 extern const eng_proto mcp_protocol;
-/* A 2026-07-28 request's ladder (mcp_modern_check) and then whether its
+/* A 2026-07-28 request's ladder (api_modern_check) and then whether its
  * method exists in that era, for the reader and for HTTP: 0, or the
  * JSON-RPC code of the answer with *message and *data (taken). */
 int mcp_request_check(const char *method, json_object *params, const char *header_version,

@@ -25,20 +25,20 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 	eng_obj_set(caps, "logging", json_object_new_object(), &bad);
 	unsigned kinds = 0;
 	int completions = 0;
-	if (mcp_registry_count(srv, &srv->tools)) {
+	if (api_registry_count(srv, &srv->tools)) {
 		json_object *o = json_object_new_object();
 		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
 		eng_obj_set(caps, "tools", o, &bad);
 		kinds |= API_KIND_TOOLS;
 	}
-	if (mcp_registry_count(srv, &srv->resources) || mcp_registry_count(srv, &srv->templates)) {
+	if (api_registry_count(srv, &srv->resources) || api_registry_count(srv, &srv->templates)) {
 		json_object *o = json_object_new_object();
 		eng_obj_set(o, "subscribe", json_object_new_boolean(1), &bad);
 		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
 		eng_obj_set(caps, "resources", o, &bad);
 		kinds |= API_KIND_RESOURCES;
 	}
-	if (mcp_registry_count(srv, &srv->prompts)) {
+	if (api_registry_count(srv, &srv->prompts)) {
 		json_object *o = json_object_new_object();
 		eng_obj_set(o, "listChanged", json_object_new_boolean(1), &bad);
 		eng_obj_set(caps, "prompts", o, &bad);
@@ -46,9 +46,9 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 	}
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	for (size_t i = 0; i < srv->prompts.n && !completions; i++)
-		completions = ((mcp_prompt_entry *)srv->prompts.items[i])->complete != NULL;
+		completions = ((api_prompt_entry *)srv->prompts.items[i])->complete != NULL;
 	for (size_t i = 0; i < srv->templates.n && !completions; i++)
-		completions = ((mcp_resource_entry *)srv->templates.items[i])->complete != NULL;
+		completions = ((api_resource_entry *)srv->templates.items[i])->complete != NULL;
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (completions)
 		eng_obj_set(caps, "completions", json_object_new_object(), &bad);
@@ -206,7 +206,7 @@ void mcp_lifecycle_discover(eng_session *s, json_object *params, const api_view 
 	(void)params, (void)v;
 	mcp_server *srv = api_sess_of(s)->srv;
 	json_object *res = json_object_new_object();
-	eng_obj_add(res, "supportedVersions", mcp_modern_versions());
+	eng_obj_add(res, "supportedVersions", api_modern_versions());
 	eng_obj_add(res, "capabilities",
 			       mcp_capabilities(srv, API_REV_2026_07_28, NULL));
 	if (srv->instructions)

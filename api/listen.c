@@ -18,7 +18,7 @@ static int filter_flag(json_object *filter, const char *key)
 /* A listen request's agreement, before its stream opens: the filter
  * checked, what the server can honour worked out, and a place among the
  * API_MAX_LISTENS taken.  NULL with *out holding the error otherwise. */
-static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
+static api_listen *agree(eng_session *s, json_object *params, const api_view *v,
 			 json_object **agreed_out, api_answer *out)
 {
 	mcp_server *srv = api_sess_of(s)->srv;
@@ -54,7 +54,7 @@ static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
 				eng_arr_add(agreed_tids, json_object_get(t));
 		}
 	}
-	mcp_listen *l = calloc(1, sizeof *l);
+	api_listen *l = calloc(1, sizeof *l);
 	json_object *agreed = json_object_new_object();
 	json_object *agreed_uris = json_object_new_array();
 	if (!l || !agreed || !agreed_uris || (tids && !agreed_tids)) {
@@ -92,7 +92,7 @@ static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
 	l->task_ids = agreed_tids;
 	l->srv = srv;
 
-	if (!mcp_listen_reserve(srv)) {
+	if (!api_listen_reserve(srv)) {
 		json_object_put(agreed);
 		json_object_put(agreed_uris);
 		json_object_put(agreed_tids);
@@ -107,24 +107,24 @@ static mcp_listen *agree(eng_session *s, json_object *params, const api_view *v,
 
 /* subscriptions/listen on the reader: the request is held in flight
  * without a worker until its stream ends. */
-void mcp_listen_hold(eng_session *s, json_object *msg, json_object *id, json_object *params,
+void api_listen_hold(eng_session *s, json_object *msg, json_object *id, json_object *params,
 		     api_view *v)
 {
 	api_answer a = { 0 };
 	json_object *agreed = NULL;
-	mcp_listen *l = agree(s, params, v, &agreed, &a);
+	api_listen *l = agree(s, params, v, &agreed, &a);
 	if (!l) {
-		mcp_view_free(v);
+		api_view_free(v);
 		api_answer_send(s, id, &a);
 		json_object_put(msg);
 		return;
 	}
-	eng_req *r = eng_session_hold(s, msg, id, v, mcp_view_free);
+	eng_req *r = eng_session_hold(s, msg, id, v, api_view_free);
 	if (!r) {
-		mcp_listen_drop(l, agreed);
+		api_listen_drop(l, agreed);
 		return;
 	}
-	mcp_listen_open(l, r, agreed);
+	api_listen_open(l, r, agreed);
 }
 
 /* subscriptions/listen between the hooks: the before-hook may refuse it;
@@ -132,7 +132,7 @@ void mcp_listen_hold(eng_session *s, json_object *msg, json_object *id, json_obj
  * (eng_req_keep), which ends it later without a worker, and the after-hook
  * runs then with the outcome "streaming" (the stream's end, perhaps hours
  * later and on whichever thread ends it, is not reported). */
-void mcp_listen_hooked(eng_req *r)
+void api_listen_hooked(eng_req *r)
 {
 	json_object *params = api_get(r->msg, "params");
 	mcp_ctx ctx;
@@ -141,7 +141,7 @@ void mcp_listen_hooked(eng_req *r)
 		return;
 	api_answer a = { 0 };
 	json_object *agreed = NULL;
-	mcp_listen *l = agree(r->sess, params, r->proto, &agreed, &a);
+	api_listen *l = agree(r->sess, params, r->proto, &agreed, &a);
 	if (!l) {
 		api_ctx_end_answer(&ctx, &a);
 		return;
@@ -149,5 +149,5 @@ void mcp_listen_hooked(eng_req *r)
 	eng_req_keep(r);
 	eng_req_ref(r);
 	api_authz_after(&ctx, "streaming", 0);
-	mcp_listen_open(l, r, agreed);
+	api_listen_open(l, r, agreed);
 }

@@ -14,11 +14,11 @@ struct list_filter {
 	int kind;
 };
 
-static int list_visible(mcp_entry *e, void *arg)
+static int list_visible(api_entry *e, void *arg)
 {
 	struct list_filter *f = arg;
 	/* A skill's supporting files are reached through its entry. */
-	if (f->kind == MCP_ITEM_RESOURCE && ((mcp_resource_entry *)e)->unlisted)
+	if (f->kind == MCP_ITEM_RESOURCE && ((api_resource_entry *)e)->unlisted)
 		return 0;
 	return api_authz_visible(f->srv, f->kind, e->key, f->who);
 }
@@ -26,8 +26,8 @@ static int list_visible(mcp_entry *e, void *arg)
 /* One page of list `list` (its cursors say so), answered as `key`: the
  * items of `r` as `describe` makes them for the request's revision. */
 static void list_page(eng_session *s, json_object *params, api_answer *out,
-		      const char *list, const char *key, mcp_registry *r,
-		      json_object *(*describe)(mcp_entry *e, int rev), const api_view *v,
+		      const char *list, const char *key, api_registry *r,
+		      json_object *(*describe)(api_entry *e, int rev), const api_view *v,
 		      const char *method)
 {
 	api_sess *ms = api_sess_of(s);
@@ -53,10 +53,10 @@ static void list_page(eng_session *s, json_object *params, api_answer *out,
 					 : r == &srv->resources ? MCP_ITEM_RESOURCE
 					 : r == &srv->templates ? MCP_ITEM_TEMPLATE
 								: MCP_ITEM_PROMPT };
-		items = mcp_registry_page_if(srv, r, offset, page, describe, rev, list_visible, &f,
+		items = api_registry_page_if(srv, r, offset, page, describe, rev, list_visible, &f,
 					     &next);
 	} else {
-		items = mcp_registry_page(srv, r, offset, page, describe, rev, &total);
+		items = api_registry_page(srv, r, offset, page, describe, rev, &total);
 		next = offset + page < total ? offset + page : 0;
 	}
 	if (!items) {

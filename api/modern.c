@@ -14,7 +14,7 @@
 
 #include "api/internal.h"
 
-json_object *mcp_modern_versions(void)
+json_object *api_modern_versions(void)
 {
 	json_object *a = json_object_new_array();
 	for (int i = API_REV_LEGACY_COUNT; i < API_REV_COUNT; i++)
@@ -22,7 +22,7 @@ json_object *mcp_modern_versions(void)
 	return a;
 }
 
-int mcp_modern_check(json_object *params, const char *header_version, const char **message,
+int api_modern_check(json_object *params, const char *header_version, const char **message,
 		     json_object **data)
 {
 	*data = NULL;
@@ -46,7 +46,7 @@ int mcp_modern_check(json_object *params, const char *header_version, const char
 	if (api_revision_index(version) < API_REV_LEGACY_COUNT) {
 		*message = "Unsupported protocol version";
 		*data = json_object_new_object();
-		eng_obj_add(*data, "supported", mcp_modern_versions());
+		eng_obj_add(*data, "supported", api_modern_versions());
 		eng_obj_add(*data, "requested", json_object_new_string(version));
 		return API_JSONRPC_UNSUPPORTED_VERSION;
 	}
@@ -59,14 +59,14 @@ int mcp_modern_check(json_object *params, const char *header_version, const char
 	return 0;
 }
 
-void mcp_view_free(void *p)
+void api_view_free(void *p)
 {
 	api_view *v = p;
 	json_object_put(v->caps);
 	free(v);
 }
 
-api_view *mcp_view_new(json_object *params)
+api_view *api_view_new(json_object *params)
 {
 	api_view *v = calloc(1, sizeof *v);
 	if (!v)

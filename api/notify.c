@@ -41,10 +41,10 @@ static void listen_emit(eng_req *r, const char *method, json_object *params)
 /* The listen request's token fired: peer cancel, close or shutdown. */
 static void listen_end(mcp_cancel_reason reason, void *arg)
 {
-	mcp_listen *l = arg;
+	api_listen *l = arg;
 	mcp_server *srv = l->srv;
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_listen **pp = &srv->listens; *pp; pp = &(*pp)->next)
+	for (api_listen **pp = &srv->listens; *pp; pp = &(*pp)->next)
 		if (*pp == l) {
 			*pp = l->next;
 			srv->nlistens--;
@@ -68,7 +68,7 @@ static void listen_end(mcp_cancel_reason reason, void *arg)
 	free(l);
 }
 
-int mcp_listen_reserve(mcp_server *srv)
+int api_listen_reserve(mcp_server *srv)
 {
 	pthread_mutex_lock(&srv->sess_mu);
 	int full = srv->nlistens >= API_MAX_LISTENS;
@@ -79,7 +79,7 @@ int mcp_listen_reserve(mcp_server *srv)
 }
 
 /* Gives back a listen's place when its request could not be held. */
-void mcp_listen_drop(mcp_listen *l, json_object *agreed)
+void api_listen_drop(api_listen *l, json_object *agreed)
 {
 	pthread_mutex_lock(&l->srv->sess_mu);
 	l->srv->nlistens--;
@@ -92,7 +92,7 @@ void mcp_listen_drop(mcp_listen *l, json_object *agreed)
 
 /* Opens the stream of `l` on its request `r` (a counted reference, which
  * the listen keeps): the acknowledgement, then the events. */
-void mcp_listen_open(mcp_listen *l, eng_req *r, json_object *agreed)
+void api_listen_open(api_listen *l, eng_req *r, json_object *agreed)
 {
 	mcp_server *srv = l->srv;
 	l->r = r;
@@ -120,7 +120,7 @@ static eng_req **listeners(mcp_server *srv, unsigned kind, const char *uri, size
 	*n = 0;
 	pthread_mutex_lock(&srv->sess_mu);
 	eng_req **out = srv->nlistens ? malloc(srv->nlistens * sizeof *out) : NULL;
-	for (mcp_listen *l = srv->listens; out && l; l = l->next) {
+	for (api_listen *l = srv->listens; out && l; l = l->next) {
 		int want = kind ? (l->kinds & kind) != 0 : 0;
 		for (size_t i = 0; uri && !want && i < json_object_array_length(l->uris); i++)
 			want = strcmp(json_object_get_string(json_object_array_get_idx(l->uris, i)),
@@ -134,12 +134,12 @@ static eng_req **listeners(mcp_server *srv, unsigned kind, const char *uri, size
 	return out;
 }
 
-void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *params)
+void api_listen_task_status(mcp_server *srv, const char *task_id, json_object *params)
 {
 	size_t n = 0;
 	pthread_mutex_lock(&srv->sess_mu);
 	eng_req **out = srv->nlistens ? malloc(srv->nlistens * sizeof *out) : NULL;
-	for (mcp_listen *l = srv->listens; out && l; l = l->next) {
+	for (api_listen *l = srv->listens; out && l; l = l->next) {
 		int want = 0;
 		size_t nt = l->task_ids ? json_object_array_length(l->task_ids) : 0;
 		for (size_t i = 0; !want && i < nt; i++)
@@ -162,7 +162,7 @@ void mcp_listen_task_status(mcp_server *srv, const char *task_id, json_object *p
 	json_object_put(params);
 }
 
-void mcp_notify_list_changed(mcp_server *srv, int kind)
+void api_notify_list_changed(mcp_server *srv, int kind)
 {
 	const char *method = kind == API_KIND_TOOLS	  ? "notifications/tools/list_changed"
 			     : kind == API_KIND_RESOURCES ? "notifications/resources/list_changed"
@@ -187,7 +187,7 @@ void mcp_notify_list_changed(mcp_server *srv, int kind)
 	free(ls);
 }
 
-void mcp_listen_resource_updated(mcp_server *srv, const char *uri)
+void api_listen_resource_updated(mcp_server *srv, const char *uri)
 {
 	size_t n;
 	eng_req **ls = listeners(srv, 0, uri, &n);

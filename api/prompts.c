@@ -10,9 +10,9 @@
 #include "api/internal.h"
 #include "api/jschema.h"
 
-static void prompt_destroy(mcp_entry *e)
+static void prompt_destroy(api_entry *e)
 {
-	mcp_prompt_entry *p = (mcp_prompt_entry *)e;
+	api_prompt_entry *p = (api_prompt_entry *)e;
 	for (size_t i = 0; i < p->nargs; i++) {
 		free((char *)p->args[i].name);
 		free((char *)p->args[i].title);
@@ -27,7 +27,7 @@ static void prompt_destroy(mcp_entry *e)
 
 /* The schema of a prompt's arguments: each a string (prompts/get carries
  * {name: string}), the required ones present.  MCP_OK or MCP_ENOMEM. */
-static int compile_arg_check(mcp_prompt_entry *p)
+static int compile_arg_check(api_prompt_entry *p)
 {
 	json_object *schema = json_object_new_object();
 	json_object *props = json_object_new_object();
@@ -62,10 +62,10 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
 	for (size_t i = 0; i < prompt->nargs; i++)
 		if (!prompt->args[i].name || !*prompt->args[i].name)
 			return MCP_EINVAL;
-	mcp_prompt_entry *p = calloc(1, sizeof *p);
+	api_prompt_entry *p = calloc(1, sizeof *p);
 	if (!p)
 		return MCP_ENOMEM;
-	if (mcp_entry_init(&p->base, prompt->name, prompt_destroy)) {
+	if (api_entry_init(&p->base, prompt->name, prompt_destroy)) {
 		free(p);
 		return MCP_ENOMEM;
 	}
@@ -90,22 +90,22 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
 	}
 	int rc = failed ? MCP_ENOMEM : compile_arg_check(p);
 	if (rc != MCP_OK) {
-		mcp_entry_unref(&p->base);
+		api_entry_unref(&p->base);
 		return rc;
 	}
-	return mcp_registry_add(srv, &srv->prompts, &p->base);
+	return api_registry_add(srv, &srv->prompts, &p->base);
 }
 
 MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name)
 {
 	if (!srv || !name)
 		return MCP_EINVAL;
-	return mcp_registry_remove(srv, &srv->prompts, name);
+	return api_registry_remove(srv, &srv->prompts, name);
 }
 
-json_object *mcp_prompt_describe(mcp_entry *e, int rev)
+json_object *mcp_prompt_describe(api_entry *e, int rev)
 {
-	mcp_prompt_entry *p = (mcp_prompt_entry *)e;
+	api_prompt_entry *p = (api_prompt_entry *)e;
 	json_object *o = json_object_new_object();
 	if (!o)
 		return NULL;
@@ -219,7 +219,7 @@ MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char
 /* ---- prompts/get ------------------------------------------------------------ */
 
 struct prompt_run {
-	mcp_prompt_entry *p;
+	api_prompt_entry *p;
 	mcp_ctx *ctx;
 	json_object *args;
 	mcp_prompt_result *out;
@@ -255,8 +255,8 @@ void mcp_prompts_get(eng_req *r)
 		api_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
 		return;
 	}
-	mcp_prompt_entry *p =
-		(mcp_prompt_entry *)mcp_registry_find(ms->srv, &ms->srv->prompts, name);
+	api_prompt_entry *p =
+		(api_prompt_entry *)api_registry_find(ms->srv, &ms->srv->prompts, name);
 	if (!p) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "Unknown prompt: %.100s", name);
@@ -281,14 +281,14 @@ void mcp_prompts_get(eng_req *r)
 			api_finish_invalid(r, msg, data);
 		}
 		json_object_put(own_args);
-		mcp_entry_unref(&p->base);
+		api_entry_unref(&p->base);
 		return;
 	}
 	mcp_ctx ctx;
 	api_ctx_begin(&ctx, r, params);
 	if (api_ctx_admit(&ctx, MCP_ITEM_PROMPT, name)) {
 		json_object_put(own_args);
-		mcp_entry_unref(&p->base);
+		api_entry_unref(&p->base);
 		return;
 	}
 	mcp_prompt_result out = { .rev = api_req_rev(r) };
@@ -325,5 +325,5 @@ void mcp_prompts_get(eng_req *r)
 	json_object_put(out.messages);
 	free(out.description);
 	json_object_put(own_args);
-	mcp_entry_unref(&p->base);
+	api_entry_unref(&p->base);
 }

@@ -10,9 +10,9 @@
 
 #include "api/internal.h"
 
-static void resource_destroy(mcp_entry *e)
+static void resource_destroy(api_entry *e)
 {
-	mcp_resource_entry *r = (mcp_resource_entry *)e;
+	api_resource_entry *r = (api_resource_entry *)e;
 	free(r->name);
 	free(r->title);
 	free(r->description);
@@ -54,14 +54,14 @@ static int template_valid(const char *t)
 	return nexpr > 0;
 }
 
-static mcp_resource_entry *entry_new(const char *key, const char *name, const char *title,
+static api_resource_entry *entry_new(const char *key, const char *name, const char *title,
 				     const char *description, const char *mime_type,
 				     mcp_resource_fn read, void *user)
 {
-	mcp_resource_entry *r = calloc(1, sizeof *r);
+	api_resource_entry *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
-	if (mcp_entry_init(&r->base, key, resource_destroy)) {
+	if (api_entry_init(&r->base, key, resource_destroy)) {
 		free(r);
 		return NULL;
 	}
@@ -73,7 +73,7 @@ static mcp_resource_entry *entry_new(const char *key, const char *name, const ch
 	r->read = read;
 	r->user = user;
 	if (failed) {
-		mcp_entry_unref(&r->base);
+		api_entry_unref(&r->base);
 		return NULL;
 	}
 	return r;
@@ -83,12 +83,12 @@ MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *res)
 {
 	if (!srv || !res || !res->uri || !*res->uri || !res->name || !res->read || res->size < 0)
 		return MCP_EINVAL;
-	mcp_resource_entry *r = entry_new(res->uri, res->name, res->title, res->description,
+	api_resource_entry *r = entry_new(res->uri, res->name, res->title, res->description,
 					  res->mime_type, res->read, res->user);
 	if (!r)
 		return MCP_ENOMEM;
 	r->size = res->size;
-	return mcp_registry_add(srv, &srv->resources, &r->base);
+	return api_registry_add(srv, &srv->resources, &r->base);
 }
 
 int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
@@ -96,7 +96,7 @@ int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
 			   int64_t size, mcp_resource_fn read, void *user,
 			   void (*free_user)(void *), json_object *meta, int unlisted)
 {
-	mcp_resource_entry *r = entry_new(uri, name, title, description, mime_type, read, user);
+	api_resource_entry *r = entry_new(uri, name, title, description, mime_type, read, user);
 	if (!r) {
 		free_user(user);
 		json_object_put(meta);
@@ -106,7 +106,7 @@ int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
 	r->meta = meta;
 	r->size = size;
 	r->unlisted = unlisted;
-	return mcp_registry_add(srv, &srv->resources, &r->base);
+	return api_registry_add(srv, &srv->resources, &r->base);
 }
 
 MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
@@ -115,32 +115,32 @@ MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
 	if (!srv || !tpl || !tpl->uri_template || !tpl->name || !tpl->read ||
 	    !template_valid(tpl->uri_template))
 		return MCP_EINVAL;
-	mcp_resource_entry *r = entry_new(tpl->uri_template, tpl->name, tpl->title,
+	api_resource_entry *r = entry_new(tpl->uri_template, tpl->name, tpl->title,
 					  tpl->description, tpl->mime_type, tpl->read, tpl->user);
 	if (!r)
 		return MCP_ENOMEM;
 	r->is_template = 1;
 	r->complete = tpl->complete;
-	return mcp_registry_add(srv, &srv->templates, &r->base);
+	return api_registry_add(srv, &srv->templates, &r->base);
 }
 
 MCP_EXTERN int mcp_server_remove_resource(mcp_server *srv, const char *uri)
 {
 	if (!srv || !uri)
 		return MCP_EINVAL;
-	return mcp_registry_remove(srv, &srv->resources, uri);
+	return api_registry_remove(srv, &srv->resources, uri);
 }
 
 MCP_EXTERN int mcp_server_remove_resource_template(mcp_server *srv, const char *uri_template)
 {
 	if (!srv || !uri_template)
 		return MCP_EINVAL;
-	return mcp_registry_remove(srv, &srv->templates, uri_template);
+	return api_registry_remove(srv, &srv->templates, uri_template);
 }
 
-json_object *mcp_resource_describe(mcp_entry *e, int rev)
+json_object *mcp_resource_describe(api_entry *e, int rev)
 {
-	mcp_resource_entry *r = (mcp_resource_entry *)e;
+	api_resource_entry *r = (api_resource_entry *)e;
 	json_object *o = json_object_new_object();
 	if (!o)
 		return NULL;
@@ -198,27 +198,27 @@ struct tmatch {
 	const char *uri;
 };
 
-static int match_entry(mcp_entry *e, void *arg)
+static int match_entry(api_entry *e, void *arg)
 {
 	struct tmatch *m = arg;
 	return match_template(e->key, m->uri, NULL);
 }
 
-mcp_resource_entry *mcp_template_match(mcp_server *srv, const char *uri, json_object **vars)
+api_resource_entry *mcp_template_match(mcp_server *srv, const char *uri, json_object **vars)
 {
 	struct tmatch m = { uri };
 	*vars = NULL;
-	mcp_entry *e = mcp_registry_match(srv, &srv->templates, match_entry, &m);
+	api_entry *e = api_registry_match(srv, &srv->templates, match_entry, &m);
 	if (!e)
 		return NULL;
 	json_object *v = json_object_new_object();
 	if (!v) {
-		mcp_entry_unref(e);
+		api_entry_unref(e);
 		return NULL;
 	}
 	match_template(e->key, uri, v);
 	*vars = v;
-	return (mcp_resource_entry *)e;
+	return (api_resource_entry *)e;
 }
 
 static int add_contents(mcp_contents *out, const char *uri, const char *mime_type,
@@ -296,7 +296,7 @@ MCP_EXTERN int mcp_contents_set_error(mcp_contents *out, int code, const char *m
 /* ---- resources/read ------------------------------------------------------------ */
 
 struct read_run {
-	mcp_resource_entry *res;
+	api_resource_entry *res;
 	mcp_ctx *ctx;
 	const char *uri;
 	json_object *vars;
@@ -328,7 +328,7 @@ void mcp_resources_read(eng_req *r)
 		return;
 	}
 	json_object *vars = NULL;
-	mcp_resource_entry *res = (mcp_resource_entry *)mcp_registry_find(srv, &srv->resources, uri);
+	api_resource_entry *res = (api_resource_entry *)api_registry_find(srv, &srv->resources, uri);
 	if (res)
 		vars = json_object_new_object();
 	else
@@ -346,7 +346,7 @@ void mcp_resources_read(eng_req *r)
 	if (api_ctx_admit(&ctx, res->is_template ? MCP_ITEM_TEMPLATE : MCP_ITEM_RESOURCE,
 			  res->base.key)) {
 		json_object_put(vars);
-		mcp_entry_unref(&res->base);
+		api_entry_unref(&res->base);
 		return;
 	}
 	mcp_contents out = { .items = json_object_new_array() };
@@ -358,7 +358,7 @@ void mcp_resources_read(eng_req *r)
 		mcp_mrtr_end(&ctx);
 		json_object_put(out.items);
 		json_object_put(vars);
-		mcp_entry_unref(&res->base);
+		api_entry_unref(&res->base);
 		return;
 	}
 	struct read_run rr = { res, &ctx, uri, vars, &out };
@@ -381,7 +381,7 @@ void mcp_resources_read(eng_req *r)
 	mcp_mrtr_end(&ctx);
 	json_object_put(out.items);
 	json_object_put(vars);
-	mcp_entry_unref(&res->base);
+	api_entry_unref(&res->base);
 }
 
 /* ---- subscriptions (the legacy revisions) ----------------------------------------- */
@@ -396,16 +396,16 @@ static void not_found(api_answer *out, const char *uri)
 
 static int resource_exists(mcp_server *srv, const char *uri)
 {
-	mcp_entry *e = mcp_registry_find(srv, &srv->resources, uri);
+	api_entry *e = api_registry_find(srv, &srv->resources, uri);
 	if (e) {
-		mcp_entry_unref(e);
+		api_entry_unref(e);
 		return 1;
 	}
 	json_object *vars;
-	mcp_resource_entry *t = mcp_template_match(srv, uri, &vars);
+	api_resource_entry *t = mcp_template_match(srv, uri, &vars);
 	json_object_put(vars);
 	if (t)
-		mcp_entry_unref(&t->base);
+		api_entry_unref(&t->base);
 	return t != NULL;
 }
 
@@ -494,6 +494,6 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 		}
 	}
 	pthread_mutex_unlock(&srv->sess_mu);
-	mcp_listen_resource_updated(srv, uri);
+	api_listen_resource_updated(srv, uri);
 	return MCP_OK;
 }

@@ -74,10 +74,10 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 		 * of it alive rather than free memory under them. */
 		return;
 	}
-	mcp_registry_clear(&srv->tools);
-	mcp_registry_clear(&srv->resources);
-	mcp_registry_clear(&srv->templates);
-	mcp_registry_clear(&srv->prompts);
+	api_registry_clear(&srv->tools);
+	api_registry_clear(&srv->resources);
+	api_registry_clear(&srv->templates);
+	api_registry_clear(&srv->prompts);
 	pthread_rwlock_destroy(&srv->reg_lock);
 	pthread_mutex_destroy(&srv->sess_mu);
 	mcp_tasks_destroy(srv);

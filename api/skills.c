@@ -676,7 +676,7 @@ MCP_EXTERN int mcp_server_add_skill(mcp_server *srv, mcp_skill *skill)
 	}
 	if (rc != MCP_OK) {
 		for (size_t i = 0; i < done; i++)
-			mcp_registry_remove(srv, &srv->resources, skill->files[i].uri);
+			api_registry_remove(srv, &srv->resources, skill->files[i].uri);
 		skill_unref(skill);
 	}
 	return rc;
@@ -784,7 +784,7 @@ MCP_EXTERN int mcp_server_remove_skill(mcp_server *srv, const char *uri)
 	if (!s)
 		return MCP_ENOENT;
 	for (size_t i = 0; i < s->nfiles; i++)
-		mcp_registry_remove(srv, &srv->resources, s->files[i].uri);
+		api_registry_remove(srv, &srv->resources, s->files[i].uri);
 	skill_unref(s);
 	return MCP_OK;
 }

@@ -113,7 +113,7 @@ int mcp_tasks_offered(mcp_server *srv)
 	int offered = 0;
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	for (size_t i = 0; i < srv->tools.n && !offered; i++)
-		offered = ((mcp_tool_entry *)srv->tools.items[i])->task_support != MCP_TASKS_FORBIDDEN;
+		offered = ((api_tool_entry *)srv->tools.items[i])->task_support != MCP_TASKS_FORBIDDEN;
 	pthread_rwlock_unlock(&srv->reg_lock);
 	return offered;
 }
@@ -359,7 +359,7 @@ static void set_status(mcp_task *t, int status, const char *message)
 	if (t->modern) {
 		json_object *p = describe_modern(t, 1);
 		if (p)
-			mcp_listen_task_status(t->srv, t->id, p);
+			api_listen_task_status(t->srv, t->id, p);
 	} else if (t->owner) {
 		json_object *p = describe_legacy(t);
 		if (p)

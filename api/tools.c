@@ -14,9 +14,9 @@
 #include "api/internal.h"
 #include "api/jschema.h"
 
-static void tool_destroy(mcp_entry *e)
+static void tool_destroy(api_entry *e)
 {
-	mcp_tool_entry *t = (mcp_tool_entry *)e;
+	api_tool_entry *t = (api_tool_entry *)e;
 	free(t->title);
 	free(t->description);
 	json_object_put(t->input_schema);
@@ -105,7 +105,7 @@ static int compile_schema(const char *what, json_object *schema, int formats, in
 }
 
 /* Checks a description and, with `t`, fills the entry from it. */
-static int prepare(const mcp_tool *tool, mcp_tool_entry *t, char *why, size_t whylen)
+static int prepare(const mcp_tool *tool, api_tool_entry *t, char *why, size_t whylen)
 {
 	if (why && whylen)
 		why[0] = 0;
@@ -121,8 +121,8 @@ static int prepare(const mcp_tool *tool, mcp_tool_entry *t, char *why, size_t wh
 	if (tool->task_support < MCP_TASKS_FORBIDDEN || tool->task_support > MCP_TASKS_REQUIRED)
 		return refuse(why, whylen, "%s: task_support is not an mcp_task_support value",
 			      tool->name);
-	mcp_tool_entry scratch = { 0 };
-	mcp_tool_entry *e = t ? t : &scratch;
+	api_tool_entry scratch = { 0 };
+	api_tool_entry *e = t ? t : &scratch;
 	int rc = parse_object("input_schema", tool->input_schema, "{\"type\":\"object\"}",
 			      &e->input_schema, why, whylen);
 	if (rc == MCP_OK)
@@ -162,10 +162,10 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 {
 	if (!srv || !tool || !tool->name)
 		return MCP_EINVAL;
-	mcp_tool_entry *t = calloc(1, sizeof *t);
+	api_tool_entry *t = calloc(1, sizeof *t);
 	if (!t)
 		return MCP_ENOMEM;
-	if (mcp_entry_init(&t->base, tool->name, tool_destroy)) {
+	if (api_entry_init(&t->base, tool->name, tool_destroy)) {
 		free(t);
 		return MCP_ENOMEM;
 	}
@@ -179,15 +179,15 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 	t->description = api_strdup_opt(tool->description, &failed);
 	int rc = failed ? MCP_ENOMEM : prepare(tool, t, NULL, 0);
 	if (rc != MCP_OK) {
-		mcp_entry_unref(&t->base);
+		api_entry_unref(&t->base);
 		return rc;
 	}
-	return mcp_registry_add(srv, &srv->tools, &t->base);
+	return api_registry_add(srv, &srv->tools, &t->base);
 }
 
 /* ---- checking a call ------------------------------------------------------- */
 
-json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, int *oom)
+json_object *mcp_tool_check_args(api_tool_entry *t, json_object *args, int rev, int *oom)
 {
 	*oom = 0;
 	if (!t->in_check)
@@ -211,7 +211,7 @@ json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, 
 	return result;
 }
 
-int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
+int mcp_tool_outcome(mcp_ctx *ctx, api_tool_entry *t, mcp_result *res, int rc,
 		     json_object **result)
 {
 	*result = NULL;
@@ -267,12 +267,12 @@ MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name)
 {
 	if (!srv || !name)
 		return MCP_EINVAL;
-	return mcp_registry_remove(srv, &srv->tools, name);
+	return api_registry_remove(srv, &srv->tools, name);
 }
 
-json_object *mcp_tool_describe(mcp_entry *e, int rev)
+json_object *mcp_tool_describe(api_entry *e, int rev)
 {
-	mcp_tool_entry *t = (mcp_tool_entry *)e;
+	api_tool_entry *t = (api_tool_entry *)e;
 	int bad = 0;
 	json_object *o = json_object_new_object();
 	eng_obj_set(o, "name", json_object_new_string(e->key), &bad);
@@ -314,7 +314,7 @@ json_object *mcp_tool_describe(mcp_entry *e, int rev)
 
 /* One call of a handler, for mcp_ctx_run_rounds (which may call it again). */
 struct tool_run {
-	mcp_tool_entry *tool;
+	api_tool_entry *tool;
 	mcp_ctx *ctx;
 	json_object *args;
 	mcp_result *res;
@@ -350,7 +350,7 @@ void mcp_tools_call(eng_req *r)
 		api_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
 		return;
 	}
-	mcp_tool_entry *tool = (mcp_tool_entry *)mcp_registry_find(ms->srv, &ms->srv->tools, name);
+	api_tool_entry *tool = (api_tool_entry *)api_registry_find(ms->srv, &ms->srv->tools, name);
 	if (!tool) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
@@ -372,7 +372,7 @@ void mcp_tools_call(eng_req *r)
 		else
 			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		json_object_put(own_args);
-		mcp_entry_unref(&tool->base);
+		api_entry_unref(&tool->base);
 		return;
 	}
 
@@ -390,7 +390,7 @@ void mcp_tools_call(eng_req *r)
 				     "task (io.modelcontextprotocol/tasks)",
 				     mcp_tasks_required_data());
 		json_object_put(own_args);
-		mcp_entry_unref(&tool->base);
+		api_entry_unref(&tool->base);
 		return;
 	}
 	if (!modern && ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
@@ -401,7 +401,7 @@ void mcp_tools_call(eng_req *r)
 					  : "This tool runs only as a task (send params.task)",
 				     api_data_str("name", name));
 		json_object_put(own_args);
-		mcp_entry_unref(&tool->base);
+		api_entry_unref(&tool->base);
 		return;
 	}
 	/* Made a task before the handler runs, unless the handler decides
@@ -413,7 +413,7 @@ void mcp_tools_call(eng_req *r)
 				  "non-negative integer ttl",
 			       NULL);
 		json_object_put(own_args);
-		mcp_entry_unref(&tool->base);
+		api_entry_unref(&tool->base);
 		return;
 	}
 	mcp_ctx ctx;
@@ -421,7 +421,7 @@ void mcp_tools_call(eng_req *r)
 	ctx.tool = tool;
 	if (api_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
 		json_object_put(own_args);
-		mcp_entry_unref(&tool->base);
+		api_entry_unref(&tool->base);
 		return;
 	}
 	const char *why = NULL;
@@ -431,7 +431,7 @@ void mcp_tools_call(eng_req *r)
 			api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
 		mcp_mrtr_end(&ctx);
 		json_object_put(own_args);
-		mcp_entry_unref(&tool->base);
+		api_entry_unref(&tool->base);
 		return;
 	}
 	int rc = up_front ? mcp_task_start(&ctx, task) : MCP_OK;
@@ -449,7 +449,7 @@ void mcp_tools_call(eng_req *r)
 				    NULL);
 		mcp_mrtr_end(&ctx);
 		json_object_put(own_args);
-		mcp_entry_unref(&tool->base);
+		api_entry_unref(&tool->base);
 		return;
 	}
 	mcp_result res;
@@ -470,5 +470,5 @@ void mcp_tools_call(eng_req *r)
 	api_result_clear(&res);
 	mcp_mrtr_end(&ctx);
 	json_object_put(own_args);
-	mcp_entry_unref(&tool->base);
+	api_entry_unref(&tool->base);
 }

@@ -299,9 +299,9 @@ static void drop_scratch(void)
 
 static int registered(mcp_server *srv, const char *uri)
 {
-	mcp_entry *e = mcp_registry_find(srv, &srv->resources, uri);
+	api_entry *e = api_registry_find(srv, &srv->resources, uri);
 	if (e)
-		mcp_entry_unref(e);
+		api_entry_unref(e);
 	return e != NULL;
 }
 
@@ -353,11 +353,11 @@ START_TEST(skill_directories_are_read_strictly)
 	ck_assert(registered(srv, "skill://good/SKILL.md"));
 	ck_assert(registered(srv, "skill://good/ref/a.md"));
 	ck_assert(!registered(srv, "skill://good/.git/config"));
-	mcp_resource_entry *link =
-		(mcp_resource_entry *)mcp_registry_find(srv, &srv->resources, "skill://good/link.md");
+	api_resource_entry *link =
+		(api_resource_entry *)api_registry_find(srv, &srv->resources, "skill://good/link.md");
 	ck_assert_ptr_nonnull(link);
 	ck_assert_int_eq((int)link->size, 6); /* "target" */
-	mcp_entry_unref(&link->base);
+	api_entry_unref(&link->base);
 	ck_assert(!registered(srv, "skill://out/SKILL.md"));
 	ck_assert(!registered(srv, "skill://fifo/SKILL.md"));
 	ck_assert_int_eq(mcp_server_add_skill_dir(srv, p, NULL, NULL, 0), MCP_EINVAL);

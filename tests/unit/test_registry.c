@@ -17,39 +17,39 @@
 static int destroyed;
 
 typedef struct item {
-	mcp_entry base;
+	api_entry base;
 	int n;
 } item;
 
-static void item_destroy(mcp_entry *e)
+static void item_destroy(api_entry *e)
 {
 	destroyed++;
 	free(e);
 }
 
-static mcp_entry *item_new(const char *key, int n)
+static api_entry *item_new(const char *key, int n)
 {
 	item *it = calloc(1, sizeof *it);
 	ck_assert_ptr_nonnull(it);
-	ck_assert_int_eq(mcp_entry_init(&it->base, key, item_destroy), MCP_OK);
+	ck_assert_int_eq(api_entry_init(&it->base, key, item_destroy), MCP_OK);
 	it->n = n;
 	return &it->base;
 }
 
-static json_object *describe(mcp_entry *e, int rev)
+static json_object *describe(api_entry *e, int rev)
 {
 	char buf[64];
 	snprintf(buf, sizeof buf, "%s@%d", e->key, rev);
 	return json_object_new_string(buf);
 }
 
-static int odd(mcp_entry *e, void *arg)
+static int odd(api_entry *e, void *arg)
 {
 	(void)arg;
 	return ((item *)e)->n % 2 == 1;
 }
 
-static int is_n(mcp_entry *e, void *arg)
+static int is_n(api_entry *e, void *arg)
 {
 	return ((item *)e)->n == *(int *)arg;
 }
@@ -70,38 +70,38 @@ static char *keys(json_object *arr)
 START_TEST(add_find_remove)
 {
 	mcp_server *srv = mcp_server_new("t", "1");
-	mcp_registry *r = &srv->tools;
+	api_registry *r = &srv->tools;
 	destroyed = 0;
-	ck_assert_int_eq(mcp_registry_add(srv, r, item_new("a", 1)), MCP_OK);
-	ck_assert_int_eq(mcp_registry_add(srv, r, item_new("b", 2)), MCP_OK);
+	ck_assert_int_eq(api_registry_add(srv, r, item_new("a", 1)), MCP_OK);
+	ck_assert_int_eq(api_registry_add(srv, r, item_new("b", 2)), MCP_OK);
 	/* A key is unique: the second entry is refused and released. */
-	ck_assert_int_eq(mcp_registry_add(srv, r, item_new("a", 3)), MCP_EEXIST);
+	ck_assert_int_eq(api_registry_add(srv, r, item_new("a", 3)), MCP_EEXIST);
 	ck_assert_int_eq(destroyed, 1);
-	ck_assert_uint_eq(mcp_registry_count(srv, r), 2);
+	ck_assert_uint_eq(api_registry_count(srv, r), 2);
 
-	mcp_entry *a = mcp_registry_find(srv, r, "a");
+	api_entry *a = api_registry_find(srv, r, "a");
 	ck_assert_ptr_nonnull(a);
 	ck_assert_int_eq(((item *)a)->n, 1);
-	ck_assert_ptr_null(mcp_registry_find(srv, r, "c"));
-	ck_assert_ptr_null(mcp_registry_find(srv, &srv->prompts, "a"));
+	ck_assert_ptr_null(api_registry_find(srv, r, "c"));
+	ck_assert_ptr_null(api_registry_find(srv, &srv->prompts, "a"));
 	int two = 2;
-	mcp_entry *b = mcp_registry_match(srv, r, is_n, &two);
+	api_entry *b = api_registry_match(srv, r, is_n, &two);
 	ck_assert_ptr_nonnull(b);
 	ck_assert_str_eq(b->key, "b");
-	mcp_entry_unref(b);
+	api_entry_unref(b);
 
 	/* Removed while a call holds it: gone from the registry, alive until
 	 * the holder lets go. */
-	ck_assert_int_eq(mcp_registry_remove(srv, r, "a"), MCP_OK);
-	ck_assert_int_eq(mcp_registry_remove(srv, r, "a"), MCP_ENOENT);
-	ck_assert_ptr_null(mcp_registry_find(srv, r, "a"));
+	ck_assert_int_eq(api_registry_remove(srv, r, "a"), MCP_OK);
+	ck_assert_int_eq(api_registry_remove(srv, r, "a"), MCP_ENOENT);
+	ck_assert_ptr_null(api_registry_find(srv, r, "a"));
 	ck_assert_int_eq(destroyed, 1);
 	ck_assert_str_eq(a->key, "a");
-	mcp_entry_unref(a);
+	api_entry_unref(a);
 	ck_assert_int_eq(destroyed, 2);
 	/* The key is free again. */
-	ck_assert_int_eq(mcp_registry_add(srv, r, item_new("a", 5)), MCP_OK);
-	ck_assert_uint_eq(mcp_registry_count(srv, r), 2);
+	ck_assert_int_eq(api_registry_add(srv, r, item_new("a", 5)), MCP_OK);
+	ck_assert_uint_eq(api_registry_count(srv, r), 2);
 	mcp_server_free(srv); /* clears the registries */
 	ck_assert_int_eq(destroyed, 4);
 }
@@ -110,36 +110,36 @@ END_TEST
 START_TEST(pages_in_registration_order)
 {
 	mcp_server *srv = mcp_server_new("t", "1");
-	mcp_registry *r = &srv->prompts;
+	api_registry *r = &srv->prompts;
 	char key[8];
 	for (int i = 0; i < 5; i++) {
 		snprintf(key, sizeof key, "k%d", i);
-		ck_assert_int_eq(mcp_registry_add(srv, r, item_new(key, i)), MCP_OK);
+		ck_assert_int_eq(api_registry_add(srv, r, item_new(key, i)), MCP_OK);
 	}
 	size_t total = 0;
-	json_object *p = mcp_registry_page(srv, r, 1, 2, describe, 7, &total);
+	json_object *p = api_registry_page(srv, r, 1, 2, describe, 7, &total);
 	ck_assert_str_eq(keys(p), "k1@7,k2@7");
 	ck_assert_uint_eq(total, 5);
 	json_object_put(p);
-	p = mcp_registry_page(srv, r, 4, 100, describe, 0, &total);
+	p = api_registry_page(srv, r, 4, 100, describe, 0, &total);
 	ck_assert_str_eq(keys(p), "k4@0");
 	json_object_put(p);
-	p = mcp_registry_page(srv, r, 9, 2, describe, 0, &total);
+	p = api_registry_page(srv, r, 9, 2, describe, 0, &total);
 	ck_assert_int_eq((int)json_object_array_length(p), 0);
 	json_object_put(p);
 
 	/* Filtered: odd ones only, two at a time; the next page starts at the
 	 * next index kept, and there is none after the last one. */
 	size_t next = 99;
-	p = mcp_registry_page_if(srv, r, 0, 1, describe, 0, odd, NULL, &next);
+	p = api_registry_page_if(srv, r, 0, 1, describe, 0, odd, NULL, &next);
 	ck_assert_str_eq(keys(p), "k1@0");
 	ck_assert_uint_eq(next, 3);
 	json_object_put(p);
-	p = mcp_registry_page_if(srv, r, next, 1, describe, 0, odd, NULL, &next);
+	p = api_registry_page_if(srv, r, next, 1, describe, 0, odd, NULL, &next);
 	ck_assert_str_eq(keys(p), "k3@0");
 	ck_assert_uint_eq(next, 0); /* k4 is not kept: nothing left */
 	json_object_put(p);
-	p = mcp_registry_page_if(srv, r, 0, 10, describe, 0, odd, NULL, &next);
+	p = api_registry_page_if(srv, r, 0, 10, describe, 0, odd, NULL, &next);
 	ck_assert_str_eq(keys(p), "k1@0,k3@0");
 	ck_assert_uint_eq(next, 0);
 	json_object_put(p);
