@@ -198,9 +198,9 @@ static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
 	if (ctx->task) {
 		if (params)
 			api_trace_meta_add(ctx, params);
-		return mcp_task_ask(ctx, method, params, timeout_ms, result);
+		return api_task_ask(ctx, method, params, timeout_ms, result);
 	}
-	return mcp_park_call(ctx, method, params, timeout_ms, result);
+	return api_park_call(ctx, method, params, timeout_ms, result);
 }
 
 /* Sends a server-to-client request (`params` taken) and waits for its
@@ -237,9 +237,9 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 			eng_obj_add(params, "_meta", meta);
 		}
 		json_object *rel = json_object_new_object();
-		eng_obj_add(rel, "taskId", json_object_new_string(mcp_task_id(ctx->task)));
+		eng_obj_add(rel, "taskId", json_object_new_string(api_task_id(ctx->task)));
 		eng_obj_add(meta, "io.modelcontextprotocol/related-task", rel);
-		mcp_task_set_input_required(ctx->task, 1);
+		api_task_set_input_required(ctx->task, 1);
 	}
 	/* The request's trace goes on into what the server asks for it. */
 	if (ctx->traceparent) {
@@ -252,7 +252,7 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 	json_object *answer = NULL;
 	int rc = eng_req_call(ctx->req, msg, timeout_ms, &answer);
 	if (ctx->task)
-		mcp_task_set_input_required(ctx->task, 0);
+		api_task_set_input_required(ctx->task, 0);
 	if (rc != MCP_OK)
 		return rc;
 	json_object *v = NULL;
@@ -350,7 +350,7 @@ MCP_EXTERN int mcp_ctx_sample_text(mcp_ctx *ctx, const char *system_prompt,
 	return rc;
 }
 
-int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+int api_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 		    json_object **result)
 {
 	json_object *jm = NULL;
@@ -381,7 +381,7 @@ int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 /* The user's answer comes through a client we do not control: accepted
  * content is held to the schema the form asked for, so a handler only
  * sees answers that fit it (the same promise as for tool arguments). */
-int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
+int api_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
 		       int64_t timeout_ms, json_object **result)
 {
 	jschema *check = NULL;
@@ -394,7 +394,7 @@ int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested
 			return c == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
 		}
 	}
-	int rc = mcp_elicit_send(ctx, params, timeout_ms, result);
+	int rc = api_elicit_send(ctx, params, timeout_ms, result);
 	const char *action = NULL;
 	if (rc == MCP_OK && check) {
 		json_object *a = api_get(*result, "action");
@@ -427,7 +427,7 @@ MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout
 	json_object *p = api_json_copy(params);
 	if (!p)
 		return MCP_ENOMEM;
-	return mcp_elicit_checked(ctx, p, api_get(params, "requestedSchema"), timeout_ms, result);
+	return api_elicit_checked(ctx, p, api_get(params, "requestedSchema"), timeout_ms, result);
 }
 
 /* ---- the legacy bridge of MRTR (mrtr.c) ------------------------------------- */
@@ -446,7 +446,7 @@ static int ask_client(mcp_ctx *ctx, json_object *req, json_object **answer)
 	return mcp_ctx_elicit(ctx, p, -1, answer);
 }
 
-int mcp_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg),
+int api_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg),
 		       void *arg)
 {
 	int rc = invoke(arg);

@@ -78,13 +78,13 @@ static const method_row methods[] = {
 	  api_listen_hold },
 	/* tasks: 2025-11-25's, a connection's own; 2026-07-28's, the
 	 * extension's, reached by id (tasks.c) */
-	READER("tasks/get", LEGACY, NULL, 0, mcp_tasks_get),
-	READER("tasks/list", LEGACY, NULL, 0, mcp_tasks_list),
-	READER("tasks/cancel", LEGACY, NULL, 0, mcp_tasks_cancel),
-	WORKER("tasks/result", LEGACY, mcp_tasks_result),
-	READER("tasks/get", MODERN, API_EXT_TASKS, 0, mcp_tasks_modern_get),
-	READER("tasks/update", MODERN, API_EXT_TASKS, 0, mcp_tasks_modern_update),
-	READER("tasks/cancel", MODERN, API_EXT_TASKS, 0, mcp_tasks_modern_cancel),
+	READER("tasks/get", LEGACY, NULL, 0, api_tasks_get),
+	READER("tasks/list", LEGACY, NULL, 0, api_tasks_list),
+	READER("tasks/cancel", LEGACY, NULL, 0, api_tasks_cancel),
+	WORKER("tasks/result", LEGACY, api_tasks_result),
+	READER("tasks/get", MODERN, API_EXT_TASKS, 0, api_tasks_modern_get),
+	READER("tasks/update", MODERN, API_EXT_TASKS, 0, api_tasks_modern_update),
+	READER("tasks/cancel", MODERN, API_EXT_TASKS, 0, api_tasks_modern_cancel),
 	/* skills (skills.c) */
 	READER("skills/list", BOTH, NULL, 0, mcp_skills_list),
 	READER("skills/get", BOTH, NULL, 0, mcp_skills_get),
@@ -267,7 +267,7 @@ static json_object *cancel_notification(int64_t id, const char *reason)
 static void on_free(eng_session *s)
 {
 	api_sess *ms = api_sess_of(s);
-	mcp_tasks_free(ms);
+	api_tasks_free(ms);
 	api_sess_free(ms);
 }
 

@@ -254,7 +254,7 @@ MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t t
 	eng_obj_add(params, "mode", json_object_new_string("form"));
 	eng_obj_add(params, "message", json_object_new_string(form->message));
 	eng_obj_add(params, "requestedSchema", schema);
-	return mcp_elicit_checked(ctx, params, form->schema, timeout_ms, result);
+	return api_elicit_checked(ctx, params, form->schema, timeout_ms, result);
 }
 
 MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char *url,
@@ -275,7 +275,7 @@ MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char 
 	/* Remembered before sending: the user may finish before the client
 	 * even answers the request. */
 	api_sess_remember_elicitation(ctx->sess, elicitation_id);
-	int rc = mcp_elicit_send(ctx, params, timeout_ms, result);
+	int rc = api_elicit_send(ctx, params, timeout_ms, result);
 	/* Never sent: nothing will complete it.  (A close is reported as
 	 * MCP_ECANCELED, like any cancellation.) */
 	if (rc == MCP_ENOTSUP || rc == MCP_ESTATE)

@@ -167,7 +167,7 @@ struct mcp_server {
 	pthread_mutex_t task_mu;         /* the table, every task, task_host */
 	pthread_cond_t task_cv;          /* a task reached a final state */
 	eng_idtable tasks;               /* by id */
-	struct mcp_task *task_list, *task_tail; /* oldest first */
+	struct api_task *task_list, *task_tail; /* oldest first */
 	size_t ntasks;
 	int max_tasks;
 	char instance[API_INSTANCE_ID_MAX + 1]; /* task id prefix, or "" */
@@ -180,7 +180,7 @@ struct mcp_server {
 	size_t nskills;
 	/* Parked handlers (api/mrtr.c). */
 	pthread_mutex_t park_mu;
-	struct mcp_park *parks;          /* under park_mu */
+	struct api_park *parks;          /* under park_mu */
 	int nparks;
 	int park_max;                    /* 0: parking off */
 	int64_t park_ttl_ms;             /* wait for each input at most this */
@@ -257,9 +257,9 @@ struct mcp_ctx {
 	const char *mrtr_method;     /* tools/call, prompts/get, resources/read */
 	const char *mrtr_name;       /* tool or prompt name, or URI */
 	json_object *mrtr_args;      /* borrowed: bound into the sealed state */
-	struct mcp_task *task;       /* the task this handler runs for, or NULL */
+	struct api_task *task;       /* the task this handler runs for, or NULL */
 	struct api_tool_entry *tool; /* tools/call: the tool (borrowed) */
-	struct mcp_park *park;       /* 2026-07-28: this handler is parked */
+	struct api_park *park;       /* 2026-07-28: this handler is parked */
 	json_object *progress_token; /* borrowed from the request, or NULL */
 	/* Its W3C trace context, checked (api/common.c); borrowed from the
 	 * request's _meta, NULL when absent or invalid. */
@@ -582,92 +582,92 @@ void api_view_free(void *v);
 
 /* ==== mrtr.c: multi round-trip requests and parked handlers ================= */
 
-int mcp_state_key_init(mcp_server *srv);
+int api_state_key_init(mcp_server *srv);
 /* Binds the context to its request and, for a 2026-07-28 retry, takes its
  * inputResponses and verifies its requestState; -1 with *why (-32602).
  * 1 when the retry was for a parked handler: the request has been answered
  * (api_ctx_end done) and the caller only cleans up. */
-int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
+int api_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
 		   json_object *args, const char **why);
 /* The input_required result of a 2026-07-28 handler that returned
  * MCP_EINPUT (taken by the caller), or NULL when it asked for nothing. */
-json_object *mcp_mrtr_input_required(mcp_ctx *ctx);
-void mcp_mrtr_end(mcp_ctx *ctx);
+json_object *api_mrtr_input_required(mcp_ctx *ctx);
+void api_mrtr_end(mcp_ctx *ctx);
 /* Parked handlers: the blocking client calls of a 2026-07-28 request.
  * call: `params` taken; the client's answer in *result (caller owns), or
  * MCP_ENOTSUP where nothing can be parked, MCP_EBUSY at the cap,
  * MCP_ETIMEDOUT, MCP_ECANCELED, MCP_EPROTO, MCP_ENOMEM. */
-typedef struct mcp_park mcp_park;
-void mcp_park_init(mcp_server *srv);
-void mcp_park_destroy(mcp_server *srv);
-int mcp_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+typedef struct api_park api_park;
+void api_park_init(mcp_server *srv);
+void api_park_destroy(mcp_server *srv);
+int api_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
 		  json_object **result);
 
 /* ==== tasks.c: tasks of both eras =========================================== */
 
-struct mcp_task;
-int mcp_tasks_init(mcp_server *srv);
-void mcp_tasks_destroy(mcp_server *srv);
+struct api_task;
+int api_tasks_init(mcp_server *srv);
+void api_tasks_destroy(mcp_server *srv);
 /* Whether any tool can run as a task (then the capability is advertised). */
-int mcp_tasks_offered(mcp_server *srv);
+int api_tasks_offered(mcp_server *srv);
 /* Whether request capabilities `caps` declare the tasks extension; the
  * data of the -32021 that asks for it (caller owns). */
-int mcp_tasks_declared(json_object *caps);
-json_object *mcp_tasks_required_data(void);
+int api_tasks_declared(json_object *caps);
+json_object *api_tasks_required_data(void);
 /* Makes the tools/call running with ctx a task (2025-11-25: `task_params`
  * are the client's params.task): answers the request with the task now
  * and lets the handler go on as its work, its final answer kept in the
  * task.  MCP_OK, MCP_EINVAL (bad params.task), MCP_EBUSY (the table is
  * full), MCP_ENOMEM, MCP_ECANCELED, MCP_ECLOSED. */
-int mcp_task_start(mcp_ctx *ctx, json_object *task_params);
+int api_task_start(mcp_ctx *ctx, json_object *task_params);
 /* 2026-07-28, for a task whose handler returned MCP_EINPUT: its requests
  * are the task's input_required, tasks/update answers them, the handler
  * is called again; until it returns something else.  Its last code. */
-int mcp_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
+int api_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
 		    void *arg);
 /* A blocking client call inside a 2026-07-28 task (`params` taken). */
-int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+int api_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
 		 json_object **result);
 /* The 2025-11-25 related-task _meta of a task's result. */
-void mcp_task_decorate(mcp_ctx *ctx, json_object *result);
-void mcp_task_set_input_required(struct mcp_task *t, int waiting);
-const char *mcp_task_id(const struct mcp_task *t);
+void api_task_decorate(mcp_ctx *ctx, json_object *result);
+void api_task_set_input_required(struct api_task *t, int waiting);
+const char *api_task_id(const struct api_task *t);
 /* A 2026-07-28 task `id` exists and `who` may reach it. */
-int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who);
-void mcp_tasks_free(api_sess *ms);
+int api_task_known(mcp_server *srv, const char *id, const mcp_principal *who);
+void api_tasks_free(api_sess *ms);
 /* Ends the task host at the end of a run (server.c). */
-void mcp_task_host_end(mcp_server *srv);
+void api_task_host_end(mcp_server *srv);
 /* The methods: 2025-11-25's tasks/get, list, cancel and result, a
  * connection's own tasks; 2026-07-28's tasks/get, update and cancel,
  * reached by id. */
-void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, api_answer *out);
-void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, api_answer *out);
-void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, api_answer *out);
-void mcp_tasks_result(eng_req *r);
-void mcp_tasks_modern_get(eng_session *s, json_object *params, const api_view *v,
+void api_tasks_get(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void api_tasks_list(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void api_tasks_cancel(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void api_tasks_result(eng_req *r);
+void api_tasks_modern_get(eng_session *s, json_object *params, const api_view *v,
 			  api_answer *out);
-void mcp_tasks_modern_update(eng_session *s, json_object *params, const api_view *v,
+void api_tasks_modern_update(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out);
-void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const api_view *v,
+void api_tasks_modern_cancel(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out);
 
 /* ==== ctx.c: what a handler asks of the library ============================= */
 
 /* Sends elicitation/create (`params` taken) after the capability checks of
  * its mode. */
-int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+int api_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 		    json_object **result);
-/* Sends elicitation/create (`params` taken) as mcp_elicit_send, and checks
+/* Sends elicitation/create (`params` taken) as api_elicit_send, and checks
  * an accepted answer's content against `requested` (borrowed; NULL: no
  * check), compiled before anything is sent.  A schema that does not
  * compile is MCP_EINVAL, content that does not match MCP_EPROTO. */
-int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
+int api_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
 		       int64_t timeout_ms, json_object **result);
 /* The legacy bridge of MRTR: calls invoke(arg); for a legacy client,
  * answers the handler's input requests with real server-to-client
  * requests and calls it again (after reset(arg)) up to the server's
  * rounds.  The handler's last code. */
-int mcp_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg),
+int api_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg),
 		       void *arg);
 
 /* ==== resources.c, tools.c, prompts.c, complete.c: the items =============== */

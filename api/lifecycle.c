@@ -52,7 +52,7 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (completions)
 		eng_obj_set(caps, "completions", json_object_new_object(), &bad);
-	if (rev >= API_REV_2025_11_25 && !modern && mcp_tasks_offered(srv)) {
+	if (rev >= API_REV_2025_11_25 && !modern && api_tasks_offered(srv)) {
 		json_object *t = json_object_new_object();
 		json_object *req = json_object_new_object();
 		json_object *tools = json_object_new_object();
@@ -67,7 +67,7 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 	 * one for 2026-07-28 only (2025-11-25 has them in core); MCP Apps and
 	 * skills in every revision, while one is registered. */
 	json_object *ext = json_object_new_object();
-	if (modern && mcp_tasks_offered(srv))
+	if (modern && api_tasks_offered(srv))
 		eng_obj_set(ext, API_EXT_TASKS, json_object_new_object(), &bad);
 	if (mcp_apps_offered(srv))
 		eng_obj_set(ext, API_EXT_UI, json_object_new_object(), &bad);

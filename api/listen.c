@@ -36,9 +36,9 @@ static api_listen *agree(eng_session *s, json_object *params, const api_view *v,
 	}
 	/* Task status needs the tasks extension on this very request
 	 * (SEP-2663). */
-	if (tids && !mcp_tasks_declared(v ? v->caps : NULL)) {
+	if (tids && !api_tasks_declared(v ? v->caps : NULL)) {
 		api_answer_error(out, API_JSONRPC_MISSING_CAPABILITY,
-				 "Missing required client capability", mcp_tasks_required_data());
+				 "Missing required client capability", api_tasks_required_data());
 		return NULL;
 	}
 	/* What the server can honour: a kind it serves, URIs it could name,
@@ -50,7 +50,7 @@ static api_listen *agree(eng_session *s, json_object *params, const api_view *v,
 		for (size_t i = 0; agreed_tids && i < json_object_array_length(tids); i++) {
 			json_object *t = json_object_array_get_idx(tids, i);
 			if (json_object_is_type(t, json_type_string) &&
-			    mcp_task_known(srv, json_object_get_string(t), who))
+			    api_task_known(srv, json_object_get_string(t), who))
 				eng_arr_add(agreed_tids, json_object_get(t));
 		}
 	}

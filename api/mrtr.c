@@ -21,7 +21,7 @@
  * failure is the same -32602, whatever failed.
  *
  * The legacy bridge, which sends the named requests as real client calls,
- * is in ctx.c (mcp_ctx_run_rounds), beside those calls: a 2026-07-28
+ * is in ctx.c (api_ctx_run_rounds), beside those calls: a 2026-07-28
  * handler's blocking calls come here to be parked, so the two files would
  * otherwise call each other.
  *
@@ -71,7 +71,7 @@
 #define STATE_MAX (64 * 1024)          /* longest handler state */
 #define STATE_INVALID "Invalid params: requestState is not valid for this request"
 
-int mcp_state_key_init(mcp_server *srv)
+int api_state_key_init(mcp_server *srv)
 {
 	if (sodium_init() < 0)
 		return MCP_ESYS;
@@ -316,7 +316,7 @@ MCP_EXTERN int mcp_ctx_set_request_state(mcp_ctx *ctx, const char *state)
 
 static int park_resume(mcp_ctx *ctx, const char *state, json_object *responses);
 
-int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
+int api_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const char *name,
 		   json_object *args, const char **why)
 {
 	ctx->mrtr_method = method;
@@ -350,7 +350,7 @@ int mcp_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const 
 	return 0;
 }
 
-json_object *mcp_mrtr_input_required(mcp_ctx *ctx)
+json_object *api_mrtr_input_required(mcp_ctx *ctx)
 {
 	if (!ctx->view.modern || (!ctx->input_requests && !ctx->state_out))
 		return NULL;
@@ -374,7 +374,7 @@ json_object *mcp_mrtr_input_required(mcp_ctx *ctx)
 	return r;
 }
 
-void mcp_mrtr_end(mcp_ctx *ctx)
+void api_mrtr_end(mcp_ctx *ctx)
 {
 	json_object_put(ctx->input_responses);
 	json_object_put(ctx->input_requests);
@@ -394,8 +394,8 @@ struct park_host {
 	int ready;
 };
 
-struct mcp_park {
-	mcp_park *next;          /* srv->parks, under srv->park_mu */
+struct api_park {
+	api_park *next;          /* srv->parks, under srv->park_mu */
 	_Atomic int refs;
 	char id[33];
 	mcp_server *srv;
@@ -410,7 +410,7 @@ struct mcp_park {
 	int answered;
 };
 
-static void park_unref(mcp_park *p)
+static void park_unref(api_park *p)
 {
 	if (atomic_fetch_sub(&p->refs, 1) != 1)
 		return;
@@ -420,12 +420,12 @@ static void park_unref(mcp_park *p)
 }
 
 /* Under srv->park_mu. */
-static void unlink_locked(mcp_park *p)
+static void unlink_locked(api_park *p)
 {
 	if (!p->linked)
 		return;
 	mcp_server *srv = p->srv;
-	for (mcp_park **pp = &srv->parks; *pp; pp = &(*pp)->next)
+	for (api_park **pp = &srv->parks; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
 			break;
@@ -436,7 +436,7 @@ static void unlink_locked(mcp_park *p)
 
 /* Hands `out` (taken; NULL: no answer) to the retry waiting on `p`, if
  * any; else drops it. */
-static void post(mcp_park *p, json_object *out)
+static void post(api_park *p, json_object *out)
 {
 	mcp_server *srv = p->srv;
 	pthread_mutex_lock(&srv->park_mu);
@@ -460,7 +460,7 @@ static void post(mcp_park *p, json_object *out)
 static void park_sink(eng_req *r, json_object *msg, void *arg)
 {
 	(void)r;
-	mcp_park *p = arg;
+	api_park *p = arg;
 	json_object *out = NULL;
 	json_object *res = api_get(msg, "result"), *err = api_get(msg, "error");
 	if (res || err) {
@@ -484,14 +484,14 @@ static void park_sink(eng_req *r, json_object *msg, void *arg)
 	park_unref(p);
 }
 
-void mcp_park_init(mcp_server *srv)
+void api_park_init(mcp_server *srv)
 {
 	pthread_mutex_init(&srv->park_mu, NULL);
 	srv->park_max = 64;
 	srv->park_ttl_ms = 60 * 1000;
 }
 
-void mcp_park_destroy(mcp_server *srv)
+void api_park_destroy(mcp_server *srv)
 {
 	pthread_mutex_destroy(&srv->park_mu);
 }
@@ -509,7 +509,7 @@ MCP_EXTERN int mcp_server_set_parking(mcp_server *srv, int max_parked, int64_t t
 }
 
 /* The input_required result naming one input (`params` taken). */
-static int input_required(mcp_ctx *ctx, mcp_park *p, const char *method, json_object *params,
+static int input_required(mcp_ctx *ctx, api_park *p, const char *method, json_object *params,
 			  const char *key, json_object **out)
 {
 	char state[48];
@@ -541,7 +541,7 @@ static int input_required(mcp_ctx *ctx, mcp_park *p, const char *method, json_ob
 }
 
 /* The handler waits for the retry carrying its input. */
-static int wait_input(mcp_ctx *ctx, mcp_park *p, const char *key, int64_t timeout_ms,
+static int wait_input(mcp_ctx *ctx, api_park *p, const char *key, int64_t timeout_ms,
 		      json_object **result)
 {
 	eng_token *t = &ctx->req->token;
@@ -582,7 +582,7 @@ static int wait_input(mcp_ctx *ctx, mcp_park *p, const char *key, int64_t timeou
 	return rc;
 }
 
-int mcp_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+int api_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
 		  json_object **result)
 {
 	mcp_server *srv = ctx->sess->srv;
@@ -598,7 +598,7 @@ int mcp_park_call(mcp_ctx *ctx, const char *method, json_object *params, int64_t
 		json_object_put(params);
 		return eng_req_closed(r);
 	}
-	mcp_park *p = ctx->park;
+	api_park *p = ctx->park;
 	int first = p == NULL;
 	if (first) {
 		p = calloc(1, sizeof *p);
@@ -686,7 +686,7 @@ static int park_resume(mcp_ctx *ctx, const char *state, json_object *responses)
 	}
 	struct park_host h = { r2, NULL, 0 };
 	pthread_mutex_lock(&srv->park_mu);
-	mcp_park *p = srv->parks;
+	api_park *p = srv->parks;
 	while (p && strcmp(p->id, id) != 0)
 		p = p->next;
 	/* Only the retry of the round asked last, on the same connection,

@@ -295,11 +295,11 @@ void mcp_prompts_get(eng_req *r)
 	const char *why = NULL;
 	int rc;
 	struct prompt_run pr = { p, &ctx, args, &out };
-	int resumed = mcp_mrtr_begin(&ctx, params, "prompts/get", name, args, &why);
+	int resumed = api_mrtr_begin(&ctx, params, "prompts/get", name, args, &why);
 	if (resumed < 0)
 		rc = MCP_EINVAL;
 	else if (resumed == 0)
-		rc = mcp_ctx_run_rounds(&ctx, prompt_invoke, prompt_reset, &pr);
+		rc = api_ctx_run_rounds(&ctx, prompt_invoke, prompt_reset, &pr);
 	else
 		rc = MCP_OK; /* answered by the parked handler */
 	json_object *result = NULL;
@@ -308,7 +308,7 @@ void mcp_prompts_get(eng_req *r)
 	} else if (why) {
 		out.err.code = MCP_JSONRPC_INVALID_PARAMS;
 		out.err.message = strdup(why);
-	} else if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx))) {
+	} else if (rc == MCP_EINPUT && (result = api_mrtr_input_required(&ctx))) {
 		rc = MCP_OK;
 	} else if (rc == MCP_OK) {
 		result = json_object_new_object();
@@ -321,7 +321,7 @@ void mcp_prompts_get(eng_req *r)
 		api_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
 	out.err.data = NULL; /* taken by api_ctx_end */
 	api_rpc_error_clear(&out.err);
-	mcp_mrtr_end(&ctx);
+	api_mrtr_end(&ctx);
 	json_object_put(out.messages);
 	free(out.description);
 	json_object_put(own_args);

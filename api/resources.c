@@ -351,20 +351,20 @@ void mcp_resources_read(eng_req *r)
 	}
 	mcp_contents out = { .items = json_object_new_array() };
 	const char *why = NULL;
-	int resumed = mcp_mrtr_begin(&ctx, params, "resources/read", uri, NULL, &why);
+	int resumed = api_mrtr_begin(&ctx, params, "resources/read", uri, NULL, &why);
 	if (resumed != 0) {
 		if (resumed < 0)
 			api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
-		mcp_mrtr_end(&ctx);
+		api_mrtr_end(&ctx);
 		json_object_put(out.items);
 		json_object_put(vars);
 		api_entry_unref(&res->base);
 		return;
 	}
 	struct read_run rr = { res, &ctx, uri, vars, &out };
-	int rc = out.items ? mcp_ctx_run_rounds(&ctx, read_invoke, read_reset, &rr) : MCP_ENOMEM;
+	int rc = out.items ? api_ctx_run_rounds(&ctx, read_invoke, read_reset, &rr) : MCP_ENOMEM;
 	json_object *result = NULL;
-	if (rc == MCP_EINPUT && (result = mcp_mrtr_input_required(&ctx))) {
+	if (rc == MCP_EINPUT && (result = api_mrtr_input_required(&ctx))) {
 		rc = MCP_OK;
 	} else if (rc == MCP_OK) {
 		result = json_object_new_object();
@@ -378,7 +378,7 @@ void mcp_resources_read(eng_req *r)
 		api_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
 	out.err.data = NULL; /* taken by api_ctx_end */
 	api_rpc_error_clear(&out.err);
-	mcp_mrtr_end(&ctx);
+	api_mrtr_end(&ctx);
 	json_object_put(out.items);
 	json_object_put(vars);
 	api_entry_unref(&res->base);

@@ -50,8 +50,8 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->task_ttl_default = 3600 * 1000;
 	srv->task_ttl_max = 24 * 3600 * 1000;
 	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!srv->name || !srv->version || srv->wake_fd < 0 || mcp_state_key_init(srv) != MCP_OK ||
-	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0 || mcp_tasks_init(srv) != MCP_OK) {
+	if (!srv->name || !srv->version || srv->wake_fd < 0 || api_state_key_init(srv) != MCP_OK ||
+	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0 || api_tasks_init(srv) != MCP_OK) {
 		if (srv->wake_fd >= 0)
 			close(srv->wake_fd);
 		free(srv->name);
@@ -60,7 +60,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 		return NULL;
 	}
 	pthread_mutex_init(&srv->sess_mu, NULL);
-	mcp_park_init(srv);
+	api_park_init(srv);
 	return srv;
 }
 
@@ -80,10 +80,10 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	api_registry_clear(&srv->prompts);
 	pthread_rwlock_destroy(&srv->reg_lock);
 	pthread_mutex_destroy(&srv->sess_mu);
-	mcp_tasks_destroy(srv);
+	api_tasks_destroy(srv);
 	mcp_apps_free(srv);
 	mcp_skills_free(srv);
-	mcp_park_destroy(srv);
+	api_park_destroy(srv);
 	api_authz_free(srv);
 	close(srv->wake_fd);
 	free(srv->name);
@@ -285,7 +285,7 @@ int mcp_server_begin(mcp_server *srv)
 void mcp_server_end(mcp_server *srv)
 {
 	/* The tasks that outlived their HTTP sessions end with the run. */
-	mcp_task_host_end(srv);
+	api_task_host_end(srv);
 	/* The sessions already waited for their handlers up to the grace
 	 * period; what still runs now is abandoned. */
 	eng_pool_stop(&srv->pool, eng_now_ns() + 50 * ENG_NS_PER_MS);

@@ -50,9 +50,9 @@ static const char *const status_names[] = {
 #define POLL_INTERVAL_MS 500
 #define RELATED_TASK "io.modelcontextprotocol/related-task"
 
-typedef struct mcp_task {
+typedef struct api_task {
 	eng_idnode node;            /* srv->tasks, key = id */
-	struct mcp_task *next, *prev; /* srv->task_list, oldest first */
+	struct api_task *next, *prev; /* srv->task_list, oldest first */
 	char id[API_TASK_ID_MAX];
 	int modern;                 /* 2026-07-28 shapes and rules */
 	api_sess *owner;            /* 2025-11-25: its session; NULL otherwise */
@@ -73,7 +73,7 @@ typedef struct mcp_task {
 	int input_ready;            /* under req->token.mu: the round whose
 				       answers are all in (a late update of
 				       an earlier round wakes nobody) */
-} mcp_task;
+} api_task;
 
 static int64_t wall_ms(void)
 {
@@ -98,7 +98,7 @@ static int terminal(int status)
 	return status >= T_COMPLETED;
 }
 
-const char *mcp_task_id(const mcp_task *t)
+const char *api_task_id(const api_task *t)
 {
 	return t->id;
 }
@@ -108,7 +108,7 @@ MCP_EXTERN const char *mcp_ctx_task_id(const mcp_ctx *ctx)
 	return ctx && ctx->task ? ctx->task->id : NULL;
 }
 
-int mcp_tasks_offered(mcp_server *srv)
+int api_tasks_offered(mcp_server *srv)
 {
 	int offered = 0;
 	pthread_rwlock_rdlock(&srv->reg_lock);
@@ -118,19 +118,19 @@ int mcp_tasks_offered(mcp_server *srv)
 	return offered;
 }
 
-int mcp_tasks_declared(json_object *caps)
+int api_tasks_declared(json_object *caps)
 {
 	return api_ext_declared(caps, API_EXT_TASKS);
 }
 
-json_object *mcp_tasks_required_data(void)
+json_object *api_tasks_required_data(void)
 {
 	return api_ext_required_data(API_EXT_TASKS);
 }
 
 /* ---- the table ---------------------------------------------------------- */
 
-int mcp_tasks_init(mcp_server *srv)
+int api_tasks_init(mcp_server *srv)
 {
 	if (eng_idtable_init(&srv->tasks) != 0)
 		return MCP_ENOMEM;
@@ -140,7 +140,7 @@ int mcp_tasks_init(mcp_server *srv)
 	return MCP_OK;
 }
 
-static void task_free(mcp_task *t)
+static void task_free(api_task *t)
 {
 	json_object_put(t->answer);
 	json_object_put(t->asked);
@@ -152,7 +152,7 @@ static void task_free(mcp_task *t)
 }
 
 /* Under task_mu. */
-static void task_unlink(mcp_server *srv, mcp_task *t)
+static void task_unlink(mcp_server *srv, api_task *t)
 {
 	eng_idtable_del(&srv->tasks, &t->node);
 	if (t->prev)
@@ -166,11 +166,11 @@ static void task_unlink(mcp_server *srv, mcp_task *t)
 	srv->ntasks--;
 }
 
-void mcp_tasks_destroy(mcp_server *srv)
+void api_tasks_destroy(mcp_server *srv)
 {
-	mcp_task *t = srv->task_list;
+	api_task *t = srv->task_list;
 	while (t) {
-		mcp_task *n = t->next;
+		api_task *n = t->next;
 		task_free(t);
 		t = n;
 	}
@@ -181,7 +181,7 @@ void mcp_tasks_destroy(mcp_server *srv)
 }
 
 /* A finished task whose TTL has passed is forgotten.  Under task_mu. */
-static int expired(const mcp_task *t, int64_t now)
+static int expired(const api_task *t, int64_t now)
 {
 	return terminal(t->status) && !t->req && now >= t->expires_ns;
 }
@@ -189,8 +189,8 @@ static int expired(const mcp_task *t, int64_t now)
 static void purge(mcp_server *srv)
 {
 	int64_t now = eng_now_ns();
-	for (mcp_task *t = srv->task_list; t;) {
-		mcp_task *n = t->next;
+	for (api_task *t = srv->task_list; t;) {
+		api_task *n = t->next;
 		if (expired(t, now)) {
 			task_unlink(srv, t);
 			task_free(t);
@@ -202,7 +202,7 @@ static void purge(mcp_server *srv)
 /* Whether `who` (NULL: no principal) may reach `t`: the same party that
  * created it, or neither had a principal.  An id is a bearer secret, but
  * not across principals (SEP-2663, auth binding). */
-static int reachable(const mcp_task *t, const mcp_principal *who)
+static int reachable(const api_task *t, const mcp_principal *who)
 {
 	if (!t->who || !who)
 		return !t->who && !who;
@@ -211,10 +211,10 @@ static int reachable(const mcp_task *t, const mcp_principal *who)
 
 /* The task `id` as `who` may see it in the era of the asking request
  * (and, for 2025-11-25, of its session), or NULL.  Under task_mu. */
-static mcp_task *find(mcp_server *srv, const char *id, int modern, const api_sess *owner,
+static api_task *find(mcp_server *srv, const char *id, int modern, const api_sess *owner,
 		      const mcp_principal *who)
 {
-	mcp_task *t = (mcp_task *)eng_idtable_get(&srv->tasks, id);
+	api_task *t = (api_task *)eng_idtable_get(&srv->tasks, id);
 	if (!t || t->modern != modern || (!modern && t->owner != owner) || !reachable(t, who))
 		return NULL;
 	if (expired(t, eng_now_ns())) {
@@ -225,7 +225,7 @@ static mcp_task *find(mcp_server *srv, const char *id, int modern, const api_ses
 	return t;
 }
 
-int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who)
+int api_task_known(mcp_server *srv, const char *id, const mcp_principal *who)
 {
 	pthread_mutex_lock(&srv->task_mu);
 	int known = find(srv, id, 1, NULL, who) != NULL;
@@ -233,13 +233,13 @@ int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who)
 	return known;
 }
 
-void mcp_tasks_free(api_sess *ms)
+void api_tasks_free(api_sess *ms)
 {
 	/* The session's tasks end with it: nothing can ask for them. */
 	mcp_server *srv = ms->srv;
 	pthread_mutex_lock(&srv->task_mu);
-	for (mcp_task *t = srv->task_list; t;) {
-		mcp_task *n = t->next;
+	for (api_task *t = srv->task_list; t;) {
+		api_task *n = t->next;
 		if (t->owner == ms) {
 			task_unlink(srv, t);
 			task_free(t);
@@ -283,7 +283,7 @@ MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag)
 /* ---- shapes ---------------------------------------------------------------- */
 
 /* The 2025-11-25 Task object.  Under task_mu. */
-static json_object *describe_legacy(const mcp_task *t)
+static json_object *describe_legacy(const api_task *t)
 {
 	json_object *o = json_object_new_object();
 	if (!o)
@@ -307,7 +307,7 @@ static json_object *describe_legacy(const mcp_task *t)
 /* The 2026-07-28 Task, and with `detailed` the DetailedTask of tasks/get
  * and notifications/tasks: the outstanding input requests, the result or
  * the error.  Under task_mu. */
-static json_object *describe_modern(const mcp_task *t, int detailed)
+static json_object *describe_modern(const api_task *t, int detailed)
 {
 	json_object *o = json_object_new_object();
 	if (!o)
@@ -336,7 +336,7 @@ static json_object *describe_modern(const mcp_task *t, int detailed)
 /* Changes the status and tells whoever listens: the session of a
  * 2025-11-25 task, the listen streams that asked for a 2026-07-28 one.
  * Under task_mu; the deliveries only queue lines. */
-static void set_status(mcp_task *t, int status, const char *message)
+static void set_status(api_task *t, int status, const char *message)
 {
 	if (terminal(t->status) || (t->status == status && !message))
 		return;
@@ -368,7 +368,7 @@ static void set_status(mcp_task *t, int status, const char *message)
 	}
 }
 
-void mcp_task_set_input_required(mcp_task *t, int waiting)
+void api_task_set_input_required(api_task *t, int waiting)
 {
 	pthread_mutex_lock(&t->srv->task_mu);
 	set_status(t, waiting ? T_INPUT_REQUIRED : T_WORKING, NULL);
@@ -433,7 +433,7 @@ static eng_session *task_host(mcp_server *srv)
 	return srv->task_host;
 }
 
-void mcp_task_host_end(mcp_server *srv)
+void api_task_host_end(mcp_server *srv)
 {
 	pthread_mutex_lock(&srv->task_mu);
 	eng_session *host = srv->task_host;
@@ -457,7 +457,7 @@ void mcp_task_host_end(mcp_server *srv)
  * it stopped because it was cancelled or cut off). */
 static void task_sink(eng_req *r, json_object *msg, void *arg)
 {
-	mcp_task *t = arg;
+	api_task *t = arg;
 	mcp_server *srv = t->srv;
 	pthread_mutex_lock(&srv->task_mu);
 	t->answer = msg;
@@ -488,7 +488,7 @@ static void task_sink(eng_req *r, json_object *msg, void *arg)
 	eng_req_unref(r);
 }
 
-int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
+int api_task_start(mcp_ctx *ctx, json_object *task_params)
 {
 	eng_req *r = ctx->req;
 	api_sess *ms = ctx->sess;
@@ -505,7 +505,7 @@ int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 		if (ttl > srv->task_ttl_max)
 			ttl = srv->task_ttl_max;
 	}
-	mcp_task *t = calloc(1, sizeof *t);
+	api_task *t = calloc(1, sizeof *t);
 	if (!t)
 		return MCP_ENOMEM;
 	char hex[33];
@@ -604,11 +604,11 @@ MCP_EXTERN int mcp_ctx_become_task(mcp_ctx *ctx)
 	 * request that declared the extension: the server decides then.  A
 	 * 2025-11-25 client decides itself, with params.task. */
 	if (!ctx->view.modern || !ctx->tool || ctx->tool->task_support == MCP_TASKS_FORBIDDEN ||
-	    !mcp_tasks_declared(ctx->view.caps))
+	    !api_tasks_declared(ctx->view.caps))
 		return MCP_ENOTSUP;
 	if (eng_token_reason(&ctx->req->token) != MCP_CANCEL_NONE)
 		return MCP_ECANCELED;
-	return mcp_task_start(ctx, NULL);
+	return api_task_start(ctx, NULL);
 }
 
 /* ---- input inside a 2026-07-28 task -------------------------------------------- */
@@ -631,7 +631,7 @@ static json_object *with_trace(mcp_ctx *ctx, json_object *req)
 static int ask_and_wait(mcp_ctx *ctx, json_object *requests, int64_t timeout_ms,
 			json_object **answers)
 {
-	mcp_task *t = ctx->task;
+	api_task *t = ctx->task;
 	mcp_server *srv = t->srv;
 	eng_token *tok = &ctx->req->token;
 	*answers = NULL;
@@ -713,7 +713,7 @@ static int ask_and_wait(mcp_ctx *ctx, json_object *requests, int64_t timeout_ms,
 	return MCP_OK;
 }
 
-int mcp_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
+int api_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
 		    void *arg)
 {
 	while (rc == MCP_EINPUT && ctx->input_requests) {
@@ -737,7 +737,7 @@ int mcp_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset
 	return rc;
 }
 
-int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+int api_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
 		 json_object **result)
 {
 	json_object *requests = json_object_new_object();
@@ -768,7 +768,7 @@ int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t 
 	return rc;
 }
 
-void mcp_task_decorate(mcp_ctx *ctx, json_object *result)
+void api_task_decorate(mcp_ctx *ctx, json_object *result)
 {
 	/* 2025-11-25: messages about a task carry its id.  SEP-2663 drops
 	 * the key: the id is at the root of tasks/get. */
@@ -805,7 +805,7 @@ static void unknown_task(api_answer *out, const char *task_id)
 			 "Invalid params: unknown task", data);
 }
 
-void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, api_answer *out)
+void api_tasks_get(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	(void)v;
 	api_sess *ms = s->proto_data;
@@ -814,7 +814,7 @@ void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, api_a
 	if (!tid)
 		return;
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 0, ms, api_authz_current(ms));
+	api_task *t = find(srv, tid, 0, ms, api_authz_current(ms));
 	json_object *res = t ? describe_legacy(t) : NULL;
 	pthread_mutex_unlock(&srv->task_mu);
 	if (t)
@@ -827,7 +827,7 @@ void mcp_tasks_get(eng_session *s, json_object *params, const api_view *v, api_a
  * client observe.  Under task_mu; returns the handler's request (counted)
  * for the caller to fire outside the lock, as a client's cancel of a
  * request would, or NULL when no handler runs. */
-static eng_req *cancel_locked(mcp_task *t)
+static eng_req *cancel_locked(api_task *t)
 {
 	eng_req *r = t->req;
 	if (r)
@@ -844,7 +844,7 @@ static void fire_cancel(eng_req *r)
 	}
 }
 
-void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, api_answer *out)
+void api_tasks_cancel(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	(void)v;
 	api_sess *ms = s->proto_data;
@@ -853,7 +853,7 @@ void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, ap
 	if (!tid)
 		return;
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 0, ms, api_authz_current(ms));
+	api_task *t = find(srv, tid, 0, ms, api_authz_current(ms));
 	if (!t) {
 		pthread_mutex_unlock(&srv->task_mu);
 		unknown_task(out, tid);
@@ -872,7 +872,7 @@ void mcp_tasks_cancel(eng_session *s, json_object *params, const api_view *v, ap
 	api_answer_result(out, res);
 }
 
-void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, api_answer *out)
+void api_tasks_list(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	(void)v;
 	api_sess *ms = s->proto_data;
@@ -892,7 +892,7 @@ void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, api_
 	pthread_mutex_lock(&srv->task_mu);
 	purge(srv);
 	/* Newest first, as clients show them. */
-	for (mcp_task *t = srv->task_tail; t; t = t->prev) {
+	for (api_task *t = srv->task_tail; t; t = t->prev) {
 		if (t->modern || t->owner != ms || !reachable(t, who))
 			continue;
 		if (i++ < offset)
@@ -918,7 +918,7 @@ void mcp_tasks_list(eng_session *s, json_object *params, const api_view *v, api_
 /* tasks/result blocks until the task ends, so it runs on a worker and
  * waits on the table's condition variable, woken by its own token too.
  * It runs no handler, but passes the request hooks like one. */
-void mcp_tasks_result(eng_req *r)
+void api_tasks_result(eng_req *r)
 {
 	api_sess *ms = r->sess->proto_data;
 	mcp_server *srv = ms->srv;
@@ -936,7 +936,7 @@ void mcp_tasks_result(eng_req *r)
 	const char *tid = json_object_get_string(v);
 	const mcp_principal *who = api_authz_current(ms);
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 0, ms, who);
+	api_task *t = find(srv, tid, 0, ms, who);
 	int rc = MCP_OK;
 	while (t && !terminal(t->status) && rc == MCP_OK) {
 		rc = eng_token_wait_external(&r->token, &srv->task_cv, &srv->task_mu, -1);
@@ -996,7 +996,7 @@ static void ack(mcp_server *srv, const char *method, api_answer *out)
 /* tasks/update: the answers for keys outstanding now are kept (others are
  * ignored, as SEP-2663 asks); once every key has its answer the handler
  * waiting for them is woken.  Called with task_mu held; releases it. */
-static void modern_update(mcp_task *t, json_object *responses, api_answer *out)
+static void modern_update(api_task *t, json_object *responses, api_answer *out)
 {
 	mcp_server *srv = t->srv;
 	int complete = 0;
@@ -1045,7 +1045,7 @@ static void modern(eng_session *s, const char *method, json_object *params, api_
 		return;
 	}
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 1, NULL, api_authz_current(ms));
+	api_task *t = find(srv, tid, 1, NULL, api_authz_current(ms));
 	if (!t) {
 		pthread_mutex_unlock(&srv->task_mu);
 		unknown_task(out, tid);
@@ -1071,21 +1071,21 @@ static void modern(eng_session *s, const char *method, json_object *params, api_
 	}
 }
 
-void mcp_tasks_modern_get(eng_session *s, json_object *params, const api_view *v,
+void api_tasks_modern_get(eng_session *s, json_object *params, const api_view *v,
 			  api_answer *out)
 {
 	(void)v;
 	modern(s, "tasks/get", params, out);
 }
 
-void mcp_tasks_modern_update(eng_session *s, json_object *params, const api_view *v,
+void api_tasks_modern_update(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out)
 {
 	(void)v;
 	modern(s, "tasks/update", params, out);
 }
 
-void mcp_tasks_modern_cancel(eng_session *s, json_object *params, const api_view *v,
+void api_tasks_modern_cancel(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out)
 {
 	(void)v;

@@ -312,7 +312,7 @@ json_object *mcp_tool_describe(api_entry *e, int rev)
 
 /* ---- tools/call ---------------------------------------------------------------- */
 
-/* One call of a handler, for mcp_ctx_run_rounds (which may call it again). */
+/* One call of a handler, for api_ctx_run_rounds (which may call it again). */
 struct tool_run {
 	api_tool_entry *tool;
 	mcp_ctx *ctx;
@@ -382,13 +382,13 @@ void mcp_tools_call(eng_req *r)
 	 * ignored, and a tool that only runs as a task is refused to a request
 	 * that cannot take one. */
 	int modern = api_req_modern(r);
-	int declared = modern && mcp_tasks_declared(((const api_view *)r->proto)->caps);
+	int declared = modern && api_tasks_declared(((const api_view *)r->proto)->caps);
 	json_object *task = rev >= API_REV_2025_11_25 && !modern ? api_get(params, "task") : NULL;
 	if (modern && !declared && tool->task_support == MCP_TASKS_REQUIRED) {
 		eng_req_finish_error(r, API_JSONRPC_MISSING_CAPABILITY,
 				     "Missing required client capability: this tool runs only as a "
 				     "task (io.modelcontextprotocol/tasks)",
-				     mcp_tasks_required_data());
+				     api_tasks_required_data());
 		json_object_put(own_args);
 		api_entry_unref(&tool->base);
 		return;
@@ -425,16 +425,16 @@ void mcp_tools_call(eng_req *r)
 		return;
 	}
 	const char *why = NULL;
-	int resumed = mcp_mrtr_begin(&ctx, params, "tools/call", name, args, &why);
+	int resumed = api_mrtr_begin(&ctx, params, "tools/call", name, args, &why);
 	if (resumed != 0) {
 		if (resumed < 0)
 			api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
-		mcp_mrtr_end(&ctx);
+		api_mrtr_end(&ctx);
 		json_object_put(own_args);
 		api_entry_unref(&tool->base);
 		return;
 	}
-	int rc = up_front ? mcp_task_start(&ctx, task) : MCP_OK;
+	int rc = up_front ? api_task_start(&ctx, task) : MCP_OK;
 	if (rc != MCP_OK) {
 		if (rc == MCP_EINVAL)
 			api_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_INVALID_PARAMS,
@@ -447,7 +447,7 @@ void mcp_tools_call(eng_req *r)
 		else
 			api_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
 				    NULL);
-		mcp_mrtr_end(&ctx);
+		api_mrtr_end(&ctx);
 		json_object_put(own_args);
 		api_entry_unref(&tool->base);
 		return;
@@ -455,20 +455,20 @@ void mcp_tools_call(eng_req *r)
 	mcp_result res;
 	api_result_init(&res, rev);
 	struct tool_run tr = { tool, &ctx, args, &res, rev };
-	rc = mcp_ctx_run_rounds(&ctx, tool_invoke, tool_reset, &tr);
+	rc = api_ctx_run_rounds(&ctx, tool_invoke, tool_reset, &tr);
 	if (ctx.task && modern)
-		rc = mcp_task_rounds(&ctx, rc, tool_invoke, tool_reset, &tr);
+		rc = api_task_rounds(&ctx, rc, tool_invoke, tool_reset, &tr);
 	json_object *result = NULL;
-	if (rc == MCP_EINPUT && !ctx.task && (result = mcp_mrtr_input_required(&ctx)))
+	if (rc == MCP_EINPUT && !ctx.task && (result = api_mrtr_input_required(&ctx)))
 		rc = MCP_OK;
 	else
 		rc = mcp_tool_outcome(&ctx, tool, &res, rc, &result);
 	if (result)
-		mcp_task_decorate(&ctx, result);
+		api_task_decorate(&ctx, result);
 	api_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
 	res.err_data = NULL;
 	api_result_clear(&res);
-	mcp_mrtr_end(&ctx);
+	api_mrtr_end(&ctx);
 	json_object_put(own_args);
 	api_entry_unref(&tool->base);
 }
