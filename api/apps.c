@@ -235,7 +235,7 @@ static int app_read(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_conten
 {
 	(void)ctx, (void)vars;
 	app_doc *d = user;
-	return mcp_contents_add_item(out, uri, MCP_APP_MIME, d->html, strlen(d->html), 1,
+	return api_contents_add_item(out, uri, MCP_APP_MIME, d->html, strlen(d->html), 1,
 				     d->meta);
 }
 
@@ -254,12 +254,12 @@ MCP_EXTERN int mcp_server_add_app(mcp_server *srv, const mcp_app *a)
 		app_doc_free(d);
 		return MCP_ENOMEM;
 	}
-	return mcp_resource_add_owned(srv, a->uri, a->name, a->title, a->description,
+	return api_resource_add_owned(srv, a->uri, a->name, a->title, a->description,
 				      MCP_APP_MIME, (int64_t)strlen(a->html), app_read, d,
 				      app_doc_free, listed, 0);
 }
 
-int mcp_apps_offered(mcp_server *srv)
+int api_apps_offered(mcp_server *srv)
 {
 	int offered = 0;
 	pthread_rwlock_rdlock(&srv->reg_lock);
@@ -329,7 +329,7 @@ MCP_EXTERN int mcp_server_set_tool_ui(mcp_server *srv, const char *tool, const c
 	return rc;
 }
 
-json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool)
+json_object *api_tool_ui_meta(mcp_server *srv, const char *tool)
 {
 	for (size_t i = 0; i < srv->ntool_ui; i++) {
 		if (strcmp(srv->tool_ui[i].tool, tool) != 0)
@@ -350,7 +350,7 @@ json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool)
 	return NULL;
 }
 
-void mcp_apps_free(mcp_server *srv)
+void api_apps_free(mcp_server *srv)
 {
 	for (size_t i = 0; i < srv->ntool_ui; i++) {
 		free(srv->tool_ui[i].tool);

@@ -38,7 +38,7 @@ MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more)
 
 /* ---- completion/complete --------------------------------------------------------- */
 
-void mcp_complete(eng_req *r)
+void api_complete(eng_req *r)
 {
 	api_sess *ms = api_sess_of(r->sess);
 	mcp_server *srv = ms->srv;

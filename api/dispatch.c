@@ -62,17 +62,17 @@ static const method_row methods[] = {
 	READER("server/discover", MODERN, NULL, 0, mcp_lifecycle_discover),
 	/* tools (lists.c, tools.c) */
 	READER("tools/list", BOTH, NULL, 0, mcp_list_tools),
-	WORKER("tools/call", BOTH, mcp_tools_call),
+	WORKER("tools/call", BOTH, api_tools_call),
 	/* resources (lists.c, resources.c) */
 	READER("resources/list", BOTH, NULL, 0, mcp_list_resources),
 	READER("resources/templates/list", BOTH, NULL, 0, mcp_list_templates),
-	WORKER("resources/read", BOTH, mcp_resources_read),
-	READER("resources/subscribe", LEGACY, NULL, 0, mcp_resources_subscribe),
-	READER("resources/unsubscribe", LEGACY, NULL, 0, mcp_resources_unsubscribe),
+	WORKER("resources/read", BOTH, api_resources_read),
+	READER("resources/subscribe", LEGACY, NULL, 0, api_resources_subscribe),
+	READER("resources/unsubscribe", LEGACY, NULL, 0, api_resources_unsubscribe),
 	/* prompts and completion (lists.c, prompts.c, complete.c) */
 	READER("prompts/list", BOTH, NULL, 0, mcp_list_prompts),
-	WORKER("prompts/get", BOTH, mcp_prompts_get),
-	WORKER("completion/complete", BOTH, mcp_complete),
+	WORKER("prompts/get", BOTH, api_prompts_get),
+	WORKER("completion/complete", BOTH, api_complete),
 	/* 2026-07-28 notifications (listen.c) */
 	{ "subscriptions/listen", MODERN, NULL, 0, HELD, NULL, api_listen_hooked,
 	  api_listen_hold },
@@ -86,9 +86,9 @@ static const method_row methods[] = {
 	READER("tasks/update", MODERN, API_EXT_TASKS, 0, api_tasks_modern_update),
 	READER("tasks/cancel", MODERN, API_EXT_TASKS, 0, api_tasks_modern_cancel),
 	/* skills (skills.c) */
-	READER("skills/list", BOTH, NULL, 0, mcp_skills_list),
-	READER("skills/get", BOTH, NULL, 0, mcp_skills_get),
-	READER("resources/directory/read", BOTH, NULL, 0, mcp_skills_read_dir),
+	READER("skills/list", BOTH, NULL, 0, api_skills_list),
+	READER("skills/get", BOTH, NULL, 0, api_skills_get),
+	READER("resources/directory/read", BOTH, NULL, 0, api_skills_read_dir),
 };
 
 static const method_row *find_method(const char *name, unsigned era)

@@ -672,67 +672,67 @@ int api_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(voi
 
 /* ==== resources.c, tools.c, prompts.c, complete.c: the items =============== */
 
-json_object *mcp_resource_describe(api_entry *e, int rev);
+json_object *api_resource_describe(api_entry *e, int rev);
 /* Finds the template matching `uri`; *vars gets the variables (owned). */
-api_resource_entry *mcp_template_match(mcp_server *srv, const char *uri, json_object **vars);
+api_resource_entry *api_template_match(mcp_server *srv, const char *uri, json_object **vars);
 /* Resources the library owns: registered with `user` freed by
  * `free_user` (also on failure) and `meta` (taken, may be NULL) as the
  * _meta of their listing. */
-int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
+int api_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
 			   const char *title, const char *description, const char *mime_type,
 			   int64_t size, mcp_resource_fn read, void *user,
 			   void (*free_user)(void *), json_object *meta, int unlisted);
 /* One contents item of `len` bytes: as text when `text` (it must be UTF-8),
  * else base64 blob; `meta` (borrowed, copied; may be NULL) as its _meta. */
-int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
+int api_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
 			  const void *data, size_t len, int text, json_object *meta);
 /* resources/read; resources/subscribe and unsubscribe (legacy). */
-void mcp_resources_read(eng_req *r);
-void mcp_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
+void api_resources_read(eng_req *r);
+void api_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out);
-void mcp_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,
+void api_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,
 			       api_answer *out);
 
 /* MCP Apps (apps.c): whether a UI resource is registered; a tool's _meta.ui
  * (caller owns; NULL when it has none; reg_lock held); the links freed. */
-int mcp_apps_offered(mcp_server *srv);
-json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool);
-void mcp_apps_free(mcp_server *srv);
+int api_apps_offered(mcp_server *srv);
+json_object *api_tool_ui_meta(mcp_server *srv, const char *tool);
+void api_apps_free(mcp_server *srv);
 
-json_object *mcp_tool_describe(api_entry *e, int rev);
+json_object *api_tool_describe(api_entry *e, int rev);
 /* What a tool handler's return makes of its call, for api_ctx_end:
  * MCP_EINVAL with nothing set becomes a tool error, a result with
  * structuredContent is checked against the output schema (a fault sets
  * res's error and traces "invalid_output").  Returns the code to end
  * with; *result holds the CallToolResult (taken) when there is one. */
-int mcp_tool_outcome(mcp_ctx *ctx, api_tool_entry *t, mcp_result *res, int rc,
+int api_tool_outcome(mcp_ctx *ctx, api_tool_entry *t, mcp_result *res, int rc,
 		     json_object **result);
 /* The tool error answering arguments that do not match input_schema, or
  * NULL when they match (the caller takes it); *oom set when checking or
  * building it ran out of memory. */
-json_object *mcp_tool_check_args(api_tool_entry *t, json_object *args, int rev, int *oom);
+json_object *api_tool_check_args(api_tool_entry *t, json_object *args, int rev, int *oom);
 /* tools/call. */
-void mcp_tools_call(eng_req *r);
+void api_tools_call(eng_req *r);
 
-json_object *mcp_prompt_describe(api_entry *e, int rev);
+json_object *api_prompt_describe(api_entry *e, int rev);
 /* prompts/get. */
-void mcp_prompts_get(eng_req *r);
+void api_prompts_get(eng_req *r);
 /* completion/complete. */
-void mcp_complete(eng_req *r);
+void api_complete(eng_req *r);
 
 /* ==== skills.c, skills-yaml.c: skills ======================================= */
 
-int mcp_skills_offered(mcp_server *srv);
-void mcp_skills_free(mcp_server *srv);
+int api_skills_offered(mcp_server *srv);
+void api_skills_free(mcp_server *srv);
 /* skills/list, skills/get, resources/directory/read. */
-void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, api_answer *out);
-void mcp_skills_get(eng_session *s, json_object *params, const api_view *v, api_answer *out);
-void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v,
+void api_skills_list(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void api_skills_get(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void api_skills_read_dir(eng_session *s, json_object *params, const api_view *v,
 			 api_answer *out);
 /* The frontmatter of a SKILL.md as JSON (caller owns), or NULL with a
  * one-line reason in why[whylen]; *body_at (may be NULL) gets the offset
  * of what follows it. */
-json_object *mcp_skill_parse_frontmatter(const char *text, size_t len, size_t *body_at,
+json_object *api_skill_parse_frontmatter(const char *text, size_t len, size_t *body_at,
 					 char *why, size_t whylen);
 
 /* ==== lifecycle.c, lists.c, listen.c: methods of the connection ============= */

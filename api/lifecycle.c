@@ -69,9 +69,9 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 	json_object *ext = json_object_new_object();
 	if (modern && api_tasks_offered(srv))
 		eng_obj_set(ext, API_EXT_TASKS, json_object_new_object(), &bad);
-	if (mcp_apps_offered(srv))
+	if (api_apps_offered(srv))
 		eng_obj_set(ext, API_EXT_UI, json_object_new_object(), &bad);
-	if (mcp_skills_offered(srv)) {
+	if (api_skills_offered(srv)) {
 		/* Skills (SEP-2640), with resources/directory/read. */
 		json_object *set = json_object_new_object();
 		eng_obj_set(set, "directoryRead", json_object_new_boolean(1), &bad);

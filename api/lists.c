@@ -83,7 +83,7 @@ static void list_page(eng_session *s, json_object *params, api_answer *out,
 
 void mcp_list_tools(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	list_page(s, params, out, "tools", "tools", &api_sess_of(s)->srv->tools, mcp_tool_describe,
+	list_page(s, params, out, "tools", "tools", &api_sess_of(s)->srv->tools, api_tool_describe,
 		  v, "tools/list");
 }
 
@@ -91,19 +91,19 @@ void mcp_list_resources(eng_session *s, json_object *params, const api_view *v,
 			api_answer *out)
 {
 	list_page(s, params, out, "resources", "resources", &api_sess_of(s)->srv->resources,
-		  mcp_resource_describe, v, "resources/list");
+		  api_resource_describe, v, "resources/list");
 }
 
 void mcp_list_templates(eng_session *s, json_object *params, const api_view *v,
 			api_answer *out)
 {
 	list_page(s, params, out, "templates", "resourceTemplates",
-		  &api_sess_of(s)->srv->templates, mcp_resource_describe, v,
+		  &api_sess_of(s)->srv->templates, api_resource_describe, v,
 		  "resources/templates/list");
 }
 
 void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	list_page(s, params, out, "prompts", "prompts", &api_sess_of(s)->srv->prompts,
-		  mcp_prompt_describe, v, "prompts/list");
+		  api_prompt_describe, v, "prompts/list");
 }

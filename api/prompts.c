@@ -103,7 +103,7 @@ MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name)
 	return api_registry_remove(srv, &srv->prompts, name);
 }
 
-json_object *mcp_prompt_describe(api_entry *e, int rev)
+json_object *api_prompt_describe(api_entry *e, int rev)
 {
 	api_prompt_entry *p = (api_prompt_entry *)e;
 	json_object *o = json_object_new_object();
@@ -241,7 +241,7 @@ static void prompt_reset(void *arg)
 	api_rpc_error_clear(&t->out->err);
 }
 
-void mcp_prompts_get(eng_req *r)
+void api_prompts_get(eng_req *r)
 {
 	api_sess *ms = api_sess_of(r->sess);
 	json_object *params = api_get(r->msg, "params");

@@ -91,7 +91,7 @@ MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *res)
 	return api_registry_add(srv, &srv->resources, &r->base);
 }
 
-int mcp_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
+int api_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
 			   const char *title, const char *description, const char *mime_type,
 			   int64_t size, mcp_resource_fn read, void *user,
 			   void (*free_user)(void *), json_object *meta, int unlisted)
@@ -138,7 +138,7 @@ MCP_EXTERN int mcp_server_remove_resource_template(mcp_server *srv, const char *
 	return api_registry_remove(srv, &srv->templates, uri_template);
 }
 
-json_object *mcp_resource_describe(api_entry *e, int rev)
+json_object *api_resource_describe(api_entry *e, int rev)
 {
 	api_resource_entry *r = (api_resource_entry *)e;
 	json_object *o = json_object_new_object();
@@ -204,7 +204,7 @@ static int match_entry(api_entry *e, void *arg)
 	return match_template(e->key, m->uri, NULL);
 }
 
-api_resource_entry *mcp_template_match(mcp_server *srv, const char *uri, json_object **vars)
+api_resource_entry *api_template_match(mcp_server *srv, const char *uri, json_object **vars)
 {
 	struct tmatch m = { uri };
 	*vars = NULL;
@@ -241,7 +241,7 @@ static int add_contents(mcp_contents *out, const char *uri, const char *mime_typ
 	return MCP_OK;
 }
 
-int mcp_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
+int api_contents_add_item(mcp_contents *out, const char *uri, const char *mime_type,
 			  const void *data, size_t len, int text, json_object *meta)
 {
 	json_object *v;
@@ -317,7 +317,7 @@ static void read_reset(void *arg)
 	t->out->items = json_object_new_array();
 }
 
-void mcp_resources_read(eng_req *r)
+void api_resources_read(eng_req *r)
 {
 	api_sess *ms = api_sess_of(r->sess);
 	mcp_server *srv = ms->srv;
@@ -332,7 +332,7 @@ void mcp_resources_read(eng_req *r)
 	if (res)
 		vars = json_object_new_object();
 	else
-		res = mcp_template_match(srv, uri, &vars);
+		res = api_template_match(srv, uri, &vars);
 	/* 2026-07-28 standardizes on -32602 for an unknown resource. */
 	int not_found_code = api_req_modern(r) ? MCP_JSONRPC_INVALID_PARAMS
 					   : MCP_JSONRPC_RESOURCE_NOT_FOUND;
@@ -402,14 +402,14 @@ static int resource_exists(mcp_server *srv, const char *uri)
 		return 1;
 	}
 	json_object *vars;
-	api_resource_entry *t = mcp_template_match(srv, uri, &vars);
+	api_resource_entry *t = api_template_match(srv, uri, &vars);
 	json_object_put(vars);
 	if (t)
 		api_entry_unref(&t->base);
 	return t != NULL;
 }
 
-void mcp_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
+void api_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out)
 {
 	(void)v;
@@ -451,7 +451,7 @@ void mcp_resources_subscribe(eng_session *s, json_object *params, const api_view
 		api_answer_result(out, json_object_new_object());
 }
 
-void mcp_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,
+void api_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,
 			       api_answer *out)
 {
 	(void)v;

@@ -81,8 +81,8 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	pthread_rwlock_destroy(&srv->reg_lock);
 	pthread_mutex_destroy(&srv->sess_mu);
 	api_tasks_destroy(srv);
-	mcp_apps_free(srv);
-	mcp_skills_free(srv);
+	api_apps_free(srv);
+	api_skills_free(srv);
 	api_park_destroy(srv);
 	api_authz_free(srv);
 	close(srv->wake_fd);

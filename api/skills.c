@@ -289,7 +289,7 @@ static mcp_skill *skill_new(const char *prefix, const char *skill_md, size_t len
 		refuse(why, whylen, "SKILL.md is not UTF-8 text");
 		return NULL;
 	}
-	json_object *fm = mcp_skill_parse_frontmatter(skill_md, len, NULL, why, whylen);
+	json_object *fm = api_skill_parse_frontmatter(skill_md, len, NULL, why, whylen);
 	if (!fm)
 		return NULL;
 	json_object *jn = api_get(fm, "name"), *jd = api_get(fm, "description");
@@ -623,7 +623,7 @@ static int file_read(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_conte
 	(void)ctx, (void)vars;
 	file_ref *r = user;
 	skill_file *f = &r->s->files[r->i];
-	return mcp_contents_add_item(out, uri, f->mime_type, f->data, f->len, f->text, NULL);
+	return api_contents_add_item(out, uri, f->mime_type, f->data, f->len, f->text, NULL);
 }
 
 MCP_EXTERN int mcp_server_add_skill(mcp_server *srv, mcp_skill *skill)
@@ -651,7 +651,7 @@ MCP_EXTERN int mcp_server_add_skill(mcp_server *srv, mcp_skill *skill)
 		base = base ? base + 1 : f->path;
 		/* The supporting files are reached through the skill, not the
 		 * global listing. */
-		rc = mcp_resource_add_owned(srv, f->uri, done ? base : skill->name, NULL,
+		rc = api_resource_add_owned(srv, f->uri, done ? base : skill->name, NULL,
 					    done ? NULL : skill->description, f->mime_type,
 					    (int64_t)f->len, file_read, ref, file_ref_free, NULL,
 					    done != 0);
@@ -789,7 +789,7 @@ MCP_EXTERN int mcp_server_remove_skill(mcp_server *srv, const char *uri)
 	return MCP_OK;
 }
 
-void mcp_skills_free(mcp_server *srv)
+void api_skills_free(mcp_server *srv)
 {
 	for (size_t i = 0; i < srv->nskills; i++)
 		skill_unref(srv->skills[i]);
@@ -798,7 +798,7 @@ void mcp_skills_free(mcp_server *srv)
 	srv->nskills = 0;
 }
 
-int mcp_skills_offered(mcp_server *srv)
+int api_skills_offered(mcp_server *srv)
 {
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	int n = srv->nskills > 0;
@@ -849,7 +849,7 @@ static void invalid(api_answer *out, const char *message, const char *uri)
 	api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS, message, data);
 }
 
-void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, api_answer *out)
+void api_skills_list(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	mcp_server *srv = ((api_sess *)s->proto_data)->srv;
 	size_t offset = 0;
@@ -882,7 +882,7 @@ void mcp_skills_list(eng_session *s, json_object *params, const api_view *v, api
 	answer(s, out, res, v, "skills/list");
 }
 
-void mcp_skills_get(eng_session *s, json_object *params, const api_view *v, api_answer *out)
+void api_skills_get(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	mcp_server *srv = ((api_sess *)s->proto_data)->srv;
 	json_object *ju = api_get(params, "uri");
@@ -932,7 +932,7 @@ static int add_child(json_object *seen, const char *dir, const char *u, const sk
 	return eng_obj_add(seen, uri, r);
 }
 
-void mcp_skills_read_dir(eng_session *s, json_object *params, const api_view *v, api_answer *out)
+void api_skills_read_dir(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	mcp_server *srv = ((api_sess *)s->proto_data)->srv;
 	json_object *ju = api_get(params, "uri");

@@ -187,7 +187,7 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 
 /* ---- checking a call ------------------------------------------------------- */
 
-json_object *mcp_tool_check_args(api_tool_entry *t, json_object *args, int rev, int *oom)
+json_object *api_tool_check_args(api_tool_entry *t, json_object *args, int rev, int *oom)
 {
 	*oom = 0;
 	if (!t->in_check)
@@ -211,7 +211,7 @@ json_object *mcp_tool_check_args(api_tool_entry *t, json_object *args, int rev, 
 	return result;
 }
 
-int mcp_tool_outcome(mcp_ctx *ctx, api_tool_entry *t, mcp_result *res, int rc,
+int api_tool_outcome(mcp_ctx *ctx, api_tool_entry *t, mcp_result *res, int rc,
 		     json_object **result)
 {
 	*result = NULL;
@@ -270,7 +270,7 @@ MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name)
 	return api_registry_remove(srv, &srv->tools, name);
 }
 
-json_object *mcp_tool_describe(api_entry *e, int rev)
+json_object *api_tool_describe(api_entry *e, int rev)
 {
 	api_tool_entry *t = (api_tool_entry *)e;
 	int bad = 0;
@@ -288,7 +288,7 @@ json_object *mcp_tool_describe(api_entry *e, int rev)
 	if (t->annotations)
 		eng_obj_set(o, "annotations", api_json_copy(t->annotations), &bad);
 	/* MCP Apps: the tool's UI (reg_lock is held while lists are built). */
-	json_object *ui = t->srv ? mcp_tool_ui_meta(t->srv, e->key) : NULL;
+	json_object *ui = t->srv ? api_tool_ui_meta(t->srv, e->key) : NULL;
 	if (ui) {
 		json_object *meta = json_object_new_object();
 		eng_obj_set(meta, "ui", ui, &bad);
@@ -334,7 +334,7 @@ static void tool_reset(void *arg)
 	api_result_init(t->res, t->rev);
 }
 
-void mcp_tools_call(eng_req *r)
+void api_tools_call(eng_req *r)
 {
 	api_sess *ms = api_sess_of(r->sess);
 	int rev = api_req_rev(r);
@@ -363,7 +363,7 @@ void mcp_tools_call(eng_req *r)
 	/* The arguments come from a model: checked before any handler (or
 	 * task) sees them, and a mismatch is a tool error (SEP-1303). */
 	int oom = !args;
-	json_object *refusal = args ? mcp_tool_check_args(tool, args, rev, &oom) : NULL;
+	json_object *refusal = args ? api_tool_check_args(tool, args, rev, &oom) : NULL;
 	if (refusal || oom) {
 		if (refusal && api_req_modern(r))
 			api_modern_decorate(ms->srv, "tools/call", refusal);
@@ -462,7 +462,7 @@ void mcp_tools_call(eng_req *r)
 	if (rc == MCP_EINPUT && !ctx.task && (result = api_mrtr_input_required(&ctx)))
 		rc = MCP_OK;
 	else
-		rc = mcp_tool_outcome(&ctx, tool, &res, rc, &result);
+		rc = api_tool_outcome(&ctx, tool, &res, rc, &result);
 	if (result)
 		api_task_decorate(&ctx, result);
 	api_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);

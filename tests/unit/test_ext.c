@@ -127,7 +127,7 @@ END_TEST
 
 static json_object *fm(const char *text, char *why)
 {
-	return mcp_skill_parse_frontmatter(text, strlen(text), NULL, why, 256);
+	return api_skill_parse_frontmatter(text, strlen(text), NULL, why, 256);
 }
 
 START_TEST(frontmatter_types_as_yaml_core_schema)
@@ -644,25 +644,25 @@ START_TEST(app_rules)
 	ck_assert_int_eq(mcp_app_set_prefers_border(a, 0), MCP_OK);
 
 	mcp_server *srv = mcp_server_new("t", "1");
-	ck_assert(!mcp_apps_offered(srv));
+	ck_assert(!api_apps_offered(srv));
 	ck_assert_int_eq(mcp_server_add_app(srv, a), MCP_OK);
 	ck_assert_int_eq(mcp_server_add_app(srv, a), MCP_EEXIST);
 	mcp_app_free(a);
-	ck_assert(mcp_apps_offered(srv));
+	ck_assert(api_apps_offered(srv));
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", "http://x", 0), MCP_EINVAL);
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", "ui://x/view", 4), MCP_EINVAL);
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", "ui://x/view", MCP_UI_APP), MCP_OK);
-	json_object *ui = mcp_tool_ui_meta(srv, "t");
+	json_object *ui = api_tool_ui_meta(srv, "t");
 	ck_assert_str_eq(json_object_get_string(api_get(ui, "resourceUri")), "ui://x/view");
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(api_get(ui, "visibility"),
 									   0)),
 			 "app");
 	json_object_put(ui);
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", NULL, 0), MCP_OK);
-	ck_assert_ptr_null(mcp_tool_ui_meta(srv, "t"));
+	ck_assert_ptr_null(api_tool_ui_meta(srv, "t"));
 	/* The extension goes with the last UI resource. */
 	ck_assert_int_eq(mcp_server_remove_resource(srv, "ui://x/view"), MCP_OK);
-	ck_assert(!mcp_apps_offered(srv));
+	ck_assert(!api_apps_offered(srv));
 	mcp_server_free(srv);
 }
 END_TEST
