@@ -2210,7 +2210,7 @@ MCP_EXTERN int mcp_client_connect_memory(mcp_client *c, mcp_memconn *conn)
 		return rc;
 	c->kind = TK_MEMORY;
 	c->mem = conn;
-	tp_conn *tp = tp_mem_client_conn(mcp_memconn_mem(conn));
+	tp_conn *tp = tp_mem_client_conn(api_memconn_mem(conn));
 	tp->max_message = c->max_message;
 	rc = open_session(c, tp, 0);
 	if (rc == MCP_OK)

@@ -1,7 +1,7 @@
 /*
  * dispatch.c - the one table of MCP methods, for both eras, and the hooks
  * by which the engine hands this layer every message of a connection
- * (mcp_protocol): which row serves a request, on which thread, and how
+ * (api_protocol): which row serves a request, on which thread, and how
  * request hooks wrap it.
  *
  * A request whose _meta names its protocol version (or any request of an
@@ -45,7 +45,7 @@ typedef struct method_row {
 	const char *needs;
 	unsigned flags;              /* BEFORE_INIT */
 	int where;                   /* ON_READER, ON_WORKER, HELD */
-	mcp_inline_fn answer;        /* ON_READER */
+	api_inline_fn answer;        /* ON_READER */
 	void (*run)(eng_req *r);     /* ON_WORKER; HELD: between the hooks */
 	void (*hold)(eng_session *s, json_object *msg, json_object *id, json_object *params,
 		     api_view *v);   /* HELD */
@@ -56,21 +56,21 @@ typedef struct method_row {
 
 static const method_row methods[] = {
 	/* the lifecycle (lifecycle.c) */
-	READER("initialize", LEGACY, NULL, BEFORE_INIT, mcp_lifecycle_initialize),
-	READER("ping", LEGACY, NULL, BEFORE_INIT, mcp_lifecycle_ping),
-	READER("logging/setLevel", LEGACY, NULL, 0, mcp_lifecycle_set_level),
-	READER("server/discover", MODERN, NULL, 0, mcp_lifecycle_discover),
+	READER("initialize", LEGACY, NULL, BEFORE_INIT, api_lifecycle_initialize),
+	READER("ping", LEGACY, NULL, BEFORE_INIT, api_lifecycle_ping),
+	READER("logging/setLevel", LEGACY, NULL, 0, api_lifecycle_set_level),
+	READER("server/discover", MODERN, NULL, 0, api_lifecycle_discover),
 	/* tools (lists.c, tools.c) */
-	READER("tools/list", BOTH, NULL, 0, mcp_list_tools),
+	READER("tools/list", BOTH, NULL, 0, api_list_tools),
 	WORKER("tools/call", BOTH, api_tools_call),
 	/* resources (lists.c, resources.c) */
-	READER("resources/list", BOTH, NULL, 0, mcp_list_resources),
-	READER("resources/templates/list", BOTH, NULL, 0, mcp_list_templates),
+	READER("resources/list", BOTH, NULL, 0, api_list_resources),
+	READER("resources/templates/list", BOTH, NULL, 0, api_list_templates),
 	WORKER("resources/read", BOTH, api_resources_read),
 	READER("resources/subscribe", LEGACY, NULL, 0, api_resources_subscribe),
 	READER("resources/unsubscribe", LEGACY, NULL, 0, api_resources_unsubscribe),
 	/* prompts and completion (lists.c, prompts.c, complete.c) */
-	READER("prompts/list", BOTH, NULL, 0, mcp_list_prompts),
+	READER("prompts/list", BOTH, NULL, 0, api_list_prompts),
 	WORKER("prompts/get", BOTH, api_prompts_get),
 	WORKER("completion/complete", BOTH, api_complete),
 	/* 2026-07-28 notifications (listen.c) */
@@ -106,7 +106,7 @@ static json_object *method_data(const char *name)
 	return data;
 }
 
-int mcp_request_check(const char *method, json_object *params, const char *header_version,
+int api_request_check(const char *method, json_object *params, const char *header_version,
 		      const char **message, json_object **data)
 {
 	int code = api_modern_check(params, header_version, message, data);
@@ -168,7 +168,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 	int code = 0;
 	const method_row *m = NULL;
 	if (modern) {
-		code = mcp_request_check(name, params, NULL, &message, &data);
+		code = api_request_check(name, params, NULL, &message, &data);
 		if (!code)
 			m = find_method(name, MODERN);
 	} else if (!(m = find_method(name, LEGACY))) {
@@ -244,7 +244,7 @@ static void on_notification(eng_session *s, json_object *msg, const char *name,
 	if (strcmp(name, "notifications/cancelled") == 0)
 		eng_session_cancel_peer(s, api_get(params, "requestId"));
 	else if (strcmp(name, "notifications/initialized") == 0)
-		mcp_lifecycle_initialized(api_sess_of(s));
+		api_lifecycle_initialized(api_sess_of(s));
 	/* Anything else (roots/list_changed, progress, unknown ones) needs no
 	 * action and is never answered. */
 	json_object_put(msg);
@@ -271,7 +271,7 @@ static void on_free(eng_session *s)
 	api_sess_free(ms);
 }
 
-const eng_proto mcp_protocol = {
+const eng_proto api_protocol = {
 	.on_request = on_request,
 	.raw_route = raw_route,
 	.on_notification = on_notification,

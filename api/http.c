@@ -825,7 +825,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 		const char *message = NULL;
 		json_object *data = NULL;
 		const char *pv = tp_http_req_header(rq, "MCP-Protocol-Version");
-		code = mcp_request_check(json_object_get_string(method), params, pv ? pv : "",
+		code = api_request_check(json_object_get_string(method), params, pv ? pv : "",
 					 &message, &data);
 		if (!code && (message = modern_headers_problem(srv, rq,
 							       json_object_get_string(method), params)))
@@ -1168,7 +1168,7 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 	socklen_t salen;
 	if (parse_address(address, &sa, &salen) != 0)
 		return MCP_EINVAL;
-	int rc = mcp_server_begin(srv);
+	int rc = api_server_begin(srv);
 	if (rc != MCP_OK)
 		return rc;
 	http_server h = { .srv = srv };
@@ -1194,7 +1194,7 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 	};
 	int trc = tp_http_start(&cfg, &h.tp, bound_port);
 	if (trc != 0) {
-		mcp_server_end(srv);
+		api_server_end(srv);
 		pthread_mutex_destroy(&h.mu);
 		return trc == -ENOTSUP ? MCP_ENOTSUP : trc == -ENOMEM ? MCP_ENOMEM : MCP_ESYS;
 	}
@@ -1204,7 +1204,7 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 	tp_http_stop(h.tp);
 	free(h.closing);
 	free(h.closing_ephemeral);
-	mcp_server_end(srv);
+	api_server_end(srv);
 	pthread_mutex_destroy(&h.mu);
 	return MCP_OK;
 }

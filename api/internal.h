@@ -319,7 +319,7 @@ typedef struct api_answer {
 /* Such a method, as a row of the method table (dispatch.c) calls it: `v`
  * is the 2026-07-28 request's view, NULL for a request of a connection
  * of an earlier revision. */
-typedef void (*mcp_inline_fn)(eng_session *s, json_object *params, const api_view *v,
+typedef void (*api_inline_fn)(eng_session *s, json_object *params, const api_view *v,
 			      api_answer *out);
 
 /* An open subscriptions/listen stream (notify.c; agreed by listen.c). */
@@ -438,7 +438,7 @@ void api_sess_remember_elicitation(api_sess *ms, const char *id);
 int api_sess_forget_elicitation(api_sess *ms, const char *id);
 /* A connection's engine session over `tp` (taken, freed on failure),
  * speaking srv->proto, linked in srv->sessions, with one reference for
- * the caller; `preset_rev` as for mcp_server_serve_connection_as; `push`
+ * the caller; `preset_rev` as for api_server_serve_connection_as; `push`
  * for a transport that feeds it (HTTP: no reader thread, the per-session
  * worker cap).  NULL when out of memory.  drop unlinks it and drops the
  * caller's reference. */
@@ -739,23 +739,23 @@ json_object *api_skill_parse_frontmatter(const char *text, size_t len, size_t *b
 
 /* The capabilities object for revision `rev` (caller owns); *kinds_out
  * (may be NULL) gets the API_KIND_* whose listChanged it promises. */
-json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out);
-void mcp_lifecycle_initialize(eng_session *s, json_object *params, const api_view *v,
+json_object *api_capabilities(mcp_server *srv, int rev, unsigned *kinds_out);
+void api_lifecycle_initialize(eng_session *s, json_object *params, const api_view *v,
 			      api_answer *out);
-void mcp_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, api_answer *out);
-void mcp_lifecycle_set_level(eng_session *s, json_object *params, const api_view *v,
+void api_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void api_lifecycle_set_level(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out);
-void mcp_lifecycle_discover(eng_session *s, json_object *params, const api_view *v,
+void api_lifecycle_discover(eng_session *s, json_object *params, const api_view *v,
 			    api_answer *out);
 /* notifications/initialized. */
-void mcp_lifecycle_initialized(api_sess *ms);
+void api_lifecycle_initialized(api_sess *ms);
 
-void mcp_list_tools(eng_session *s, json_object *params, const api_view *v, api_answer *out);
-void mcp_list_resources(eng_session *s, json_object *params, const api_view *v,
+void api_list_tools(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void api_list_resources(eng_session *s, json_object *params, const api_view *v,
 			api_answer *out);
-void mcp_list_templates(eng_session *s, json_object *params, const api_view *v,
+void api_list_templates(eng_session *s, json_object *params, const api_view *v,
 			api_answer *out);
-void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, api_answer *out);
+void api_list_prompts(eng_session *s, json_object *params, const api_view *v, api_answer *out);
 
 /* subscriptions/listen: held on the reader (`msg` and `v` taken), or let
  * through the request hooks on a worker. */
@@ -765,11 +765,11 @@ void api_listen_hooked(eng_req *r);
 
 /* ==== dispatch.c: the method table ========================================== */
 
-extern const eng_proto mcp_protocol;
+extern const eng_proto api_protocol;
 /* A 2026-07-28 request's ladder (api_modern_check) and then whether its
  * method exists in that era, for the reader and for HTTP: 0, or the
  * JSON-RPC code of the answer with *message and *data (taken). */
-int mcp_request_check(const char *method, json_object *params, const char *header_version,
+int api_request_check(const char *method, json_object *params, const char *header_version,
 		      const char **message, json_object **data);
 
 /* ==== server.c, memconn.c: running the server =============================== */
@@ -777,18 +777,18 @@ int mcp_request_check(const char *method, json_object *params, const char *heade
 /* Runs one connection over any transport (taken) on the calling thread,
  * starting and stopping the pool around it; the public run functions and
  * the in-process tests use it. */
-int mcp_server_run_tp(mcp_server *srv, tp_conn *tp);
+int api_server_run_tp(mcp_server *srv, tp_conn *tp);
 /* The pieces of a run: begin (once per server: marks it running, starts
  * the pool), serve one connection on the calling thread until its shutdown
  * completes (tp taken), end (stops the pool). */
-int mcp_server_begin(mcp_server *srv);
-int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp);
+int api_server_begin(mcp_server *srv);
+int api_server_serve_connection(mcp_server *srv, tp_conn *tp);
 /* The same with the session already initialized at revision index
  * `preset_rev` and no client capabilities (stateless HTTP); -1 as above. */
-int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev);
-void mcp_server_end(mcp_server *srv);
+int api_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev);
+void api_server_end(mcp_server *srv);
 /* The in-memory pair behind an mcp_memconn (its client end is what
  * mcp_client_connect_memory speaks over). */
-tp_mem *mcp_memconn_mem(mcp_memconn *c);
+tp_mem *api_memconn_mem(mcp_memconn *c);
 
 #endif /* MCP_API_INTERNAL_H */

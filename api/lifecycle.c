@@ -17,7 +17,7 @@
 /* The capabilities object for revision `rev`.  In 2026-07-28 listChanged
  * and subscribe mean delivery on subscriptions/listen streams, and tasks
  * are the io.modelcontextprotocol/tasks extension. */
-json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
+json_object *api_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 {
 	int modern = rev >= API_REV_LEGACY_COUNT;
 	int bad = 0;
@@ -97,14 +97,14 @@ json_object *mcp_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 static json_object *server_capabilities(api_sess *ms)
 {
 	unsigned kinds = 0;
-	json_object *caps = mcp_capabilities(ms->srv, ms->rev, &kinds);
+	json_object *caps = api_capabilities(ms->srv, ms->rev, &kinds);
 	ms->caps_sent = kinds;
 	return caps;
 }
 
 /* ---- the legacy lifecycle ------------------------------------------------------ */
 
-void mcp_lifecycle_initialize(eng_session *s, json_object *params, const api_view *v,
+void api_lifecycle_initialize(eng_session *s, json_object *params, const api_view *v,
 			      api_answer *out)
 {
 	(void)v;
@@ -168,13 +168,13 @@ void mcp_lifecycle_initialize(eng_session *s, json_object *params, const api_vie
 	api_answer_result(out, res);
 }
 
-void mcp_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, api_answer *out)
+void api_lifecycle_ping(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	(void)s, (void)params, (void)v;
 	api_answer_result(out, json_object_new_object());
 }
 
-void mcp_lifecycle_set_level(eng_session *s, json_object *params, const api_view *v,
+void api_lifecycle_set_level(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out)
 {
 	(void)v;
@@ -190,7 +190,7 @@ void mcp_lifecycle_set_level(eng_session *s, json_object *params, const api_view
 	api_answer_result(out, json_object_new_object());
 }
 
-void mcp_lifecycle_initialized(api_sess *ms)
+void api_lifecycle_initialized(api_sess *ms)
 {
 	int expect = API_SESS_INITIALIZING;
 	atomic_compare_exchange_strong(&ms->state, &expect, API_SESS_READY);
@@ -200,7 +200,7 @@ void mcp_lifecycle_initialized(api_sess *ms)
 
 /* What initialize was: the versions served from a request's own _meta, the
  * capabilities, the instructions, with no state kept. */
-void mcp_lifecycle_discover(eng_session *s, json_object *params, const api_view *v,
+void api_lifecycle_discover(eng_session *s, json_object *params, const api_view *v,
 			    api_answer *out)
 {
 	(void)params, (void)v;
@@ -208,7 +208,7 @@ void mcp_lifecycle_discover(eng_session *s, json_object *params, const api_view 
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "supportedVersions", api_modern_versions());
 	eng_obj_add(res, "capabilities",
-			       mcp_capabilities(srv, API_REV_2026_07_28, NULL));
+			       api_capabilities(srv, API_REV_2026_07_28, NULL));
 	if (srv->instructions)
 		eng_obj_add(res, "instructions",
 				       json_object_new_string(srv->instructions));

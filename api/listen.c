@@ -72,7 +72,7 @@ static api_listen *agree(eng_session *s, json_object *params, const api_view *v,
 		      { "resourcesListChanged", API_KIND_RESOURCES },
 		      { "promptsListChanged", API_KIND_PROMPTS } };
 	unsigned offered = 0;
-	json_object_put(mcp_capabilities(srv, API_REV_2026_07_28, &offered));
+	json_object_put(api_capabilities(srv, API_REV_2026_07_28, &offered));
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		if (filter_flag(filter, kinds[i].key) && (offered & kinds[i].kind)) {
 			l->kinds |= kinds[i].kind;

@@ -81,20 +81,20 @@ static void list_page(eng_session *s, json_object *params, api_answer *out,
 	api_answer_result(out, res);
 }
 
-void mcp_list_tools(eng_session *s, json_object *params, const api_view *v, api_answer *out)
+void api_list_tools(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	list_page(s, params, out, "tools", "tools", &api_sess_of(s)->srv->tools, api_tool_describe,
 		  v, "tools/list");
 }
 
-void mcp_list_resources(eng_session *s, json_object *params, const api_view *v,
+void api_list_resources(eng_session *s, json_object *params, const api_view *v,
 			api_answer *out)
 {
 	list_page(s, params, out, "resources", "resources", &api_sess_of(s)->srv->resources,
 		  api_resource_describe, v, "resources/list");
 }
 
-void mcp_list_templates(eng_session *s, json_object *params, const api_view *v,
+void api_list_templates(eng_session *s, json_object *params, const api_view *v,
 			api_answer *out)
 {
 	list_page(s, params, out, "templates", "resourceTemplates",
@@ -102,7 +102,7 @@ void mcp_list_templates(eng_session *s, json_object *params, const api_view *v,
 		  "resources/templates/list");
 }
 
-void mcp_list_prompts(eng_session *s, json_object *params, const api_view *v, api_answer *out)
+void api_list_prompts(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
 	list_page(s, params, out, "prompts", "prompts", &api_sess_of(s)->srv->prompts,
 		  api_prompt_describe, v, "prompts/list");

@@ -7,7 +7,7 @@
  *
  * The ladder here runs before any method is looked up, on the reader and
  * in the HTTP transport alike; whether the method exists in the era is the
- * method table's to say (dispatch.c, mcp_request_check).
+ * method table's to say (dispatch.c, api_request_check).
  */
 #include <stdlib.h>
 #include <string.h>

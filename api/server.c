@@ -27,7 +27,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 		return NULL;
 	srv->name = strdup(name);
 	srv->version = strdup(version);
-	srv->proto = &mcp_protocol;
+	srv->proto = &api_protocol;
 	srv->workers = 4;
 	srv->grace_ms = 1500;
 	srv->max_message = 16u << 20;
@@ -249,12 +249,12 @@ MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user
 	return MCP_OK;
 }
 
-int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp)
+int api_server_serve_connection(mcp_server *srv, tp_conn *tp)
 {
-	return mcp_server_serve_connection_as(srv, tp, -1);
+	return api_server_serve_connection_as(srv, tp, -1);
 }
 
-int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
+int api_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
 {
 	eng_session *s = api_server_open_session(srv, tp, preset_rev, 0);
 	if (!s)
@@ -264,7 +264,7 @@ int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
 	return rc;
 }
 
-int mcp_server_begin(mcp_server *srv)
+int api_server_begin(mcp_server *srv)
 {
 	int expect = 0;
 	if (!atomic_compare_exchange_strong(&srv->has_run, &expect, 1))
@@ -282,7 +282,7 @@ int mcp_server_begin(mcp_server *srv)
 	return rc;
 }
 
-void mcp_server_end(mcp_server *srv)
+void api_server_end(mcp_server *srv)
 {
 	/* The tasks that outlived their HTTP sessions end with the run. */
 	api_task_host_end(srv);
@@ -292,15 +292,15 @@ void mcp_server_end(mcp_server *srv)
 	atomic_store(&srv->running, 0);
 }
 
-int mcp_server_run_tp(mcp_server *srv, tp_conn *tp)
+int api_server_run_tp(mcp_server *srv, tp_conn *tp)
 {
-	int rc = mcp_server_begin(srv);
+	int rc = api_server_begin(srv);
 	if (rc != MCP_OK) {
 		tp->ops->free(tp);
 		return rc;
 	}
-	rc = mcp_server_serve_connection(srv, tp);
-	mcp_server_end(srv);
+	rc = api_server_serve_connection(srv, tp);
+	api_server_end(srv);
 	return rc;
 }
 
@@ -313,7 +313,7 @@ MCP_EXTERN int mcp_server_run_fds(mcp_server *srv, int in_fd, int out_fd)
 	tp_conn *tp = tp_fd_new(in_fd, out_fd, srv->wake_fd, srv->max_message);
 	if (!tp)
 		return MCP_ENOMEM;
-	return mcp_server_run_tp(srv, tp);
+	return api_server_run_tp(srv, tp);
 }
 
 MCP_EXTERN int mcp_server_run_stdio(mcp_server *srv)
