@@ -235,7 +235,7 @@ static int app_read(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_conten
 {
 	(void)ctx, (void)vars;
 	app_doc *d = user;
-	return mcp_contents_add_item(out, uri, MCP_APP_MIME, d->html, strlen(d->html), 1,
+	return api_contents_add_item(out, uri, MCP_APP_MIME, d->html, strlen(d->html), 1,
 				     d->meta);
 }
 
@@ -248,23 +248,23 @@ MCP_EXTERN int mcp_server_add_app(mcp_server *srv, const mcp_app *a)
 		return MCP_ENOMEM;
 	d->html = strdup(a->html);
 	d->meta = ui_meta(a);
-	json_object *listed = d->meta ? mcp_json_copy(d->meta) : NULL;
+	json_object *listed = d->meta ? api_json_copy(d->meta) : NULL;
 	if (!d->html || !d->meta || !listed) {
 		json_object_put(listed);
 		app_doc_free(d);
 		return MCP_ENOMEM;
 	}
-	return mcp_resource_add_owned(srv, a->uri, a->name, a->title, a->description,
+	return api_resource_add_owned(srv, a->uri, a->name, a->title, a->description,
 				      MCP_APP_MIME, (int64_t)strlen(a->html), app_read, d,
 				      app_doc_free, listed, 0);
 }
 
-int mcp_apps_offered(mcp_server *srv)
+int api_apps_offered(mcp_server *srv)
 {
 	int offered = 0;
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	for (size_t i = 0; i < srv->resources.n && !offered; i++) {
-		mcp_resource_entry *r = (mcp_resource_entry *)srv->resources.items[i];
+		api_resource_entry *r = (api_resource_entry *)srv->resources.items[i];
 		offered = r->mime_type && strcmp(r->mime_type, MCP_APP_MIME) == 0 &&
 			  strncmp(r->base.key, "ui://", 5) == 0;
 	}
@@ -325,11 +325,11 @@ MCP_EXTERN int mcp_server_set_tool_ui(mcp_server *srv, const char *tool, const c
 	free(u);
 	/* The tool's entry in tools/list changed. */
 	if (rc == MCP_OK && listed)
-		mcp_notify_list_changed(srv, MCP_KIND_TOOLS);
+		api_notify_list_changed(srv, API_KIND_TOOLS);
 	return rc;
 }
 
-json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool)
+json_object *api_tool_ui_meta(mcp_server *srv, const char *tool)
 {
 	for (size_t i = 0; i < srv->ntool_ui; i++) {
 		if (strcmp(srv->tool_ui[i].tool, tool) != 0)
@@ -350,7 +350,7 @@ json_object *mcp_tool_ui_meta(mcp_server *srv, const char *tool)
 	return NULL;
 }
 
-void mcp_apps_free(mcp_server *srv)
+void api_apps_free(mcp_server *srv)
 {
 	for (size_t i = 0; i < srv->ntool_ui; i++) {
 		free(srv->tool_ui[i].tool);

@@ -478,7 +478,7 @@ int auth_http_status(int code, json_object *data, int *retry_after_s)
 	if (retry_after_s)
 		*retry_after_s = 0;
 	if (code == MCP_JSONRPC_UNAUTHORIZED) {
-		json_object *e = mcp_get(data, "error");
+		json_object *e = api_get(data, "error");
 		return json_object_is_type(e, json_type_string) &&
 				       strcmp(json_object_get_string(e), "invalid_request") == 0
 			       ? 400
@@ -486,7 +486,7 @@ int auth_http_status(int code, json_object *data, int *retry_after_s)
 	}
 	if (code == MCP_JSONRPC_FORBIDDEN)
 		return 403;
-	json_object *ra = mcp_get(data, "retryAfterMs");
+	json_object *ra = api_get(data, "retryAfterMs");
 	if (code == MCP_JSONRPC_SERVER_BUSY && json_object_is_type(ra, json_type_int)) {
 		int64_t ms = json_object_get_int64(ra);
 		if (retry_after_s)
@@ -494,6 +494,13 @@ int auth_http_status(int code, json_object *data, int *retry_after_s)
 		return 429;
 	}
 	return 0;
+}
+
+void auth_strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 int auth_scopes_parse(const char *text, char ***out, size_t *n)

@@ -64,13 +64,6 @@ mcp_principal *auth_principal_ref(mcp_principal *p)
 	return p;
 }
 
-void auth_strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void auth_principal_unref(mcp_principal *p)
 {
 	if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
@@ -314,14 +307,14 @@ static int key_fits(const jwk *k, const jws_alg *a)
 
 static const char *get_s(json_object *o, const char *key)
 {
-	json_object *v = mcp_get(o, key);
+	json_object *v = api_get(o, key);
 	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 /* The decoded bytes of a base64url JWK member, or NULL. */
 static unsigned char *jwk_bytes(json_object *o, const char *key, size_t *n)
 {
-	json_object *v = mcp_get(o, key);
+	json_object *v = api_get(o, key);
 	if (!json_object_is_type(v, json_type_string))
 		return NULL;
 	return auth_b64url_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v),
@@ -433,10 +426,10 @@ static int jwk_parse(json_object *o, jwk *k)
 		return 1;
 	const char *kty = get_s(o, "kty");
 	const char *use = get_s(o, "use");
-	json_object *ops = mcp_get(o, "key_ops");
-	json_object *jalg = mcp_get(o, "alg");
-	json_object *jkid = mcp_get(o, "kid");
-	if (!kty || (mcp_get(o, "use") && (!use || strcmp(use, "sig") != 0)))
+	json_object *ops = api_get(o, "key_ops");
+	json_object *jalg = api_get(o, "alg");
+	json_object *jkid = api_get(o, "kid");
+	if (!kty || (api_get(o, "use") && (!use || strcmp(use, "sig") != 0)))
 		return 1;
 	if (ops) {
 		int verify = 0;
@@ -509,7 +502,7 @@ static int keyset_parse(const char *text, size_t len, keyset **out)
 	json_tokener_free(tok);
 	if (!doc && errno == ENOMEM)
 		return MCP_ENOMEM;
-	json_object *keys = mcp_get(doc, "keys");
+	json_object *keys = api_get(doc, "keys");
 	size_t n = json_object_is_type(keys, json_type_array) ? json_object_array_length(keys) : 0;
 	if (!complete || n == 0 || n > JWKS_MAX_KEYS) {
 		json_object_put(doc);
@@ -689,7 +682,7 @@ static int signature_ok(const jws_alg *a, EVP_PKEY *pkey, const unsigned char *s
  * number, 0 when absent, -1 when of another type. */
 static int numeric_date(json_object *claims, const char *key, int64_t *out)
 {
-	json_object *v = mcp_get(claims, key);
+	json_object *v = api_get(claims, key);
 	if (!v)
 		return 0;
 	if (json_object_is_type(v, json_type_int)) {
@@ -726,10 +719,10 @@ static int typ_ok(const char *typ, int strict)
 static int principal_from_claims(json_object *claims, mcp_principal *p)
 {
 	int failed = 0;
-	p->subject = mcp_strdup_opt(get_s(claims, "sub"), &failed);
+	p->subject = api_strdup_opt(get_s(claims, "sub"), &failed);
 	const char *client = get_s(claims, "client_id");
-	p->client_id = mcp_strdup_opt(client ? client : get_s(claims, "azp"), &failed);
-	p->issuer = mcp_strdup_opt(get_s(claims, "iss"), &failed);
+	p->client_id = api_strdup_opt(client ? client : get_s(claims, "azp"), &failed);
+	p->issuer = api_strdup_opt(get_s(claims, "iss"), &failed);
 	if (failed)
 		return MCP_ENOMEM;
 	int rc = MCP_OK;
@@ -744,14 +737,14 @@ static int principal_from_claims(json_object *claims, mcp_principal *p)
 		scope += n;
 		scope += strspn(scope, " ");
 	}
-	json_object *scp = mcp_get(claims, "scp");
+	json_object *scp = api_get(claims, "scp");
 	size_t ns = json_object_is_type(scp, json_type_array) ? json_object_array_length(scp) : 0;
 	for (size_t i = 0; i < ns && rc == MCP_OK; i++) {
 		json_object *s = json_object_array_get_idx(scp, i);
 		if (json_object_is_type(s, json_type_string) && *json_object_get_string(s))
 			rc = auth_principal_add_scope(p, json_object_get_string(s));
 	}
-	json_object *aud = mcp_get(claims, "aud");
+	json_object *aud = api_get(claims, "aud");
 	if (json_object_is_type(aud, json_type_string)) {
 		if (rc == MCP_OK)
 			rc = auth_principal_add_audience(p, json_object_get_string(aud));
@@ -813,14 +806,14 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 	const jws_alg *alg = find_alg(alg_name);
 	if (!alg)
 		REFUSE("the token's algorithm is not supported");
-	if (mcp_get(hdr, "crit") || mcp_get(hdr, "b64"))
+	if (api_get(hdr, "crit") || api_get(hdr, "b64"))
 		REFUSE("the token header has critical extensions");
-	json_object *jtyp = mcp_get(hdr, "typ");
+	json_object *jtyp = api_get(hdr, "typ");
 	if (jtyp && !json_object_is_type(jtyp, json_type_string))
 		REFUSE("the token header's typ is not a string");
 	if (!typ_ok(jtyp ? json_object_get_string(jtyp) : NULL, rules->require_at_jwt))
 		REFUSE("the token is not an access token (typ)");
-	json_object *jkid = mcp_get(hdr, "kid");
+	json_object *jkid = api_get(hdr, "kid");
 	if (jkid && !json_object_is_type(jkid, json_type_string))
 		REFUSE("the token header's kid is not a string");
 
@@ -874,12 +867,12 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 		REFUSE("the token is not valid yet (nbf)");
 	if (has_iat && now + rules->skew_s < iat)
 		REFUSE("the token was issued in the future (iat)");
-	json_object *iss = mcp_get(claims, "iss");
+	json_object *iss = api_get(claims, "iss");
 	if (iss && !json_object_is_type(iss, json_type_string))
 		REFUSE("the token's issuer is not a string");
 	if (rules->issuer && (!iss || strcmp(json_object_get_string(iss), rules->issuer) != 0))
 		REFUSE("the token was not issued by the expected issuer");
-	json_object *aud = mcp_get(claims, "aud");
+	json_object *aud = api_get(claims, "aud");
 	int aud_ok = 0;
 	if (json_object_is_type(aud, json_type_string)) {
 		aud_ok = auth_audience_matches(json_object_get_string(aud), rules->audience);
@@ -894,8 +887,8 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 	}
 	if (!aud_ok)
 		REFUSE("the token is not meant for this resource (aud)");
-	json_object *scope = mcp_get(claims, "scope"), *scp = mcp_get(claims, "scp");
-	json_object *sub = mcp_get(claims, "sub"), *cid = mcp_get(claims, "client_id");
+	json_object *scope = api_get(claims, "scope"), *scp = api_get(claims, "scp");
+	json_object *sub = api_get(claims, "sub"), *cid = api_get(claims, "client_id");
 	if ((scope && !json_object_is_type(scope, json_type_string)) ||
 	    (scp && !json_object_is_type(scp, json_type_array)) ||
 	    (sub && !json_object_is_type(sub, json_type_string)) ||

@@ -99,7 +99,7 @@ static int conf_for_setting(mcp_server *srv, struct auth_conf **out)
 	return *out ? MCP_OK : MCP_ENOMEM;
 }
 
-void mcp_authz_free(mcp_server *srv)
+void api_authz_free(mcp_server *srv)
 {
 	struct auth_conf *c = conf_of(srv);
 	if (!c)
@@ -360,7 +360,7 @@ MCP_EXTERN int mcp_principal_set_expiry(mcp_principal *p, int64_t expires_at)
 
 /* ---- sessions and their principals ---------------------------------------------- */
 
-int mcp_authz_bind(mcp_sess *ms, mcp_principal *p)
+int api_authz_bind(api_sess *ms, mcp_principal *p)
 {
 	if (!ms || !p)
 		return MCP_EINVAL;
@@ -389,7 +389,7 @@ int mcp_authz_bind(mcp_sess *ms, mcp_principal *p)
 	return rc;
 }
 
-mcp_principal *mcp_authz_current(mcp_sess *ms)
+mcp_principal *api_authz_current(api_sess *ms)
 {
 	pthread_mutex_lock(&ms->mu);
 	mcp_principal *p = ms->auth ? ms->auth->current : NULL;
@@ -397,7 +397,7 @@ mcp_principal *mcp_authz_current(mcp_sess *ms)
 	return p;
 }
 
-void mcp_authz_sess_free(mcp_sess *ms)
+void api_authz_sess_free(api_sess *ms)
 {
 	struct auth_binding *b = ms->auth;
 	if (!b)
@@ -470,7 +470,7 @@ static const scope_rule *rule_for(struct auth_conf *c, int kind, const char *key
 	return NULL;
 }
 
-int mcp_authz_visible(mcp_server *srv, int kind, const char *key, const mcp_principal *p)
+int api_authz_visible(mcp_server *srv, int kind, const char *key, const mcp_principal *p)
 {
 	if (!p)
 		return 1;
@@ -478,7 +478,7 @@ int mcp_authz_visible(mcp_server *srv, int kind, const char *key, const mcp_prin
 	return !r || !auth_principal_missing(p, r->scopes, r->n);
 }
 
-int mcp_authz_filters(mcp_server *srv, const mcp_principal *p)
+int api_authz_filters(mcp_server *srv, const mcp_principal *p)
 {
 	struct auth_conf *c = conf_of(srv);
 	return p && c && c->nrules > 0;
@@ -551,11 +551,11 @@ static json_object *forbidden_data(const char *error, char *const *scopes, size_
 
 static const char *get_str(json_object *o, const char *key)
 {
-	json_object *v = mcp_get(o, key);
+	json_object *v = api_get(o, key);
 	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
+int api_authz_admit(mcp_ctx *ctx, int kind, const char *key, api_denial *out)
 {
 	mcp_server *srv = ctx->sess->srv;
 	struct auth_conf *c = conf_of(srv);
@@ -566,7 +566,7 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 	 * taken on this path that every call goes through. */
 	if (!c)
 		return 0;
-	ctx->principal = mcp_authz_current(ctx->sess);
+	ctx->principal = api_authz_current(ctx->sess);
 	if (c->before || c->after) {
 		ctx->hooked = 1;
 		ctx->hook_start_ns = eng_now_ns();
@@ -585,9 +585,9 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 		pthread_rwlock_unlock(&srv->reg_lock);
 		if (missing) {
 			ctx->refused = 1;
-			mcp_ctx_end(ctx, rc ? rc : MCP_ESTATE, NULL, MCP_JSONRPC_FORBIDDEN,
-				    "Forbidden: insufficient scope",
-				    forbidden_data("insufficient_scope", ask, nask));
+			*out = (api_denial){ rc ? rc : MCP_ESTATE, MCP_JSONRPC_FORBIDDEN,
+					     "Forbidden: insufficient scope",
+					     forbidden_data("insufficient_scope", ask, nask) };
 			auth_strv_free(ask, nask);
 			return 1;
 		}
@@ -610,7 +610,7 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 		 * with nothing written and the cancellation as its outcome. */
 		free(ctx->refusal_message);
 		ctx->refusal_message = NULL;
-		mcp_ctx_end(ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
+		*out = (api_denial){ MCP_ECANCELED, 0, NULL, NULL };
 		return 1;
 	}
 	ctx->refused = 1;
@@ -618,19 +618,18 @@ int mcp_ctx_admit(mcp_ctx *ctx, int kind, const char *key)
 		json_object *d = json_object_new_object();
 		eng_obj_add(d, "error", json_object_new_string("rate_limited"));
 		eng_obj_add(d, "retryAfterMs", json_object_new_int64(ctx->retry_after_ms));
-		mcp_ctx_end(ctx, MCP_EBUSY, NULL, MCP_JSONRPC_SERVER_BUSY,
-			    ctx->refusal_message ? ctx->refusal_message : "Too many requests", d);
+		*out = (api_denial){ MCP_EBUSY, MCP_JSONRPC_SERVER_BUSY,
+				     ctx->refusal_message ? ctx->refusal_message : "Too many requests",
+				     d };
 	} else {
-		mcp_ctx_end(ctx, MCP_EBUSY, NULL, MCP_JSONRPC_FORBIDDEN,
-			    ctx->refusal_message ? ctx->refusal_message : "Forbidden",
-			    forbidden_data("forbidden", NULL, 0));
+		*out = (api_denial){ MCP_EBUSY, MCP_JSONRPC_FORBIDDEN,
+				     ctx->refusal_message ? ctx->refusal_message : "Forbidden",
+				     forbidden_data("forbidden", NULL, 0) };
 	}
-	free(ctx->refusal_message);
-	ctx->refusal_message = NULL;
 	return 1;
 }
 
-void mcp_authz_after(mcp_ctx *ctx, const char *why, int code)
+void api_authz_after(mcp_ctx *ctx, const char *why, int code)
 {
 	/* mcp_ctx_refuse called outside a before-hook is ignored. */
 	free(ctx->refusal_message);
@@ -662,13 +661,13 @@ MCP_EXTERN int mcp_ctx_refuse(mcp_ctx *ctx, mcp_refusal kind, const char *messag
 	return MCP_EBUSY;
 }
 
-int mcp_authz_hooked(mcp_server *srv)
+int api_authz_hooked(mcp_server *srv)
 {
 	struct auth_conf *c = conf_of(srv);
 	return c && (c->before || c->after);
 }
 
-int mcp_authz_may_refuse(mcp_server *srv)
+int api_authz_may_refuse(mcp_server *srv)
 {
 	struct auth_conf *c = conf_of(srv);
 	return c && (c->resource || c->before);
@@ -716,19 +715,19 @@ MCP_EXTERN const char *mcp_ctx_target(const mcp_ctx *ctx)
 
 MCP_EXTERN json_object *mcp_ctx_meta(const mcp_ctx *ctx)
 {
-	json_object *m = ctx ? mcp_get(mcp_get(ctx->req->msg, "params"), "_meta") : NULL;
+	json_object *m = ctx ? api_get(api_get(ctx->req->msg, "params"), "_meta") : NULL;
 	return json_object_is_type(m, json_type_object) ? m : NULL;
 }
 
 /* ---- for the HTTP transport ---------------------------------------------------------- */
 
-int mcp_authz_enabled(mcp_server *srv)
+int api_authz_enabled(mcp_server *srv)
 {
 	struct auth_conf *c = conf_of(srv);
 	return c && c->resource;
 }
 
-int mcp_authz_metadata(mcp_server *srv, const char *path, const char *endpoint, char **json)
+int api_authz_metadata(mcp_server *srv, const char *path, const char *endpoint, char **json)
 {
 	*json = NULL;
 	struct auth_conf *c = conf_of(srv);
@@ -780,7 +779,7 @@ static auth_verdict verify_custom(struct auth_conf *c, const char *token, int64_
 	return v;
 }
 
-int mcp_authz_http(mcp_server *srv, const char *url, const char *authorization, int64_t now,
+int api_authz_http(mcp_server *srv, const char *url, const char *authorization, int64_t now,
 		   mcp_principal **principal, char **www_authenticate, char **body)
 {
 	*principal = NULL;
@@ -840,7 +839,7 @@ int mcp_authz_http(mcp_server *srv, const char *url, const char *authorization, 
 	return auth_verdict_status(v);
 }
 
-int mcp_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authenticate,
+int api_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authenticate,
 			   char **body)
 {
 	struct auth_conf *c = conf_of(srv);
@@ -856,7 +855,7 @@ int mcp_authz_http_invalid(mcp_server *srv, const char *reason, char **www_authe
 	return 401;
 }
 
-char *mcp_authz_forbidden_challenge(mcp_server *srv, json_object *data)
+char *api_authz_forbidden_challenge(mcp_server *srv, json_object *data)
 {
 	struct auth_conf *c = conf_of(srv);
 	if (!c || !c->resource)
@@ -877,7 +876,7 @@ char *mcp_authz_forbidden_challenge(mcp_server *srv, json_object *data)
 	return h;
 }
 
-int64_t mcp_authz_now(void)
+int64_t api_authz_now(void)
 {
 	return (int64_t)time(NULL);
 }

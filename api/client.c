@@ -242,7 +242,7 @@ MCP_EXTERN int mcp_client_set_protocol_version(mcp_client *c, const char *versio
 	int rc = settable(c);
 	if (rc)
 		return rc;
-	if (version && mcp_revision_index(version) < 0)
+	if (version && api_revision_index(version) < 0)
 		return MCP_EINVAL;
 	char *v = version ? strdup(version) : NULL;
 	if (version && !v)
@@ -250,7 +250,7 @@ MCP_EXTERN int mcp_client_set_protocol_version(mcp_client *c, const char *versio
 	free(c->version_asked);
 	c->version_asked = v;
 	if (version)
-		c->era = mcp_revision_index(version) >= MCP_REV_LEGACY_COUNT ? MCP_ERA_MODERN
+		c->era = api_revision_index(version) >= API_REV_LEGACY_COUNT ? MCP_ERA_MODERN
 									  : MCP_ERA_LEGACY;
 	return MCP_OK;
 }
@@ -352,7 +352,7 @@ MCP_EXTERN int mcp_client_set_notification_handler(mcp_client *c, mcp_client_not
 
 static const char *str_of(json_object *o, const char *key)
 {
-	json_object *v = mcp_get(o, key);
+	json_object *v = api_get(o, key);
 	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
@@ -440,19 +440,19 @@ static void send_cancelled(mcp_client *c, int64_t id, const char *reason)
 /* The _meta of a 2026-07-28 request. */
 static void add_modern_meta(mcp_client *c, json_object *meta)
 {
-	eng_obj_add(meta, MCP_META_VERSION, json_object_new_string(mcp_revision_names[MCP_REV_2026_07_28]));
+	eng_obj_add(meta, API_META_VERSION, json_object_new_string(api_revision_names[API_REV_2026_07_28]));
 	json_object *caps = NULL;
 	json_object_deep_copy(c->client_caps, &caps, NULL);
-	eng_obj_add(meta, MCP_META_CAPS, caps ? caps : json_object_new_object());
+	eng_obj_add(meta, API_META_CAPS, caps ? caps : json_object_new_object());
 	json_object *info = json_object_new_object();
 	eng_obj_add(info, "name", json_object_new_string(c->name));
 	eng_obj_add(info, "version", json_object_new_string(c->version));
-	eng_obj_add(meta, MCP_META_INFO, info);
+	eng_obj_add(meta, API_META_INFO, info);
 	static const char *const levels[] = { "debug",	  "info",  "notice", "warning",
 					      "error",	  "critical", "alert", "emergency" };
 	int lv = atomic_load(&c->log_level);
 	if (lv >= 0 && lv < 8)
-		eng_obj_add(meta, MCP_META_LOG, json_object_new_string(levels[lv]));
+		eng_obj_add(meta, API_META_LOG, json_object_new_string(levels[lv]));
 }
 
 /* ---- the calls table ------------------------------------------------------ */
@@ -578,7 +578,7 @@ static int finish(mcp_call *call, int rc, json_object *obj, const char *why)
 /* The text of a JSON-RPC error object, for mcp_call_error. */
 static void error_text(json_object *err, char *buf, size_t sz)
 {
-	json_object *code = mcp_get(err, "code");
+	json_object *code = api_get(err, "code");
 	const char *m = str_of(err, "message");
 	snprintf(buf, sz, "the server answered error %d: %s",
 		 json_object_is_type(code, json_type_int) ? json_object_get_int(code) : 0,
@@ -611,7 +611,7 @@ static json_object *build_request(mcp_call *call, json_object *params)
 	int want_meta = call->progress_fn || (c->modern && !call->handshake) ||
 			(c->modern && strcmp(call->method, "server/discover") == 0);
 	if (want_meta) {
-		json_object *meta = mcp_get(params, "_meta");
+		json_object *meta = api_get(params, "_meta");
 		if (!json_object_is_type(meta, json_type_object)) {
 			meta = json_object_new_object();
 			eng_obj_add(params, "_meta", meta);
@@ -753,7 +753,7 @@ static int invoke(mcp_client *c, const char *method, json_object *params, eng_to
 static int has_handler(mcp_client *c, const char *method)
 {
 	if (strcmp(method, "roots/list") == 0)
-		return c->roots_fn || mcp_get(c->client_caps, "roots");
+		return c->roots_fn || api_get(c->client_caps, "roots");
 	if (strcmp(method, "sampling/createMessage") == 0)
 		return c->sampling_fn != NULL;
 	if (strcmp(method, "elicitation/create") == 0)
@@ -766,7 +766,7 @@ static void run_server_request(eng_req *r)
 {
 	mcp_client *c = r->sess->proto_data;
 	const char *method = str_of(r->msg, "method");
-	json_object *params = mcp_get(r->msg, "params");
+	json_object *params = api_get(r->msg, "params");
 	json_object *res = NULL;
 	int rc = invoke(c, method ? method : "", params, &r->token, &res);
 	if (rc == MCP_OK) {
@@ -774,9 +774,9 @@ static void run_server_request(eng_req *r)
 	} else if (rc == MCP_ECANCELED) {
 		eng_req_finish_silent(r);
 	} else if (rc == MCP_EREMOTE && json_object_is_type(res, json_type_object)) {
-		json_object *code = mcp_get(res, "code");
+		json_object *code = api_get(res, "code");
 		const char *m = str_of(res, "message");
-		json_object *data = json_object_get(mcp_get(res, "data"));
+		json_object *data = json_object_get(api_get(res, "data"));
 		eng_req_finish_error(r,
 				     json_object_is_type(code, json_type_int) ? json_object_get_int(code)
 									     : MCP_JSONRPC_INTERNAL_ERROR,
@@ -834,8 +834,8 @@ static void run_round(eng_req *r)
 		eng_req_finish_silent(r);
 		return;
 	}
-	json_object *result = mcp_get(answer, "result");
-	json_object *reqs = mcp_get(result, "inputRequests");
+	json_object *result = api_get(answer, "result");
+	json_object *reqs = api_get(result, "inputRequests");
 	/* A copy: the answer is released before the retry is built. */
 	char *state = str_of(result, "requestState") ? strdup(str_of(result, "requestState"))
 						       : NULL;
@@ -855,7 +855,7 @@ static void run_round(eng_req *r)
 					 method ? method : "without a method");
 				break;
 			}
-			rc = invoke(c, method, mcp_get(req, "params"), &r->token, &res);
+			rc = invoke(c, method, api_get(req, "params"), &r->token, &res);
 			if (rc == MCP_EREMOTE) {
 				err = res;
 				error_text(err, why, sizeof why);
@@ -953,16 +953,16 @@ static void schedule_round(mcp_call *call, json_object *answer)
  * the modern revision. */
 static int version_offered(json_object *err)
 {
-	json_object *code = mcp_get(err, "code");
-	json_object *sup = mcp_get(mcp_get(err, "data"), "supported");
+	json_object *code = api_get(err, "code");
+	json_object *sup = api_get(api_get(err, "data"), "supported");
 	if (!json_object_is_type(code, json_type_int) ||
-	    json_object_get_int(code) != MCP_JSONRPC_UNSUPPORTED_VERSION ||
+	    json_object_get_int(code) != API_JSONRPC_UNSUPPORTED_VERSION ||
 	    !json_object_is_type(sup, json_type_array))
 		return 0;
 	for (size_t i = 0; i < json_object_array_length(sup); i++) {
 		json_object *v = json_object_array_get_idx(sup, i);
 		if (json_object_is_type(v, json_type_string) &&
-		    strcmp(json_object_get_string(v), mcp_revision_names[MCP_REV_2026_07_28]) == 0)
+		    strcmp(json_object_get_string(v), api_revision_names[API_REV_2026_07_28]) == 0)
 			return 1;
 	}
 	return 0;
@@ -997,8 +997,8 @@ static void call_settled(eng_call *ec, eng_pending *p, int state, json_object *a
 		finish(call, MCP_ECLOSED, NULL, closed_reason(c, buf, sizeof buf));
 		return;
 	}
-	json_object *err = mcp_get(answer, "error");
-	json_object *res = mcp_get(answer, "result");
+	json_object *err = api_get(answer, "error");
+	json_object *res = api_get(answer, "result");
 	if (err && c->modern && !call->version_retried && version_offered(err)) {
 		/* -32022 naming 2026-07-28 among the supported versions: the
 		 * server refused the version it says it speaks (a proxy in
@@ -1427,7 +1427,7 @@ static int list_all(mcp_client *c, const char *method, const char *field, int64_
 			json_object_put(res);
 			break;
 		}
-		json_object *items = mcp_get(res, field);
+		json_object *items = api_get(res, field);
 		for (size_t i = 0; json_object_is_type(items, json_type_array) &&
 				   i < json_object_array_length(items);
 		     i++)
@@ -1628,9 +1628,9 @@ static void cl_on_notification(eng_session *s, json_object *msg, const char *met
 		return;
 	}
 	if (strcmp(method, "notifications/progress") == 0) {
-		mcp_call *call = call_find_token(c, mcp_get(params, "progressToken"));
+		mcp_call *call = call_find_token(c, api_get(params, "progressToken"));
 		if (call) {
-			json_object *pr = mcp_get(params, "progress"), *tot = mcp_get(params, "total");
+			json_object *pr = api_get(params, "progress"), *tot = api_get(params, "total");
 			if (call->progress_fn && !mcp_call_done(call))
 				call->progress_fn(call, json_object_get_double(pr),
 						  tot ? json_object_get_double(tot) : -1.0,
@@ -1643,7 +1643,7 @@ static void cl_on_notification(eng_session *s, json_object *msg, const char *met
 	if (strcmp(method, "notifications/cancelled") == 0) {
 		/* The server withdrew one of its requests to us: that
 		 * handler's token fires and its answer is suppressed. */
-		eng_session_cancel_peer(s, mcp_get(params, "requestId"));
+		eng_session_cancel_peer(s, api_get(params, "requestId"));
 		json_object_put(msg);
 		return;
 	}
@@ -1663,7 +1663,7 @@ static void cl_on_notification(eng_session *s, json_object *msg, const char *met
 		if (call && call->log_fn) {
 			mcp_log_level lv = level_of(str_of(params, "level"));
 			if ((int)lv >= call->log_min)
-				call->log_fn(call, lv, str_of(params, "logger"), mcp_get(params, "data"),
+				call->log_fn(call, lv, str_of(params, "logger"), api_get(params, "data"),
 					     call->log_user);
 			eng_call_unref(&call->base);
 			json_object_put(msg);
@@ -1970,12 +1970,12 @@ static int try_modern(mcp_client *c)
 	c->modern = 1;
 #ifdef HAVE_CURL
 	if (c->http)
-		tp_httpc_set_protocol_version(c->http, mcp_revision_names[MCP_REV_2026_07_28]);
+		tp_httpc_set_protocol_version(c->http, api_revision_names[API_REV_2026_07_28]);
 #endif
 	json_object *res = NULL;
 	int rc = handshake_request(c, "server/discover", NULL, &res);
 	if (rc == MCP_OK) {
-		json_object *vs = mcp_get(res, "supportedVersions");
+		json_object *vs = api_get(res, "supportedVersions");
 		int ok = 0;
 		for (size_t i = 0; json_object_is_type(vs, json_type_array) &&
 				   i < json_object_array_length(vs);
@@ -1983,19 +1983,19 @@ static int try_modern(mcp_client *c)
 			json_object *v = json_object_array_get_idx(vs, i);
 			ok |= json_object_is_type(v, json_type_string) &&
 			      strcmp(json_object_get_string(v),
-				     mcp_revision_names[MCP_REV_2026_07_28]) == 0;
+				     api_revision_names[API_REV_2026_07_28]) == 0;
 		}
 		if (ok) {
-			c->server_caps = json_object_get(mcp_get(res, "capabilities"));
+			c->server_caps = json_object_get(api_get(res, "capabilities"));
 			c->server_info = json_object_get(
-				mcp_get(mcp_get(res, "_meta"), MCP_META_SERVER));
+				api_get(api_get(res, "_meta"), API_META_SERVER));
 			const char *ins = str_of(res, "instructions");
 			c->instructions = ins ? strdup(ins) : NULL;
-			c->protocol = mcp_revision_names[MCP_REV_2026_07_28];
+			c->protocol = api_revision_names[API_REV_2026_07_28];
 		} else {
 			rc = MCP_EPROTO;
 			set_error(c, "server/discover: the server does not offer %s%s",
-				  mcp_revision_names[MCP_REV_2026_07_28], NULL);
+				  api_revision_names[API_REV_2026_07_28], NULL);
 		}
 	} else if (rc == MCP_EREMOTE) {
 		set_error(c, "server/discover was refused: %s%s",
@@ -2034,16 +2034,16 @@ static int try_legacy(mcp_client *c)
 	}
 	if (rc == MCP_OK) {
 		const char *v = str_of(res, "protocolVersion");
-		int idx = v ? mcp_revision_index(v) : -1;
-		if (idx < 0 || idx >= MCP_REV_LEGACY_COUNT) {
+		int idx = v ? api_revision_index(v) : -1;
+		if (idx < 0 || idx >= API_REV_LEGACY_COUNT) {
 			rc = MCP_EPROTO;
 			set_error(c, "initialize: the server chose protocol version %s, which this "
 				     "client does not speak%s",
 				  v ? v : "(none)", NULL);
 		} else {
-			c->protocol = mcp_revision_names[idx];
-			c->server_caps = json_object_get(mcp_get(res, "capabilities"));
-			c->server_info = json_object_get(mcp_get(res, "serverInfo"));
+			c->protocol = api_revision_names[idx];
+			c->server_caps = json_object_get(api_get(res, "capabilities"));
+			c->server_info = json_object_get(api_get(res, "serverInfo"));
 			const char *ins = str_of(res, "instructions");
 			c->instructions = ins ? strdup(ins) : NULL;
 #ifdef HAVE_CURL
@@ -2210,7 +2210,7 @@ MCP_EXTERN int mcp_client_connect_memory(mcp_client *c, mcp_memconn *conn)
 		return rc;
 	c->kind = TK_MEMORY;
 	c->mem = conn;
-	tp_conn *tp = tp_mem_client_conn(mcp_memconn_mem(conn));
+	tp_conn *tp = tp_mem_client_conn(api_memconn_mem(conn));
 	tp->max_message = c->max_message;
 	rc = open_session(c, tp, 0);
 	if (rc == MCP_OK)
@@ -2409,7 +2409,7 @@ MCP_EXTERN int mcp_client_add_root(mcp_client *c, const char *uri, const char *n
 	int rc = eng_arr_add(c->roots, r) ? MCP_ENOMEM : MCP_OK;
 	pthread_mutex_unlock(&c->mu);
 	if (rc == MCP_OK && atomic_load(&c->state) == ST_READY && !c->modern &&
-	    mcp_get(c->client_caps, "roots"))
+	    api_get(c->client_caps, "roots"))
 		send_message(c, notification("notifications/roots/list_changed", NULL),
 			     "notifications/roots/list_changed");
 	return rc;

@@ -1,7 +1,8 @@
 /*
  * ctx.c - the handler context: what a running tool handler can ask of the
  * library (its cancellation state, token-aware waits, progress, logging and
- * server-to-client requests).
+ * server-to-client requests), and the legacy bridge of multi round-trip
+ * requests, which asks the client through those same calls.
  *
  * Every blocking call here wakes when the request's token fires, when the
  * connection closes, or at its timeout.
@@ -11,8 +12,7 @@
 #include <string.h>
 
 #include "api/internal.h"
-
-const char *mcp_log_level_name(int level); /* protocol.c */
+#include "api/jschema.h"
 
 MCP_EXTERN mcp_cancel_reason mcp_ctx_cancelled(const mcp_ctx *ctx)
 {
@@ -26,12 +26,12 @@ MCP_EXTERN const char *mcp_ctx_request_id(const mcp_ctx *ctx)
 
 MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
 {
-	return mcp_revision_names[ctx->view.rev];
+	return api_revision_names[ctx->view.rev];
 }
 
 MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
 {
-	return mcp_ctx_caps(ctx);
+	return api_ctx_caps(ctx);
 }
 
 MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int64_t ms)
@@ -152,7 +152,7 @@ MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger
 		json_object_put(data);
 		return MCP_ENOMEM;
 	}
-	eng_obj_add(p, "level", json_object_new_string(mcp_log_level_name(level)));
+	eng_obj_add(p, "level", json_object_new_string(api_log_level_name(level)));
 	if (logger)
 		eng_obj_add(p, "logger", json_object_new_string(logger));
 	eng_obj_add(p, "data", data);
@@ -177,16 +177,15 @@ MCP_EXTERN int mcp_ctx_log_text(mcp_ctx *ctx, mcp_log_level level, const char *l
 static int client_has(const mcp_ctx *ctx, const char *a, const char *b)
 {
 	json_object *v = NULL;
-	if (!json_object_object_get_ex(mcp_ctx_caps(ctx), a, &v))
+	if (!json_object_object_get_ex(api_ctx_caps(ctx), a, &v))
 		return 0;
 	return !b || json_object_object_get_ex(v, b, NULL);
 }
 
-/* A 2026-07-28 request cannot be sent a request: the server asks through
- * an input_required result instead (not built yet).  Without the
- * capability the handler's failure becomes -32021 naming it. */
 /* A client call of a 2026-07-28 request (`params` taken): it cannot be
- * sent as a request, so the handler is parked (api/park.c). */
+ * sent as a request, so the handler is parked (api/mrtr.c), or inside a
+ * task asks through the task (api/tasks.c).  Without the capability the
+ * handler's failure becomes -32021 naming it. */
 static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
 		       json_object *params, int64_t timeout_ms, json_object **result)
 {
@@ -198,10 +197,10 @@ static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
 	/* Inside a task the input travels by tasks/get and tasks/update. */
 	if (ctx->task) {
 		if (params)
-			mcp_trace_meta_add(ctx, params);
-		return mcp_task_ask(ctx, method, params, timeout_ms, result);
+			api_trace_meta_add(ctx, params);
+		return api_task_ask(ctx, method, params, timeout_ms, result);
 	}
-	return mcp_park_call(ctx, method, params, timeout_ms, result);
+	return api_park_call(ctx, method, params, timeout_ms, result);
 }
 
 /* Sends a server-to-client request (`params` taken) and waits for its
@@ -209,14 +208,14 @@ static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
 static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 		       int64_t timeout_ms, json_object **result)
 {
-	mcp_sess *ms = ctx->sess;
+	api_sess *ms = ctx->sess;
 	if (atomic_load(&ctx->req->sess->closed)) {
 		json_object_put(params);
 		return eng_req_closed(ctx->req);
 	}
 	/* MCP lifecycle: no requests to the client before it said
 	 * notifications/initialized. */
-	if (atomic_load(&ms->state) != MCP_SESS_READY) {
+	if (atomic_load(&ms->state) != API_SESS_READY) {
 		json_object_put(params);
 		return MCP_ESTATE;
 	}
@@ -238,22 +237,22 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 			eng_obj_add(params, "_meta", meta);
 		}
 		json_object *rel = json_object_new_object();
-		eng_obj_add(rel, "taskId", json_object_new_string(mcp_task_id(ctx->task)));
+		eng_obj_add(rel, "taskId", json_object_new_string(api_task_id(ctx->task)));
 		eng_obj_add(meta, "io.modelcontextprotocol/related-task", rel);
-		mcp_task_set_input_required(ctx->task, 1);
+		api_task_set_input_required(ctx->task, 1);
 	}
 	/* The request's trace goes on into what the server asks for it. */
 	if (ctx->traceparent) {
 		if (!params)
 			params = json_object_new_object();
-		mcp_trace_meta_add(ctx, params);
+		api_trace_meta_add(ctx, params);
 	}
 	if (params)
 		eng_obj_add(msg, "params", params);
 	json_object *answer = NULL;
 	int rc = eng_req_call(ctx->req, msg, timeout_ms, &answer);
 	if (ctx->task)
-		mcp_task_set_input_required(ctx->task, 0);
+		api_task_set_input_required(ctx->task, 0);
 	if (rc != MCP_OK)
 		return rc;
 	json_object *v = NULL;
@@ -302,7 +301,7 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 	if (!json_object_is_type(params, json_type_object))
 		return MCP_EINVAL;
 	if (ctx->view.modern) {
-		json_object *p = mcp_json_copy(params);
+		json_object *p = api_json_copy(params);
 		if (!p)
 			return MCP_ENOMEM;
 		return modern_call(ctx, "sampling", "sampling/createMessage", p, timeout_ms,
@@ -314,9 +313,9 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 	 * declared sampling.tools. */
 	if ((json_object_object_get_ex(params, "tools", NULL) ||
 	     json_object_object_get_ex(params, "toolChoice", NULL)) &&
-	    (ctx->view.rev < MCP_REV_2025_11_25 || !client_has(ctx, "sampling", "tools")))
+	    (ctx->view.rev < API_REV_2025_11_25 || !client_has(ctx, "sampling", "tools")))
 		return MCP_ENOTSUP;
-	json_object *p = mcp_json_copy(params);
+	json_object *p = api_json_copy(params);
 	if (!p)
 		return MCP_ENOMEM;
 	return call_client(ctx, "sampling/createMessage", p, timeout_ms, result);
@@ -341,17 +340,17 @@ MCP_EXTERN int mcp_ctx_sample_text(mcp_ctx *ctx, const char *system_prompt,
 		return MCP_ENOMEM;
 	}
 	eng_obj_add(m, "role", json_object_new_string("user"));
-	eng_obj_add(m, "content", mcp_block_text(user_text, strlen(user_text)));
+	eng_obj_add(m, "content", api_block_text(user_text, strlen(user_text)));
 	eng_arr_add(msgs, m);
 	eng_obj_add(p, "messages", msgs);
-	mcp_json_add_str(p, "systemPrompt", system_prompt);
+	api_json_add_str(p, "systemPrompt", system_prompt);
 	eng_obj_add(p, "maxTokens", json_object_new_int(max_tokens));
 	rc = mcp_ctx_sample(ctx, p, timeout_ms, result);
 	json_object_put(p);
 	return rc;
 }
 
-int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
+int api_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 		    json_object **result)
 {
 	json_object *jm = NULL;
@@ -362,10 +361,10 @@ int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 	if (ctx->view.modern)
 		return modern_call(ctx, "elicitation", "elicitation/create", params, timeout_ms,
 				   result);
-	if (rev < MCP_REV_2025_06_18 || !client_has(ctx, "elicitation", NULL))
+	if (rev < API_REV_2025_06_18 || !client_has(ctx, "elicitation", NULL))
 		ok = 0; /* no elicitation before 2025-06-18 */
 	else if (url)
-		ok = rev >= MCP_REV_2025_11_25 && client_has(ctx, "elicitation", "url");
+		ok = rev >= API_REV_2025_11_25 && client_has(ctx, "elicitation", "url");
 	else
 		/* Form mode: an empty elicitation capability means form (the
 		 * only mode before 2025-11-25). */
@@ -374,9 +373,47 @@ int mcp_elicit_send(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 		json_object_put(params);
 		return MCP_ENOTSUP;
 	}
-	if (rev < MCP_REV_2025_11_25)
+	if (rev < API_REV_2025_11_25)
 		json_object_object_del(params, "mode"); /* not in older schemas */
 	return call_client(ctx, "elicitation/create", params, timeout_ms, result);
+}
+
+/* The user's answer comes through a client we do not control: accepted
+ * content is held to the schema the form asked for, so a handler only
+ * sees answers that fit it (the same promise as for tool arguments). */
+int api_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
+		       int64_t timeout_ms, json_object **result)
+{
+	jschema *check = NULL;
+	if (requested) {
+		/* Formats assert: the form promised e-mail addresses, dates... */
+		jschema_opts opts = { .formats = 1 };
+		int c = jschema_compile(requested, &opts, &check, NULL);
+		if (c != JSCHEMA_OK) {
+			json_object_put(params);
+			return c == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
+		}
+	}
+	int rc = api_elicit_send(ctx, params, timeout_ms, result);
+	const char *action = NULL;
+	if (rc == MCP_OK && check) {
+		json_object *a = api_get(*result, "action");
+		action = json_object_is_type(a, json_type_string) ? json_object_get_string(a) : "";
+	}
+	if (action && strcmp(action, "accept") == 0) {
+		json_object *content = api_get(*result, "content");
+		json_object *none = content ? NULL : json_object_new_object();
+		int v = content || none ? jschema_validate(check, content ? content : none, NULL)
+					: JSCHEMA_ENOMEM;
+		json_object_put(none);
+		if (v != JSCHEMA_OK) {
+			json_object_put(*result);
+			*result = NULL;
+			rc = v == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EPROTO;
+		}
+	}
+	jschema_free(check);
+	return rc;
 }
 
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
@@ -387,8 +424,61 @@ MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_object *params, int64_t timeout
 		return rc;
 	if (!json_object_is_type(params, json_type_object))
 		return MCP_EINVAL;
-	json_object *p = mcp_json_copy(params);
+	json_object *p = api_json_copy(params);
 	if (!p)
 		return MCP_ENOMEM;
-	return mcp_elicit_checked(ctx, p, mcp_get(params, "requestedSchema"), timeout_ms, result);
+	return api_elicit_checked(ctx, p, api_get(params, "requestedSchema"), timeout_ms, result);
+}
+
+/* ---- the legacy bridge of MRTR (mrtr.c) ------------------------------------- */
+
+/* Sends one named input request to a legacy client; its answer, or an
+ * MCP_E* code. */
+static int ask_client(mcp_ctx *ctx, json_object *req, json_object **answer)
+{
+	json_object *m = api_get(req, "method");
+	json_object *p = api_get(req, "params");
+	const char *method = json_object_get_string(m);
+	if (strcmp(method, "roots/list") == 0)
+		return mcp_ctx_list_roots(ctx, -1, answer);
+	if (strcmp(method, "sampling/createMessage") == 0)
+		return mcp_ctx_sample(ctx, p, -1, answer);
+	return mcp_ctx_elicit(ctx, p, -1, answer);
+}
+
+int api_ctx_run_rounds(mcp_ctx *ctx, int (*invoke)(void *arg), void (*reset)(void *arg),
+		       void *arg)
+{
+	int rc = invoke(arg);
+	if (ctx->view.modern)
+		return rc;
+	/* Legacy bridge: real requests to the client, then the handler again. */
+	for (int round = 1; rc == MCP_EINPUT && ctx->input_requests &&
+			    round < ctx->sess->srv->input_rounds;
+	     round++) {
+		json_object *answers = json_object_new_object();
+		if (!answers)
+			return MCP_ENOMEM;
+		json_object_object_foreach(ctx->input_requests, key, req)
+		{
+			json_object *answer = NULL;
+			int crc = ask_client(ctx, req, &answer);
+			if (crc != MCP_OK) {
+				json_object_put(answer);
+				json_object_put(answers);
+				return crc;
+			}
+			eng_obj_add(answers, key, answer);
+		}
+		json_object_put(ctx->input_responses);
+		ctx->input_responses = answers;
+		json_object_put(ctx->input_requests);
+		ctx->input_requests = NULL;
+		free(ctx->state_in);
+		ctx->state_in = ctx->state_out;
+		ctx->state_out = NULL;
+		reset(arg);
+		rc = invoke(arg);
+	}
+	return rc;
 }

@@ -103,7 +103,7 @@ static json_object *field_schema(const mcp_field *f)
 		    strcmp(f->format, "date") && strcmp(f->format, "date-time"))
 			goto bad;
 		eng_obj_add(p, "type", json_object_new_string("string"));
-		mcp_json_add_str(p, "format", f->format);
+		api_json_add_str(p, "format", f->format);
 		if (f->has_lengths && f->min_length >= 0)
 			eng_obj_add(p, "minLength", json_object_new_int64(f->min_length));
 		if (f->has_lengths && f->max_length >= 0)
@@ -197,8 +197,8 @@ static json_object *field_schema(const mcp_field *f)
 	default:
 		goto bad;
 	}
-	mcp_json_add_str(p, "title", f->title);
-	mcp_json_add_str(p, "description", f->description);
+	api_json_add_str(p, "title", f->title);
+	api_json_add_str(p, "description", f->description);
 	return p;
 bad:
 	json_object_put(p);
@@ -220,8 +220,8 @@ MCP_EXTERN int mcp_form_add(mcp_form *form, const mcp_field *field)
 		return MCP_ENOMEM;
 	/* Multi-select fields exist from 2025-11-25; older schemas allow only
 	 * primitive fields. */
-	if (field->kind == MCP_FIELD_MULTI_ENUM && form->min_rev < MCP_REV_2025_11_25)
-		form->min_rev = MCP_REV_2025_11_25;
+	if (field->kind == MCP_FIELD_MULTI_ENUM && form->min_rev < API_REV_2025_11_25)
+		form->min_rev = API_REV_2025_11_25;
 	if (field->required) {
 		json_object *req = NULL;
 		if (!json_object_object_get_ex(form->schema, "required", &req)) {
@@ -245,7 +245,7 @@ MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t t
 	if (ctx->view.rev < form->min_rev)
 		return MCP_ENOTSUP; /* the client's revision cannot express it */
 	json_object *params = json_object_new_object();
-	json_object *schema = mcp_json_copy(form->schema);
+	json_object *schema = api_json_copy(form->schema);
 	if (!params || !schema) {
 		json_object_put(params);
 		json_object_put(schema);
@@ -254,45 +254,7 @@ MCP_EXTERN int mcp_ctx_elicit_form(mcp_ctx *ctx, const mcp_form *form, int64_t t
 	eng_obj_add(params, "mode", json_object_new_string("form"));
 	eng_obj_add(params, "message", json_object_new_string(form->message));
 	eng_obj_add(params, "requestedSchema", schema);
-	return mcp_elicit_checked(ctx, params, form->schema, timeout_ms, result);
-}
-
-/* The user's answer comes through a client we do not control: accepted
- * content is held to the schema the form asked for, so a handler only
- * sees answers that fit it (the same promise as for tool arguments). */
-int mcp_elicit_checked(mcp_ctx *ctx, json_object *params, json_object *requested,
-		       int64_t timeout_ms, json_object **result)
-{
-	jschema *check = NULL;
-	if (requested) {
-		/* Formats assert: the form promised e-mail addresses, dates... */
-		jschema_opts opts = { .formats = 1 };
-		int c = jschema_compile(requested, &opts, &check, NULL);
-		if (c != JSCHEMA_OK) {
-			json_object_put(params);
-			return c == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
-		}
-	}
-	int rc = mcp_elicit_send(ctx, params, timeout_ms, result);
-	const char *action = NULL;
-	if (rc == MCP_OK && check) {
-		json_object *a = mcp_get(*result, "action");
-		action = json_object_is_type(a, json_type_string) ? json_object_get_string(a) : "";
-	}
-	if (action && strcmp(action, "accept") == 0) {
-		json_object *content = mcp_get(*result, "content");
-		json_object *none = content ? NULL : json_object_new_object();
-		int v = content || none ? jschema_validate(check, content ? content : none, NULL)
-					: JSCHEMA_ENOMEM;
-		json_object_put(none);
-		if (v != JSCHEMA_OK) {
-			json_object_put(*result);
-			*result = NULL;
-			rc = v == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EPROTO;
-		}
-	}
-	jschema_free(check);
-	return rc;
+	return api_elicit_checked(ctx, params, form->schema, timeout_ms, result);
 }
 
 MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char *url,
@@ -312,12 +274,12 @@ MCP_EXTERN int mcp_ctx_elicit_url(mcp_ctx *ctx, const char *message, const char 
 	eng_obj_add(params, "elicitationId", json_object_new_string(elicitation_id));
 	/* Remembered before sending: the user may finish before the client
 	 * even answers the request. */
-	mcp_sess_remember_elicitation(ctx->sess, elicitation_id);
-	int rc = mcp_elicit_send(ctx, params, timeout_ms, result);
+	api_sess_remember_elicitation(ctx->sess, elicitation_id);
+	int rc = api_elicit_send(ctx, params, timeout_ms, result);
 	/* Never sent: nothing will complete it.  (A close is reported as
 	 * MCP_ECANCELED, like any cancellation.) */
 	if (rc == MCP_ENOTSUP || rc == MCP_ESTATE)
-		mcp_sess_forget_elicitation(ctx->sess, elicitation_id);
+		api_sess_forget_elicitation(ctx->sess, elicitation_id);
 	return rc;
 }
 
@@ -327,8 +289,8 @@ MCP_EXTERN int mcp_server_elicitation_complete(mcp_server *srv, const char *elic
 		return MCP_EINVAL;
 	int rc = MCP_ENOENT;
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_sess *ms = srv->sessions; ms && rc == MCP_ENOENT; ms = ms->next) {
-		if (!mcp_sess_forget_elicitation(ms, elicitation_id))
+	for (api_sess *ms = srv->sessions; ms && rc == MCP_ENOENT; ms = ms->next) {
+		if (!api_sess_forget_elicitation(ms, elicitation_id))
 			continue;
 		json_object *n = json_object_new_object();
 		json_object *p = json_object_new_object();

@@ -53,24 +53,24 @@ MCP_EXTERN const char *mcp_cancel_reason_name(mcp_cancel_reason reason)
 	return "unknown";
 }
 
-const char *const mcp_revision_names[MCP_REV_COUNT] = {
+const char *const api_revision_names[API_REV_COUNT] = {
 	"2025-03-26",
 	"2025-06-18",
 	"2025-11-25",
 	"2026-07-28",
 };
 
-int mcp_revision_index(const char *version)
+int api_revision_index(const char *version)
 {
 	if (!version)
 		return -1;
-	for (int i = 0; i < MCP_REV_COUNT; i++)
-		if (strcmp(version, mcp_revision_names[i]) == 0)
+	for (int i = 0; i < API_REV_COUNT; i++)
+		if (strcmp(version, api_revision_names[i]) == 0)
 			return i;
 	return -1;
 }
 
 MCP_EXTERN int mcp_protocol_supported(const char *version)
 {
-	return mcp_revision_index(version) >= 0;
+	return api_revision_index(version) >= 0;
 }

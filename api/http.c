@@ -84,7 +84,7 @@ static void closing_add(http_server *h, eng_session *es, int ephemeral)
 			 * ends, or with everything at the server's stop. */
 			pthread_mutex_unlock(&h->mu);
 			if (ephemeral)
-				mcp_server_drop_session(h->srv, es);
+				api_server_drop_session(h->srv, es);
 			else
 				eng_session_unref(es);
 			return;
@@ -110,7 +110,7 @@ static void session_close(http_server *h, eng_session *es, int reason, int ephem
 		return;
 	}
 	if (ephemeral)
-		mcp_server_drop_session(h->srv, es);
+		api_server_drop_session(h->srv, es);
 	else
 		eng_session_unref(es);
 }
@@ -136,7 +136,7 @@ static void hook_tick(void *arg, int64_t now)
 		if (!done)
 			return;
 		if (ephemeral)
-			mcp_server_drop_session(h->srv, done);
+			api_server_drop_session(h->srv, done);
 		else
 			eng_session_unref(done);
 	}
@@ -158,7 +158,7 @@ static void hook_session_expired(void *arg, void *app)
 static void hook_session_gone(void *arg, void *app)
 {
 	http_server *h = arg;
-	mcp_server_drop_session(h->srv, app);
+	api_server_drop_session(h->srv, app);
 }
 
 /* A new push session over a new transport session; NULL after answering
@@ -175,7 +175,7 @@ static eng_session *session_open(http_server *h, tp_http_req *rq, int ephemeral,
 			      sizeof body - 1, retry_1);
 		return NULL;
 	}
-	eng_session *es = mcp_server_open_session(h->srv, tp_http_conn(ts), preset_rev, 1);
+	eng_session *es = api_server_open_session(h->srv, tp_http_conn(ts), preset_rev, 1);
 	if (!es) {
 		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
 		return NULL;
@@ -227,9 +227,9 @@ static unsigned ladder_status(int code)
 	case MCP_JSONRPC_METHOD_NOT_FOUND:
 		return 404;
 	case MCP_JSONRPC_INVALID_PARAMS:
-	case MCP_JSONRPC_HEADER_MISMATCH:
-	case MCP_JSONRPC_MISSING_CAPABILITY:
-	case MCP_JSONRPC_UNSUPPORTED_VERSION:
+	case API_JSONRPC_HEADER_MISMATCH:
+	case API_JSONRPC_MISSING_CAPABILITY:
+	case API_JSONRPC_UNSUPPORTED_VERSION:
 		return 400;
 	}
 	return 200;
@@ -298,28 +298,28 @@ static void hook_post_answer(void *arg, void *app, const char *line, size_t len,
 		return;
 	json_tokener *tok = json_tokener_new();
 	json_object *msg = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL;
-	json_object *err = mcp_get(msg, "error");
-	int code = json_object_get_int(mcp_get(err, "code"));
+	json_object *err = api_get(msg, "error");
+	int code = json_object_get_int(api_get(err, "code"));
 	/* A refusal on the worker: a scope the token lacks (403 with the
 	 * challenge naming the scopes to ask for), a request hook's refusal
 	 * (403) or rate limit (429 with Retry-After).  A handler's own -32051
 	 * keeps 200: a 401 would need a challenge only the door can make. */
 	int retry = 0;
-	int refusal = err ? auth_http_status(code, mcp_get(err, "data"), &retry) : 0;
+	int refusal = err ? auth_http_status(code, api_get(err, "data"), &retry) : 0;
 	if (refusal == 403) {
 		out->status = 403;
-		out->www_authenticate = mcp_authz_forbidden_challenge(h->srv, mcp_get(err, "data"));
+		out->www_authenticate = api_authz_forbidden_challenge(h->srv, api_get(err, "data"));
 	} else if (refusal == 429) {
 		out->status = 429;
 		out->retry_after_s = retry > 0 ? retry : 1;
-	} else if (err && json_object_is_type(mcp_get(msg, "id"), json_type_null) &&
+	} else if (err && json_object_is_type(api_get(msg, "id"), json_type_null) &&
 		   (code == MCP_JSONRPC_PARSE_ERROR || code == MCP_JSONRPC_INVALID_REQUEST)) {
 		out->status = 400;
 	} else if (err && code == MCP_JSONRPC_SERVER_BUSY) {
-		const char *text = json_object_get_string(mcp_get(err, "message"));
+		const char *text = json_object_get_string(api_get(err, "message"));
 		out->status = text && strstr(text, "this session") ? 429 : 503;
 		out->retry_after_s = 1;
-	} else if (err && c && c->modern && code == MCP_JSONRPC_MISSING_CAPABILITY) {
+	} else if (err && c && c->modern && code == API_JSONRPC_MISSING_CAPABILITY) {
 		out->status = 400;
 	}
 	json_object_put(msg);
@@ -524,28 +524,28 @@ static const char *modern_headers_problem(mcp_server *srv, tp_http_req *rq, cons
 		return p;
 	const char *name = NULL;
 	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
-		name = json_object_get_string(mcp_get(params, "name"));
+		name = json_object_get_string(api_get(params, "name"));
 	else if (strcmp(method, "resources/read") == 0)
-		name = json_object_get_string(mcp_get(params, "uri"));
+		name = json_object_get_string(api_get(params, "uri"));
 	else if (strncmp(method, "tasks/", 6) == 0) /* SEP-2663: routing by task */
-		name = json_object_get_string(mcp_get(params, "taskId"));
+		name = json_object_get_string(api_get(params, "taskId"));
 	if ((p = header_matches(rq, "Mcp-Name", name,
 				"Header mismatch: Mcp-Name must equal params.name (or params.uri, "
 				"or params.taskId)")))
 		return p;
 	if (!name || strcmp(method, "tools/call") != 0)
 		return NULL;
-	mcp_tool_entry *tool = (mcp_tool_entry *)mcp_registry_find(srv, &srv->tools, name);
+	api_tool_entry *tool = (api_tool_entry *)api_registry_find(srv, &srv->tools, name);
 	if (!tool)
 		return NULL; /* answered by the handler's lookup */
-	json_object *props = mcp_get(tool->input_schema, "properties");
-	json_object *args = mcp_get(params, "arguments");
+	json_object *props = api_get(tool->input_schema, "properties");
+	json_object *args = api_get(params, "arguments");
 	p = NULL;
 	if (json_object_is_type(props, json_type_object)) {
 		json_object_object_foreach(props, key, schema)
 		{
-			json_object *suffix = mcp_get(schema, "x-mcp-header");
-			json_object *arg = mcp_get(args, key);
+			json_object *suffix = api_get(schema, "x-mcp-header");
+			json_object *arg = api_get(args, key);
 			if (!json_object_is_type(suffix, json_type_string) || !arg)
 				continue;
 			char hname[160], buf[64];
@@ -556,27 +556,22 @@ static const char *modern_headers_problem(mcp_server *srv, tp_http_req *rq, cons
 				break;
 		}
 	}
-	mcp_entry_unref(&tool->base);
+	api_entry_unref(&tool->base);
 	return p;
 }
 
 /* Checks what the engine would refuse without an id to answer to; those
  * are answered here.  NULL, or the message of a -32600 answer. */
-static const char *envelope_problem(json_object *m)
+/* A message's envelope, checked before anything is looked up: by the
+ * engine's rule (eng_request_problem) for a request or notification; a
+ * response, which the engine routes, only for its "jsonrpc". */
+static const char *envelope_problem(json_object *m, unsigned pre)
 {
-	json_object *v = mcp_get(m, "jsonrpc");
+	if (api_get(m, "method") || (!api_get(m, "result") && !api_get(m, "error")))
+		return eng_request_problem(m, pre);
+	json_object *v = api_get(m, "jsonrpc");
 	if (!json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0"))
 		return "Invalid Request: \"jsonrpc\" must be \"2.0\"";
-	json_object *method = mcp_get(m, "method");
-	json_object *id = NULL;
-	int has_id = json_object_object_get_ex(m, "id", &id);
-	if (!method)
-		return NULL; /* a response: the engine routes it */
-	if (!json_object_is_type(method, json_type_string))
-		return "Invalid Request: \"method\" must be a string";
-	if (has_id && !json_object_is_type(id, json_type_string) &&
-	    !json_object_is_type(id, json_type_int))
-		return "Invalid Request: \"id\" must be a string or an integer";
 	return NULL;
 }
 
@@ -592,7 +587,7 @@ static int serve_metadata(http_server *h, tp_http_req *rq)
 	if (strncmp(path, "/.well-known/", 13) != 0)
 		return 0;
 	char *json = NULL;
-	int rc = mcp_authz_metadata(h->srv, path, h->srv->http_path ? h->srv->http_path : "/mcp",
+	int rc = api_authz_metadata(h->srv, path, h->srv->http_path ? h->srv->http_path : "/mcp",
 				    &json);
 	if (rc == 0)
 		return 0;
@@ -638,15 +633,15 @@ static void reply_refusal(tp_http_req *rq, int status, char *www, char *body)
 static int check_token(http_server *h, tp_http_req *rq, mcp_principal **principal)
 {
 	*principal = NULL;
-	if (!mcp_authz_enabled(h->srv))
+	if (!api_authz_enabled(h->srv))
 		return 0;
 	char *www = NULL, *body = NULL;
 	/* The transport hands over the path without its query; what the
 	 * check needs of the query is whether it carries a token (RFC 6750
 	 * section 2.3, which MCP forbids), so that is all it is given. */
 	const char *url = tp_http_req_has_query_param(rq, "access_token") ? "?access_token" : "";
-	int st = mcp_authz_http(h->srv, url, tp_http_req_header(rq, "Authorization"),
-				mcp_authz_now(), principal, &www, &body);
+	int st = api_authz_http(h->srv, url, tp_http_req_header(rq, "Authorization"),
+				api_authz_now(), principal, &www, &body);
 	if (st == 0)
 		return 0;
 	reply_refusal(rq, st, www, body);
@@ -662,14 +657,14 @@ static int bind_principal(http_server *h, tp_http_req *rq, eng_session *es, mcp_
 {
 	if (!p)
 		return 0;
-	int rc = mcp_authz_bind(es->proto_data, p);
+	int rc = api_authz_bind(es->proto_data, p);
 	if (rc == MCP_OK)
 		return 0;
 	if (rc == MCP_ENOENT) {
 		reply_session_not_found(rq, id);
 	} else if (rc == MCP_EBUSY) {
 		char *www, *body;
-		int st = mcp_authz_http_invalid(
+		int st = api_authz_http_invalid(
 			h->srv, "this session has seen too many tokens: start a new one", &www, &body);
 		reply_refusal(rq, st, www, body);
 	} else {
@@ -801,29 +796,24 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 			    "Invalid Request: one JSON-RPC message per POST", NULL, NULL);
 		return;
 	}
-	const char *problem = envelope_problem(m);
+	const char *problem = envelope_problem(m, pre);
 	json_object *id = NULL;
 	int has_id = json_object_object_get_ex(m, "id", &id);
-	if (!problem && has_id && (pre & ENG_JSON_BAD_ID))
-		problem = "Invalid Request: \"id\" cannot be echoed as sent (an integer beyond 64 "
-			  "bits, or a lone UTF-16 surrogate escape)";
 	if (problem) {
 		/* Answered under the request's id when that id is itself
-		 * valid (JSON-RPC 2.0 section 5), else null. */
-		int id_ok = has_id && !(pre & ENG_JSON_BAD_ID) &&
-			    (json_object_is_type(id, json_type_string) ||
-			     json_object_is_type(id, json_type_int));
-		reply_error(rq, 400, id_ok ? id : NULL, MCP_JSONRPC_INVALID_REQUEST, problem, NULL,
-			    NULL);
+		 * valid (JSON-RPC 2.0 section 5), else null: the engine's
+		 * rule, eng_request_answer_id. */
+		reply_error(rq, 400, eng_request_answer_id(m, pre), MCP_JSONRPC_INVALID_REQUEST,
+			    problem, NULL, NULL);
 		json_object_put(m);
 		return;
 	}
-	json_object *method = mcp_get(m, "method");
+	json_object *method = api_get(m, "method");
 	int is_request = method && has_id;
 	int is_init = is_request && strcmp(json_object_get_string(method), "initialize") == 0;
-	json_object *params = mcp_get(m, "params");
-	json_object *meta = mcp_get(params, "_meta");
-	int meta_modern = mcp_get(meta, MCP_META_VERSION) || mcp_get(meta, MCP_META_CAPS);
+	json_object *params = api_get(m, "params");
+	json_object *meta = api_get(params, "_meta");
+	int meta_modern = api_get(meta, API_META_VERSION) || api_get(meta, API_META_CAPS);
 	if (meta_modern)
 		is_init = 0; /* a 2026-07-28 "initialize": -32601 below */
 	/* 2026-07-28: a request without a session (not an initialize) is
@@ -835,18 +825,18 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 		const char *message = NULL;
 		json_object *data = NULL;
 		const char *pv = tp_http_req_header(rq, "MCP-Protocol-Version");
-		code = mcp_modern_check(json_object_get_string(method), params, pv ? pv : "",
-					&message, &data);
+		code = api_request_check(json_object_get_string(method), params, pv ? pv : "",
+					 &message, &data);
 		if (!code && (message = modern_headers_problem(srv, rq,
 							       json_object_get_string(method), params)))
-			code = MCP_JSONRPC_HEADER_MISMATCH;
+			code = API_JSONRPC_HEADER_MISMATCH;
 		if (code) {
 			reply_error(rq, ladder_status(code), id, code, message, data, NULL);
 			json_object_put(m);
 			return;
 		}
 		/* Streamed only when there is something to stream first. */
-		want_sse = mcp_get(meta, "progressToken") || mcp_get(meta, MCP_META_LOG) ||
+		want_sse = api_get(meta, "progressToken") || api_get(meta, API_META_LOG) ||
 			   strcmp(json_object_get_string(method), "subscriptions/listen") == 0;
 	}
 	eng_session *es;
@@ -860,10 +850,10 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 			tp_http_reply(rq, 202, NULL, NULL, 0, NULL);
 			return;
 		}
-		int rev = MCP_REV_2026_07_28;
+		int rev = API_REV_2026_07_28;
 		if (!modern) {
 			const char *pv = tp_http_req_header(rq, "MCP-Protocol-Version");
-			rev = is_init ? -1 : mcp_revision_index(pv ? pv : "2025-03-26");
+			rev = is_init ? -1 : api_revision_index(pv ? pv : "2025-03-26");
 			if (!is_init && rev < 0) {
 				json_object_put(m);
 				reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
@@ -934,7 +924,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 	/* A refusal on the worker (scopes, a hook) must still be able to
 	 * choose its status: the SSE response waits until the request is let
 	 * through. */
-	if ((flags & TP_HTTP_SSE) && mcp_authz_may_refuse(srv))
+	if ((flags & TP_HTTP_SSE) && api_authz_may_refuse(srv))
 		flags |= TP_HTTP_HOLD;
 	/* The stream's route is the engine's key for the request: its id as
 	 * compact JSON, computed from the same tree. */
@@ -949,7 +939,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 		return;
 	}
 	/* W3C trace context from the headers when _meta carries none (SEP-414). */
-	mcp_trace_from_headers(m, tp_http_req_header(rq, "traceparent"),
+	api_trace_from_headers(m, tp_http_req_header(rq, "traceparent"),
 			       tp_http_req_header(rq, "tracestate"));
 	json_object *id_copy = json_object_get(id);
 	post_to_session(h, rq, es, m, pre, route, id_copy, flags, ephemeral, modern, 0, new_sid);
@@ -1150,7 +1140,7 @@ static void http_shutdown(http_server *h)
 		eng_session *batch[64];
 		size_t n = 0;
 		pthread_mutex_lock(&srv->sess_mu);
-		for (mcp_sess *ms = srv->sessions; ms && n < 64; ms = ms->next)
+		for (api_sess *ms = srv->sessions; ms && n < 64; ms = ms->next)
 			if (!atomic_load(&ms->es->shutdown_once)) {
 				eng_session_ref(ms->es);
 				batch[n++] = ms->es;
@@ -1178,7 +1168,7 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 	socklen_t salen;
 	if (parse_address(address, &sa, &salen) != 0)
 		return MCP_EINVAL;
-	int rc = mcp_server_begin(srv);
+	int rc = api_server_begin(srv);
 	if (rc != MCP_OK)
 		return rc;
 	http_server h = { .srv = srv };
@@ -1204,7 +1194,7 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 	};
 	int trc = tp_http_start(&cfg, &h.tp, bound_port);
 	if (trc != 0) {
-		mcp_server_end(srv);
+		api_server_end(srv);
 		pthread_mutex_destroy(&h.mu);
 		return trc == -ENOTSUP ? MCP_ENOTSUP : trc == -ENOMEM ? MCP_ENOMEM : MCP_ESYS;
 	}
@@ -1214,7 +1204,7 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 	tp_http_stop(h.tp);
 	free(h.closing);
 	free(h.closing_ephemeral);
-	mcp_server_end(srv);
+	api_server_end(srv);
 	pthread_mutex_destroy(&h.mu);
 	return MCP_OK;
 }

@@ -210,74 +210,7 @@ static int duration(const char *s, size_t n)
 	return have;
 }
 
-/* ---- networks ------------------------------------------------------------- */
-
-static int ipv4(const char *s, size_t n)
-{
-	int parts = 0;
-	size_t i = 0;
-	while (parts < 4) {
-		size_t j = i;
-		while (i < n && digit(s[i]) && i - j < 4)
-			i++;
-		size_t k = i - j;
-		if (k == 0 || k > 3 || (k > 1 && s[j] == '0') || num(s + j, (int)k) > 255)
-			return 0;
-		parts++;
-		if (parts < 4) {
-			if (i >= n || s[i] != '.')
-				return 0;
-			i++;
-		}
-	}
-	return i == n;
-}
-
-static int ipv6(const char *s, size_t n)
-{
-	int groups = 0, gap = 0;
-	size_t i = 0;
-	if (n >= 2 && s[0] == ':' && s[1] == ':') {
-		gap = 1;
-		i = 2;
-		if (n == 2)
-			return 1;
-	} else if (n >= 1 && s[0] == ':') {
-		return 0;
-	}
-	while (i < n) {
-		size_t j = i;
-		while (i < n && hexdig(s[i]) && i - j < 5)
-			i++;
-		if (i < n && s[i] == '.') {
-			/* an embedded IPv4 address ends it, worth two groups */
-			if (!ipv4(s + j, n - j))
-				return 0;
-			groups += 2;
-			i = n;
-			break;
-		}
-		if (i == j || i - j > 4)
-			return 0;
-		groups++;
-		if (i == n)
-			break;
-		if (s[i] != ':')
-			return 0;
-		i++;
-		if (i < n && s[i] == ':') {
-			if (gap)
-				return 0;
-			gap = 1;
-			i++;
-			if (i == n)
-				break;
-		} else if (i == n) {
-			return 0; /* a single trailing colon */
-		}
-	}
-	return gap ? groups <= 7 : groups == 8;
-}
+/* ---- networks (IP addresses: jschema-uri.c) -------------------------------- */
 
 static int hostname(const char *s, size_t n, int idn)
 {
@@ -351,8 +284,8 @@ static int email(const char *s, size_t n, int idn)
 	size_t dn = n - i - 1;
 	if (dn >= 2 && d[0] == '[' && d[dn - 1] == ']') {
 		if (dn > 7 && strncmp(d + 1, "IPv6:", 5) == 0)
-			return ipv6(d + 6, dn - 7);
-		return ipv4(d + 1, dn - 2);
+			return jschema_is_ipv6(d + 6, dn - 7);
+		return jschema_is_ipv4(d + 1, dn - 2);
 	}
 	return hostname(d, dn, idn);
 }
@@ -467,8 +400,8 @@ int jschema_format_check(int id, const char *s, size_t n)
 	case F_EMAIL: return email(s, n, 0);
 	case F_IDN_EMAIL: return email(s, n, 1);
 	case F_HOSTNAME: return hostname(s, n, 0);
-	case F_IPV4: return ipv4(s, n);
-	case F_IPV6: return ipv6(s, n);
+	case F_IPV4: return jschema_is_ipv4(s, n);
+	case F_IPV6: return jschema_is_ipv6(s, n);
 	case F_URI: return jschema_is_uri(s, n, 0, 0);
 	case F_URI_REF: return jschema_is_uri(s, n, 1, 0);
 	case F_IRI: return jschema_is_uri(s, n, 0, 1);

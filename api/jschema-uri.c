@@ -283,6 +283,98 @@ static int chars_ok(const char *s, size_t n, const char *extra, int iri)
 	return 1;
 }
 
+/* ---- IP addresses (RFC 3986 section 3.2.2; also the ipv4 and ipv6
+ * formats) ---------------------------------------------------------------- */
+
+static int ip_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int ip_hexdig(char c)
+{
+	return ip_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* `k` ASCII digits at s as a number, or -1. */
+static int ip_num(const char *s, int k)
+{
+	int v = 0;
+	for (int i = 0; i < k; i++) {
+		if (!ip_digit(s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+int jschema_is_ipv4(const char *s, size_t n)
+{
+	int parts = 0;
+	size_t i = 0;
+	while (parts < 4) {
+		size_t j = i;
+		while (i < n && ip_digit(s[i]) && i - j < 4)
+			i++;
+		size_t k = i - j;
+		if (k == 0 || k > 3 || (k > 1 && s[j] == '0') || ip_num(s + j, (int)k) > 255)
+			return 0;
+		parts++;
+		if (parts < 4) {
+			if (i >= n || s[i] != '.')
+				return 0;
+			i++;
+		}
+	}
+	return i == n;
+}
+
+int jschema_is_ipv6(const char *s, size_t n)
+{
+	int groups = 0, gap = 0;
+	size_t i = 0;
+	if (n >= 2 && s[0] == ':' && s[1] == ':') {
+		gap = 1;
+		i = 2;
+		if (n == 2)
+			return 1;
+	} else if (n >= 1 && s[0] == ':') {
+		return 0;
+	}
+	while (i < n) {
+		size_t j = i;
+		while (i < n && ip_hexdig(s[i]) && i - j < 5)
+			i++;
+		if (i < n && s[i] == '.') {
+			/* an embedded IPv4 address ends it, worth two groups */
+			if (!jschema_is_ipv4(s + j, n - j))
+				return 0;
+			groups += 2;
+			i = n;
+			break;
+		}
+		if (i == j || i - j > 4)
+			return 0;
+		groups++;
+		if (i == n)
+			break;
+		if (s[i] != ':')
+			return 0;
+		i++;
+		if (i < n && s[i] == ':') {
+			if (gap)
+				return 0;
+			gap = 1;
+			i++;
+			if (i == n)
+				break;
+		} else if (i == n) {
+			return 0; /* a single trailing colon */
+		}
+	}
+	return gap ? groups <= 7 : groups == 8;
+}
+
 static int ipv6_literal(const char *s, size_t n)
 {
 	/* [ ... ] holds hex groups, colons and dots (an embedded IPv4), or
@@ -298,7 +390,7 @@ static int ipv6_literal(const char *s, size_t n)
 		return 0;
 	memcpy(tmp, s, n);
 	tmp[n] = 0;
-	return jschema_format_check(jschema_format_id("ipv6"), tmp, n);
+	return jschema_is_ipv6(tmp, n);
 }
 
 static int authority_ok(const char *s, size_t n, int iri)

@@ -149,6 +149,9 @@ char *jschema_uri_strip(const char *uri, const char **frag);
 /* Whether `s` is a URI (scheme ':' ...), a URI reference, an IRI or an IRI
  * reference in the sense of RFC 3986 / 3987 (iri: non-ASCII allowed). */
 int jschema_is_uri(const char *s, size_t len, int reference, int iri);
+/* An IPv4 dotted quad, an IPv6 address (RFC 3986 section 3.2.2). */
+int jschema_is_ipv4(const char *s, size_t n);
+int jschema_is_ipv6(const char *s, size_t n);
 
 /* ECMA-262 regular expressions on PCRE2 (jschema-regex.c). */
 struct jschema_regex;

@@ -21,7 +21,7 @@ struct mcp_memconn {
 static void *serve(void *arg)
 {
 	mcp_memconn *c = arg;
-	c->rc = mcp_server_run_tp(c->srv, tp_mem_server(c->mem));
+	c->rc = api_server_run_tp(c->srv, tp_mem_server(c->mem));
 	return NULL;
 }
 
@@ -50,7 +50,7 @@ MCP_EXTERN int mcp_server_start_memory(mcp_server *srv, mcp_memconn **out)
 	return MCP_OK;
 }
 
-tp_mem *mcp_memconn_mem(mcp_memconn *c)
+tp_mem *api_memconn_mem(mcp_memconn *c)
 {
 	return c ? c->mem : NULL;
 }

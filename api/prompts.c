@@ -1,17 +1,18 @@
 /*
  * prompts.c - prompt registration, how prompts are described in
- * prompts/list, the prompts/get result builder, and the completion result
- * builder shared by prompts and resource templates.
+ * prompts/list, the prompts/get result builder, and prompts/get: the
+ * arguments checked, the handler run (with its input rounds), its result.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/internal.h"
 #include "api/jschema.h"
 
-static void prompt_destroy(mcp_entry *e)
+static void prompt_destroy(api_entry *e)
 {
-	mcp_prompt_entry *p = (mcp_prompt_entry *)e;
+	api_prompt_entry *p = (api_prompt_entry *)e;
 	for (size_t i = 0; i < p->nargs; i++) {
 		free((char *)p->args[i].name);
 		free((char *)p->args[i].title);
@@ -26,7 +27,7 @@ static void prompt_destroy(mcp_entry *e)
 
 /* The schema of a prompt's arguments: each a string (prompts/get carries
  * {name: string}), the required ones present.  MCP_OK or MCP_ENOMEM. */
-static int compile_arg_check(mcp_prompt_entry *p)
+static int compile_arg_check(api_prompt_entry *p)
 {
 	json_object *schema = json_object_new_object();
 	json_object *props = json_object_new_object();
@@ -61,16 +62,16 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
 	for (size_t i = 0; i < prompt->nargs; i++)
 		if (!prompt->args[i].name || !*prompt->args[i].name)
 			return MCP_EINVAL;
-	mcp_prompt_entry *p = calloc(1, sizeof *p);
+	api_prompt_entry *p = calloc(1, sizeof *p);
 	if (!p)
 		return MCP_ENOMEM;
-	if (mcp_entry_init(&p->base, prompt->name, prompt_destroy)) {
+	if (api_entry_init(&p->base, prompt->name, prompt_destroy)) {
 		free(p);
 		return MCP_ENOMEM;
 	}
 	int failed = 0;
-	p->title = mcp_strdup_opt(prompt->title, &failed);
-	p->description = mcp_strdup_opt(prompt->description, &failed);
+	p->title = api_strdup_opt(prompt->title, &failed);
+	p->description = api_strdup_opt(prompt->description, &failed);
 	p->get = prompt->get;
 	p->complete = prompt->complete;
 	p->user = prompt->user;
@@ -82,44 +83,44 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
 			p->nargs = prompt->nargs;
 	}
 	for (size_t i = 0; i < p->nargs; i++) {
-		p->args[i].name = mcp_strdup_opt(prompt->args[i].name, &failed);
-		p->args[i].title = mcp_strdup_opt(prompt->args[i].title, &failed);
-		p->args[i].description = mcp_strdup_opt(prompt->args[i].description, &failed);
+		p->args[i].name = api_strdup_opt(prompt->args[i].name, &failed);
+		p->args[i].title = api_strdup_opt(prompt->args[i].title, &failed);
+		p->args[i].description = api_strdup_opt(prompt->args[i].description, &failed);
 		p->args[i].required = prompt->args[i].required;
 	}
 	int rc = failed ? MCP_ENOMEM : compile_arg_check(p);
 	if (rc != MCP_OK) {
-		mcp_entry_unref(&p->base);
+		api_entry_unref(&p->base);
 		return rc;
 	}
-	return mcp_registry_add(srv, &srv->prompts, &p->base);
+	return api_registry_add(srv, &srv->prompts, &p->base);
 }
 
 MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name)
 {
 	if (!srv || !name)
 		return MCP_EINVAL;
-	return mcp_registry_remove(srv, &srv->prompts, name);
+	return api_registry_remove(srv, &srv->prompts, name);
 }
 
-json_object *mcp_prompt_describe(mcp_entry *e, int rev)
+json_object *api_prompt_describe(api_entry *e, int rev)
 {
-	mcp_prompt_entry *p = (mcp_prompt_entry *)e;
+	api_prompt_entry *p = (api_prompt_entry *)e;
 	json_object *o = json_object_new_object();
 	if (!o)
 		return NULL;
 	eng_obj_add(o, "name", json_object_new_string(e->key));
-	if (rev >= MCP_REV_2025_06_18)
-		mcp_json_add_str(o, "title", p->title);
-	mcp_json_add_str(o, "description", p->description);
+	if (rev >= API_REV_2025_06_18)
+		api_json_add_str(o, "title", p->title);
+	api_json_add_str(o, "description", p->description);
 	if (p->nargs) {
 		json_object *args = json_object_new_array();
 		for (size_t i = 0; i < p->nargs; i++) {
 			json_object *a = json_object_new_object();
 			eng_obj_add(a, "name", json_object_new_string(p->args[i].name));
-			if (rev >= MCP_REV_2025_06_18)
-				mcp_json_add_str(a, "title", p->args[i].title);
-			mcp_json_add_str(a, "description", p->args[i].description);
+			if (rev >= API_REV_2025_06_18)
+				api_json_add_str(a, "title", p->args[i].title);
+			api_json_add_str(a, "description", p->args[i].description);
 			if (p->args[i].required)
 				eng_obj_add(a, "required", json_object_new_boolean(1));
 			eng_arr_add(args, a);
@@ -175,7 +176,7 @@ MCP_EXTERN int mcp_prompt_add_text(mcp_prompt_result *out, mcp_role role, const 
 {
 	if (!text)
 		return MCP_EINVAL;
-	return add_block(out, role, mcp_block_text(text, strlen(text)));
+	return add_block(out, role, api_block_text(text, strlen(text)));
 }
 
 MCP_EXTERN int mcp_prompt_add_image(mcp_prompt_result *out, mcp_role role,
@@ -183,7 +184,7 @@ MCP_EXTERN int mcp_prompt_add_image(mcp_prompt_result *out, mcp_role role,
 {
 	if (!mime_type || (!data && len))
 		return MCP_EINVAL;
-	return add_block(out, role, mcp_block_media("image", data, len, mime_type));
+	return add_block(out, role, api_block_media("image", data, len, mime_type));
 }
 
 MCP_EXTERN int mcp_prompt_add_audio(mcp_prompt_result *out, mcp_role role,
@@ -191,7 +192,7 @@ MCP_EXTERN int mcp_prompt_add_audio(mcp_prompt_result *out, mcp_role role,
 {
 	if (!mime_type || (!data && len))
 		return MCP_EINVAL;
-	return add_block(out, role, mcp_block_media("audio", data, len, mime_type));
+	return add_block(out, role, api_block_media("audio", data, len, mime_type));
 }
 
 MCP_EXTERN int mcp_prompt_add_resource_text(mcp_prompt_result *out, mcp_role role,
@@ -201,7 +202,7 @@ MCP_EXTERN int mcp_prompt_add_resource_text(mcp_prompt_result *out, mcp_role rol
 	if (!uri || !text)
 		return MCP_EINVAL;
 	return add_block(out, role,
-			 mcp_block_resource(uri, mime_type, "text", json_object_new_string(text)));
+			 api_block_resource(uri, mime_type, "text", json_object_new_string(text)));
 }
 
 MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char *message,
@@ -211,37 +212,118 @@ MCP_EXTERN int mcp_prompt_set_error(mcp_prompt_result *out, int code, const char
 		json_object_put(data);
 		return MCP_EINVAL;
 	}
-	int rc = mcp_rpc_error_set(&out->err, code, message, data);
+	int rc = api_rpc_error_set(&out->err, code, message, data);
 	return rc == MCP_OK ? MCP_ERESULT : rc;
 }
 
-/* ---- completion results -------------------------------------------------- */
+/* ---- prompts/get ------------------------------------------------------------ */
 
-#define MAX_COMPLETIONS 100 /* the spec's cap on values per response */
+struct prompt_run {
+	api_prompt_entry *p;
+	mcp_ctx *ctx;
+	json_object *args;
+	mcp_prompt_result *out;
+};
 
-MCP_EXTERN int mcp_completion_add(mcp_completion *out, const char *value)
+static int prompt_invoke(void *arg)
 {
-	if (!out || !value)
-		return MCP_EINVAL;
-	out->added++;
-	if (json_object_array_length(out->values) >= MAX_COMPLETIONS) {
-		out->has_more = 1;
-		return MCP_OK;
+	struct prompt_run *t = arg;
+	return t->p->get(t->ctx, t->args, t->out, t->p->user);
+}
+
+static void prompt_reset(void *arg)
+{
+	struct prompt_run *t = arg;
+	json_object_put(t->out->messages);
+	t->out->messages = NULL;
+	free(t->out->description);
+	t->out->description = NULL;
+	api_rpc_error_clear(&t->out->err);
+}
+
+void api_prompts_get(eng_req *r)
+{
+	api_sess *ms = api_sess_of(r->sess);
+	json_object *params = api_get(r->msg, "params");
+	const char *name = api_get_str(params, "name");
+	json_object *args = api_get(params, "arguments");
+	if (!name) {
+		api_finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
+		return;
 	}
-	json_object *v = json_object_new_string(value);
-	if (!v || eng_arr_add(out->values, v))
-		return MCP_ENOMEM;
-	return MCP_OK;
-}
-
-MCP_EXTERN void mcp_completion_set_total(mcp_completion *out, int64_t total)
-{
-	if (out && total >= 0)
-		out->total = total;
-}
-
-MCP_EXTERN void mcp_completion_set_has_more(mcp_completion *out, int has_more)
-{
-	if (out)
-		out->has_more = has_more != 0;
+	if (args && !json_object_is_type(args, json_type_object)) {
+		api_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
+		return;
+	}
+	api_prompt_entry *p =
+		(api_prompt_entry *)api_registry_find(ms->srv, &ms->srv->prompts, name);
+	if (!p) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "Unknown prompt: %.100s", name);
+		api_finish_invalid(r, msg, api_data_str("name", name));
+		return;
+	}
+	json_object *own_args = NULL;
+	if (!args)
+		args = own_args = json_object_new_object();
+	/* Prompt arguments are strings, the required ones present; prompts/get
+	 * has no tool error, so a mismatch is -32602 naming path and rule. */
+	jschema_error err;
+	int check = args ? jschema_validate(p->arg_check, args, &err) : JSCHEMA_ENOMEM;
+	if (check != JSCHEMA_OK) {
+		if (check == JSCHEMA_ENOMEM) {
+			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		} else {
+			char msg[JSCHEMA_MSG_MAX + 32];
+			snprintf(msg, sizeof msg, "Invalid params: %s", err.message);
+			json_object *data = api_data_str("path", err.instance);
+			eng_obj_add(data, "rule", json_object_new_string(err.keyword));
+			api_finish_invalid(r, msg, data);
+		}
+		json_object_put(own_args);
+		api_entry_unref(&p->base);
+		return;
+	}
+	mcp_ctx ctx;
+	api_ctx_begin(&ctx, r, params);
+	if (api_ctx_admit(&ctx, MCP_ITEM_PROMPT, name)) {
+		json_object_put(own_args);
+		api_entry_unref(&p->base);
+		return;
+	}
+	mcp_prompt_result out = { .rev = api_req_rev(r) };
+	const char *why = NULL;
+	int rc;
+	struct prompt_run pr = { p, &ctx, args, &out };
+	int resumed = api_mrtr_begin(&ctx, params, "prompts/get", name, args, &why);
+	if (resumed < 0)
+		rc = MCP_EINVAL;
+	else if (resumed == 0)
+		rc = api_ctx_run_rounds(&ctx, prompt_invoke, prompt_reset, &pr);
+	else
+		rc = MCP_OK; /* answered by the parked handler */
+	json_object *result = NULL;
+	if (resumed > 0) {
+		/* nothing more to answer */
+	} else if (why) {
+		out.err.code = MCP_JSONRPC_INVALID_PARAMS;
+		out.err.message = strdup(why);
+	} else if (rc == MCP_EINPUT && (result = api_mrtr_input_required(&ctx))) {
+		rc = MCP_OK;
+	} else if (rc == MCP_OK) {
+		result = json_object_new_object();
+		api_json_add_str(result, "description", out.description);
+		eng_obj_add(result, "messages",
+				       out.messages ? out.messages : json_object_new_array());
+		out.messages = NULL;
+	}
+	if (resumed <= 0)
+		api_ctx_end(&ctx, rc, result, out.err.code, out.err.message, out.err.data);
+	out.err.data = NULL; /* taken by api_ctx_end */
+	api_rpc_error_clear(&out.err);
+	api_mrtr_end(&ctx);
+	json_object_put(out.messages);
+	free(out.description);
+	json_object_put(own_args);
+	api_entry_unref(&p->base);
 }

@@ -11,7 +11,7 @@
 
 #include "api/internal.h"
 
-void mcp_entry_unref(mcp_entry *e)
+void api_entry_unref(api_entry *e)
 {
 	if (e && atomic_fetch_sub(&e->refs, 1) == 1) {
 		free(e->key);
@@ -19,7 +19,7 @@ void mcp_entry_unref(mcp_entry *e)
 	}
 }
 
-int mcp_entry_init(mcp_entry *e, const char *key, void (*destroy)(mcp_entry *))
+int api_entry_init(api_entry *e, const char *key, void (*destroy)(api_entry *))
 {
 	atomic_init(&e->refs, 1);
 	e->destroy = destroy;
@@ -27,22 +27,22 @@ int mcp_entry_init(mcp_entry *e, const char *key, void (*destroy)(mcp_entry *))
 	return e->key ? MCP_OK : MCP_ENOMEM;
 }
 
-int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e)
+int api_registry_add(mcp_server *srv, api_registry *r, api_entry *e)
 {
 	pthread_rwlock_wrlock(&srv->reg_lock);
 	for (size_t i = 0; i < r->n; i++) {
 		if (strcmp(r->items[i]->key, e->key) == 0) {
 			pthread_rwlock_unlock(&srv->reg_lock);
-			mcp_entry_unref(e);
+			api_entry_unref(e);
 			return MCP_EEXIST;
 		}
 	}
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 16;
-		mcp_entry **items = realloc(r->items, cap * sizeof *items);
+		api_entry **items = realloc(r->items, cap * sizeof *items);
 		if (!items) {
 			pthread_rwlock_unlock(&srv->reg_lock);
-			mcp_entry_unref(e);
+			api_entry_unref(e);
 			return MCP_ENOMEM;
 		}
 		r->items = items;
@@ -50,21 +50,21 @@ int mcp_registry_add(mcp_server *srv, mcp_registry *r, mcp_entry *e)
 	}
 	r->items[r->n++] = e;
 	pthread_rwlock_unlock(&srv->reg_lock);
-	mcp_notify_list_changed(srv, r->kind);
+	api_notify_list_changed(srv, r->kind);
 	return MCP_OK;
 }
 
-int mcp_registry_remove(mcp_server *srv, mcp_registry *r, const char *key)
+int api_registry_remove(mcp_server *srv, api_registry *r, const char *key)
 {
 	pthread_rwlock_wrlock(&srv->reg_lock);
 	for (size_t i = 0; i < r->n; i++) {
 		if (strcmp(r->items[i]->key, key) == 0) {
-			mcp_entry *e = r->items[i];
+			api_entry *e = r->items[i];
 			memmove(&r->items[i], &r->items[i + 1], (r->n - i - 1) * sizeof *r->items);
 			r->n--;
 			pthread_rwlock_unlock(&srv->reg_lock);
-			mcp_entry_unref(e);
-			mcp_notify_list_changed(srv, r->kind);
+			api_entry_unref(e);
+			api_notify_list_changed(srv, r->kind);
 			return MCP_OK;
 		}
 	}
@@ -72,9 +72,9 @@ int mcp_registry_remove(mcp_server *srv, mcp_registry *r, const char *key)
 	return MCP_ENOENT;
 }
 
-mcp_entry *mcp_registry_find(mcp_server *srv, mcp_registry *r, const char *key)
+api_entry *api_registry_find(mcp_server *srv, api_registry *r, const char *key)
 {
-	mcp_entry *found = NULL;
+	api_entry *found = NULL;
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	for (size_t i = 0; i < r->n; i++) {
 		if (strcmp(r->items[i]->key, key) == 0) {
@@ -87,10 +87,10 @@ mcp_entry *mcp_registry_find(mcp_server *srv, mcp_registry *r, const char *key)
 	return found;
 }
 
-mcp_entry *mcp_registry_match(mcp_server *srv, mcp_registry *r,
-			      int (*match)(mcp_entry *e, void *arg), void *arg)
+api_entry *api_registry_match(mcp_server *srv, api_registry *r,
+			      int (*match)(api_entry *e, void *arg), void *arg)
 {
-	mcp_entry *found = NULL;
+	api_entry *found = NULL;
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	for (size_t i = 0; i < r->n; i++) {
 		if (match(r->items[i], arg)) {
@@ -103,7 +103,7 @@ mcp_entry *mcp_registry_match(mcp_server *srv, mcp_registry *r,
 	return found;
 }
 
-size_t mcp_registry_count(mcp_server *srv, mcp_registry *r)
+size_t api_registry_count(mcp_server *srv, api_registry *r)
 {
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	size_t n = r->n;
@@ -111,8 +111,8 @@ size_t mcp_registry_count(mcp_server *srv, mcp_registry *r)
 	return n;
 }
 
-json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
-			       json_object *(*describe)(mcp_entry *e, int rev), int rev,
+json_object *api_registry_page(mcp_server *srv, api_registry *r, size_t offset, size_t limit,
+			       json_object *(*describe)(api_entry *e, int rev), int rev,
 			       size_t *total)
 {
 	json_object *arr = json_object_new_array();
@@ -132,9 +132,9 @@ json_object *mcp_registry_page(mcp_server *srv, mcp_registry *r, size_t offset, 
 	return arr;
 }
 
-json_object *mcp_registry_page_if(mcp_server *srv, mcp_registry *r, size_t offset, size_t limit,
-				  json_object *(*describe)(mcp_entry *e, int rev), int rev,
-				  int (*keep)(mcp_entry *e, void *arg), void *arg, size_t *next)
+json_object *api_registry_page_if(mcp_server *srv, api_registry *r, size_t offset, size_t limit,
+				  json_object *(*describe)(api_entry *e, int rev), int rev,
+				  int (*keep)(api_entry *e, void *arg), void *arg, size_t *next)
 {
 	json_object *arr = json_object_new_array();
 	*next = 0;
@@ -163,10 +163,10 @@ json_object *mcp_registry_page_if(mcp_server *srv, mcp_registry *r, size_t offse
 	return arr;
 }
 
-void mcp_registry_clear(mcp_registry *r)
+void api_registry_clear(api_registry *r)
 {
 	for (size_t i = 0; i < r->n; i++)
-		mcp_entry_unref(r->items[i]);
+		api_entry_unref(r->items[i]);
 	free(r->items);
 	r->items = NULL;
 	r->n = r->cap = 0;

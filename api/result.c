@@ -12,7 +12,7 @@
 
 #include "api/internal.h"
 
-char *mcp_base64(const void *data, size_t len)
+char *api_base64(const void *data, size_t len)
 {
 	static const char tab[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -42,13 +42,13 @@ char *mcp_base64(const void *data, size_t len)
 	return out;
 }
 
-void mcp_result_init(mcp_result *r, int rev)
+void api_result_init(mcp_result *r, int rev)
 {
 	memset(r, 0, sizeof *r);
 	r->rev = rev;
 }
 
-void mcp_result_clear(mcp_result *r)
+void api_result_clear(mcp_result *r)
 {
 	json_object_put(r->content);
 	json_object_put(r->structured);
@@ -85,7 +85,7 @@ static json_object *typed(const char *type)
 	return b;
 }
 
-json_object *mcp_block_text(const char *text, size_t len)
+json_object *api_block_text(const char *text, size_t len)
 {
 	int bad = 0;
 	json_object *b = typed("text");
@@ -97,10 +97,10 @@ json_object *mcp_block_text(const char *text, size_t len)
 	return b;
 }
 
-json_object *mcp_block_media(const char *type, const void *data, size_t len,
+json_object *api_block_media(const char *type, const void *data, size_t len,
 			     const char *mime_type)
 {
-	char *b64 = mcp_base64(data, len);
+	char *b64 = api_base64(data, len);
 	json_object *b = b64 ? typed(type) : NULL;
 	if (b) {
 		eng_obj_add(b, "data", json_object_new_string(b64));
@@ -110,7 +110,7 @@ json_object *mcp_block_media(const char *type, const void *data, size_t len,
 	return b;
 }
 
-json_object *mcp_block_resource(const char *uri, const char *mime_type, const char *key,
+json_object *api_block_resource(const char *uri, const char *mime_type, const char *key,
 				json_object *value)
 {
 	json_object *res = json_object_new_object();
@@ -122,7 +122,7 @@ json_object *mcp_block_resource(const char *uri, const char *mime_type, const ch
 		return NULL;
 	}
 	eng_obj_add(res, "uri", json_object_new_string(uri));
-	mcp_json_add_str(res, "mimeType", mime_type);
+	api_json_add_str(res, "mimeType", mime_type);
 	eng_obj_add(res, key, value);
 	eng_obj_add(b, "resource", res);
 	return b;
@@ -132,7 +132,7 @@ MCP_EXTERN int mcp_result_add_text_len(mcp_result *out, const char *text, size_t
 {
 	if (!out || (!text && len))
 		return MCP_EINVAL;
-	return add_block(out, mcp_block_text(text ? text : "", len));
+	return add_block(out, api_block_text(text ? text : "", len));
 }
 
 MCP_EXTERN int mcp_result_add_text(mcp_result *out, const char *text)
@@ -147,7 +147,7 @@ MCP_EXTERN int mcp_result_add_image(mcp_result *out, const void *data, size_t le
 {
 	if (!out || !mime_type || (!data && len))
 		return MCP_EINVAL;
-	return add_block(out, mcp_block_media("image", data, len, mime_type));
+	return add_block(out, api_block_media("image", data, len, mime_type));
 }
 
 MCP_EXTERN int mcp_result_add_audio(mcp_result *out, const void *data, size_t len,
@@ -155,7 +155,7 @@ MCP_EXTERN int mcp_result_add_audio(mcp_result *out, const void *data, size_t le
 {
 	if (!out || !mime_type || (!data && len))
 		return MCP_EINVAL;
-	return add_block(out, mcp_block_media("audio", data, len, mime_type));
+	return add_block(out, api_block_media("audio", data, len, mime_type));
 }
 
 MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
@@ -164,7 +164,7 @@ MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
 {
 	if (!out || !uri || !name)
 		return MCP_EINVAL;
-	if (out->rev < MCP_REV_2025_06_18) {
+	if (out->rev < API_REV_2025_06_18) {
 		/* resource_link does not exist before 2025-06-18. */
 		size_t n = strlen(name) + strlen(uri) + 4;
 		char *t = malloc(n);
@@ -180,8 +180,8 @@ MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
 		return MCP_ENOMEM;
 	eng_obj_add(b, "uri", json_object_new_string(uri));
 	eng_obj_add(b, "name", json_object_new_string(name));
-	mcp_json_add_str(b, "description", description);
-	mcp_json_add_str(b, "mimeType", mime_type);
+	api_json_add_str(b, "description", description);
+	api_json_add_str(b, "mimeType", mime_type);
 	return add_block(out, b);
 }
 
@@ -190,7 +190,7 @@ MCP_EXTERN int mcp_result_add_resource_text(mcp_result *out, const char *uri,
 {
 	if (!out || !uri || !text)
 		return MCP_EINVAL;
-	return add_block(out, mcp_block_resource(uri, mime_type, "text",
+	return add_block(out, api_block_resource(uri, mime_type, "text",
 						 json_object_new_string(text)));
 }
 
@@ -200,12 +200,12 @@ MCP_EXTERN int mcp_result_add_resource_blob(mcp_result *out, const char *uri,
 {
 	if (!out || !uri || (!data && len))
 		return MCP_EINVAL;
-	char *b64 = mcp_base64(data, len);
+	char *b64 = api_base64(data, len);
 	if (!b64)
 		return MCP_ENOMEM;
 	json_object *v = json_object_new_string(b64);
 	free(b64);
-	return add_block(out, mcp_block_resource(uri, mime_type, "blob", v));
+	return add_block(out, api_block_resource(uri, mime_type, "blob", v));
 }
 
 MCP_EXTERN int mcp_result_add_content(mcp_result *out, json_object *block)
@@ -273,12 +273,12 @@ MCP_EXTERN int mcp_result_tool_error(mcp_result *out, const char *fmt, ...)
 	json_object_put(out->structured);
 	out->structured = NULL;
 	out->is_error = 1;
-	int rc = add_block(out, mcp_block_text(text, (size_t)n));
+	int rc = add_block(out, api_block_text(text, (size_t)n));
 	free(text);
 	return rc;
 }
 
-json_object *mcp_result_to_json(mcp_result *r)
+json_object *api_result_to_json(mcp_result *r)
 {
 	int bad = 0;
 	json_object *o = json_object_new_object();
@@ -286,7 +286,7 @@ json_object *mcp_result_to_json(mcp_result *r)
 		return NULL;
 	eng_obj_set(o, "content", r->content ? r->content : json_object_new_array(), &bad);
 	r->content = NULL;
-	if (r->structured && r->rev >= MCP_REV_2025_06_18) {
+	if (r->structured && r->rev >= API_REV_2025_06_18) {
 		eng_obj_set(o, "structuredContent", r->structured, &bad);
 		r->structured = NULL;
 	}

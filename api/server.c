@@ -27,6 +27,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 		return NULL;
 	srv->name = strdup(name);
 	srv->version = strdup(version);
+	srv->proto = &api_protocol;
 	srv->workers = 4;
 	srv->grace_ms = 1500;
 	srv->max_message = 16u << 20;
@@ -42,15 +43,15 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->stream_backlog = 1u << 20;
 	srv->session_workers = 0;
 	srv->session_queue = 1000;
-	srv->tools.kind = MCP_KIND_TOOLS;
-	srv->resources.kind = MCP_KIND_RESOURCES;
-	srv->templates.kind = MCP_KIND_RESOURCES;
-	srv->prompts.kind = MCP_KIND_PROMPTS;
+	srv->tools.kind = API_KIND_TOOLS;
+	srv->resources.kind = API_KIND_RESOURCES;
+	srv->templates.kind = API_KIND_RESOURCES;
+	srv->prompts.kind = API_KIND_PROMPTS;
 	srv->task_ttl_default = 3600 * 1000;
 	srv->task_ttl_max = 24 * 3600 * 1000;
 	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!srv->name || !srv->version || srv->wake_fd < 0 || mcp_state_key_init(srv) != MCP_OK ||
-	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0 || mcp_tasks_init(srv) != MCP_OK) {
+	if (!srv->name || !srv->version || srv->wake_fd < 0 || api_state_key_init(srv) != MCP_OK ||
+	    pthread_rwlock_init(&srv->reg_lock, NULL) != 0 || api_tasks_init(srv) != MCP_OK) {
 		if (srv->wake_fd >= 0)
 			close(srv->wake_fd);
 		free(srv->name);
@@ -59,7 +60,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 		return NULL;
 	}
 	pthread_mutex_init(&srv->sess_mu, NULL);
-	mcp_park_init(srv);
+	api_park_init(srv);
 	return srv;
 }
 
@@ -73,17 +74,17 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 		 * of it alive rather than free memory under them. */
 		return;
 	}
-	mcp_registry_clear(&srv->tools);
-	mcp_registry_clear(&srv->resources);
-	mcp_registry_clear(&srv->templates);
-	mcp_registry_clear(&srv->prompts);
+	api_registry_clear(&srv->tools);
+	api_registry_clear(&srv->resources);
+	api_registry_clear(&srv->templates);
+	api_registry_clear(&srv->prompts);
 	pthread_rwlock_destroy(&srv->reg_lock);
 	pthread_mutex_destroy(&srv->sess_mu);
-	mcp_tasks_destroy(srv);
-	mcp_apps_free(srv);
-	mcp_skills_free(srv);
-	mcp_park_destroy(srv);
-	mcp_authz_free(srv);
+	api_tasks_destroy(srv);
+	api_apps_free(srv);
+	api_skills_free(srv);
+	api_park_destroy(srv);
+	api_authz_free(srv);
 	close(srv->wake_fd);
 	free(srv->name);
 	free(srv->version);
@@ -248,96 +249,22 @@ MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user
 	return MCP_OK;
 }
 
-int mcp_server_serve_connection(mcp_server *srv, tp_conn *tp)
+int api_server_serve_connection(mcp_server *srv, tp_conn *tp)
 {
-	return mcp_server_serve_connection_as(srv, tp, -1);
+	return api_server_serve_connection_as(srv, tp, -1);
 }
 
-eng_session *mcp_server_open_session(mcp_server *srv, tp_conn *tp, int preset_rev, int push)
+int api_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
 {
-	mcp_sess *ms = mcp_sess_new(srv);
-	if (ms && preset_rev >= 0) {
-		/* Stateless HTTP: no initialize will come; the request is
-		 * served as from a client with no capabilities. */
-		ms->client_caps_text = strdup("{}");
-		if (!ms->client_caps_text) {
-			free(ms);
-			ms = NULL;
-		} else if (preset_rev >= MCP_REV_LEGACY_COUNT) {
-			/* HTTP without a session: 2026-07-28 requests only. */
-			ms->stateless_only = 1;
-			atomic_store(&ms->state, MCP_SESS_READY);
-		} else {
-			ms->rev = preset_rev;
-			atomic_store(&ms->state, MCP_SESS_READY);
-		}
-	}
-	if (!ms) {
-		tp->ops->free(tp);
-		return NULL;
-	}
-	eng_limits lim = {
-		.max_message = srv->max_message,
-		.max_depth = srv->max_depth,
-		.max_pending = (size_t)srv->max_pending,
-		.grace_ms = srv->grace_ms,
-		.push = push,
-	};
-	if (push) {
-		/* Sessions share the pool: one session's burst leaves a worker
-		 * for the others (see eng_limits.max_running). */
-		lim.max_running = srv->session_workers ? srv->session_workers
-			: srv->workers > 1		  ? srv->workers - 1
-							  : 1;
-		lim.max_waiting = (size_t)srv->session_queue;
-	}
-	eng_session *s = eng_session_new(tp, &srv->pool, &srv->stats, &lim, &mcp_protocol, ms);
-	if (!s) {
-		free(ms->client_caps_text);
-		pthread_mutex_destroy(&ms->mu);
-		free(ms);
-		tp->ops->free(tp);
-		return NULL;
-	}
-	ms->es = s;
-	if (preset_rev >= 0 && preset_rev >= MCP_REV_2025_11_25 && preset_rev < MCP_REV_LEGACY_COUNT)
-		eng_session_set_transport_features(s, TP_FEATURE_RESUMABLE);
-	pthread_mutex_lock(&srv->sess_mu);
-	ms->prev = NULL;
-	ms->next = srv->sessions;
-	if (srv->sessions)
-		srv->sessions->prev = ms;
-	srv->sessions = ms;
-	pthread_mutex_unlock(&srv->sess_mu);
-	return s;
-}
-
-void mcp_server_drop_session(mcp_server *srv, eng_session *es)
-{
-	mcp_sess *ms = es->proto_data;
-	pthread_mutex_lock(&srv->sess_mu);
-	if (ms->prev)
-		ms->prev->next = ms->next;
-	else if (srv->sessions == ms)
-		srv->sessions = ms->next;
-	if (ms->next)
-		ms->next->prev = ms->prev;
-	ms->next = ms->prev = NULL;
-	pthread_mutex_unlock(&srv->sess_mu);
-	eng_session_unref(es);
-}
-
-int mcp_server_serve_connection_as(mcp_server *srv, tp_conn *tp, int preset_rev)
-{
-	eng_session *s = mcp_server_open_session(srv, tp, preset_rev, 0);
+	eng_session *s = api_server_open_session(srv, tp, preset_rev, 0);
 	if (!s)
 		return MCP_ENOMEM;
 	int rc = eng_session_run(s);
-	mcp_server_drop_session(srv, s);
+	api_server_drop_session(srv, s);
 	return rc;
 }
 
-int mcp_server_begin(mcp_server *srv)
+int api_server_begin(mcp_server *srv)
 {
 	int expect = 0;
 	if (!atomic_compare_exchange_strong(&srv->has_run, &expect, 1))
@@ -355,25 +282,25 @@ int mcp_server_begin(mcp_server *srv)
 	return rc;
 }
 
-void mcp_server_end(mcp_server *srv)
+void api_server_end(mcp_server *srv)
 {
 	/* The tasks that outlived their HTTP sessions end with the run. */
-	mcp_task_host_end(srv);
+	api_task_host_end(srv);
 	/* The sessions already waited for their handlers up to the grace
 	 * period; what still runs now is abandoned. */
 	eng_pool_stop(&srv->pool, eng_now_ns() + 50 * ENG_NS_PER_MS);
 	atomic_store(&srv->running, 0);
 }
 
-int mcp_server_run_tp(mcp_server *srv, tp_conn *tp)
+int api_server_run_tp(mcp_server *srv, tp_conn *tp)
 {
-	int rc = mcp_server_begin(srv);
+	int rc = api_server_begin(srv);
 	if (rc != MCP_OK) {
 		tp->ops->free(tp);
 		return rc;
 	}
-	rc = mcp_server_serve_connection(srv, tp);
-	mcp_server_end(srv);
+	rc = api_server_serve_connection(srv, tp);
+	api_server_end(srv);
 	return rc;
 }
 
@@ -386,7 +313,7 @@ MCP_EXTERN int mcp_server_run_fds(mcp_server *srv, int in_fd, int out_fd)
 	tp_conn *tp = tp_fd_new(in_fd, out_fd, srv->wake_fd, srv->max_message);
 	if (!tp)
 		return MCP_ENOMEM;
-	return mcp_server_run_tp(srv, tp);
+	return api_server_run_tp(srv, tp);
 }
 
 MCP_EXTERN int mcp_server_run_stdio(mcp_server *srv)
@@ -413,7 +340,7 @@ MCP_EXTERN void mcp_server_shutdown(mcp_server *srv)
 	 * feeds are closed by its run loop once it sees the wake-up (their
 	 * shutdown runs callbacks that take sess_mu, so not under it). */
 	pthread_mutex_lock(&srv->sess_mu);
-	for (mcp_sess *ms = srv->sessions; ms; ms = ms->next)
+	for (api_sess *ms = srv->sessions; ms; ms = ms->next)
 		if (!ms->es->limits.push)
 			eng_session_trigger(ms->es, MCP_CANCEL_SHUTDOWN);
 	pthread_mutex_unlock(&srv->sess_mu);

@@ -255,7 +255,7 @@ static int node(ycx *c, yaml_event_t *first, json_object **out)
 	return rc;
 }
 
-json_object *mcp_skill_parse_frontmatter(const char *text, size_t len, size_t *body_at, char *why,
+json_object *api_skill_parse_frontmatter(const char *text, size_t len, size_t *body_at, char *why,
 					 size_t whylen)
 {
 	if (why && whylen)

@@ -289,10 +289,10 @@ static mcp_skill *skill_new(const char *prefix, const char *skill_md, size_t len
 		refuse(why, whylen, "SKILL.md is not UTF-8 text");
 		return NULL;
 	}
-	json_object *fm = mcp_skill_parse_frontmatter(skill_md, len, NULL, why, whylen);
+	json_object *fm = api_skill_parse_frontmatter(skill_md, len, NULL, why, whylen);
 	if (!fm)
 		return NULL;
-	json_object *jn = mcp_get(fm, "name"), *jd = mcp_get(fm, "description");
+	json_object *jn = api_get(fm, "name"), *jd = api_get(fm, "description");
 	const char *name = json_object_is_type(jn, json_type_string) ? json_object_get_string(jn)
 								      : NULL;
 	const char *desc = json_object_is_type(jd, json_type_string) ? json_object_get_string(jd)
@@ -623,7 +623,7 @@ static int file_read(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_conte
 	(void)ctx, (void)vars;
 	file_ref *r = user;
 	skill_file *f = &r->s->files[r->i];
-	return mcp_contents_add_item(out, uri, f->mime_type, f->data, f->len, f->text, NULL);
+	return api_contents_add_item(out, uri, f->mime_type, f->data, f->len, f->text, NULL);
 }
 
 MCP_EXTERN int mcp_server_add_skill(mcp_server *srv, mcp_skill *skill)
@@ -651,7 +651,7 @@ MCP_EXTERN int mcp_server_add_skill(mcp_server *srv, mcp_skill *skill)
 		base = base ? base + 1 : f->path;
 		/* The supporting files are reached through the skill, not the
 		 * global listing. */
-		rc = mcp_resource_add_owned(srv, f->uri, done ? base : skill->name, NULL,
+		rc = api_resource_add_owned(srv, f->uri, done ? base : skill->name, NULL,
 					    done ? NULL : skill->description, f->mime_type,
 					    (int64_t)f->len, file_read, ref, file_ref_free, NULL,
 					    done != 0);
@@ -676,7 +676,7 @@ MCP_EXTERN int mcp_server_add_skill(mcp_server *srv, mcp_skill *skill)
 	}
 	if (rc != MCP_OK) {
 		for (size_t i = 0; i < done; i++)
-			mcp_registry_remove(srv, &srv->resources, skill->files[i].uri);
+			api_registry_remove(srv, &srv->resources, skill->files[i].uri);
 		skill_unref(skill);
 	}
 	return rc;
@@ -784,12 +784,12 @@ MCP_EXTERN int mcp_server_remove_skill(mcp_server *srv, const char *uri)
 	if (!s)
 		return MCP_ENOENT;
 	for (size_t i = 0; i < s->nfiles; i++)
-		mcp_registry_remove(srv, &srv->resources, s->files[i].uri);
+		api_registry_remove(srv, &srv->resources, s->files[i].uri);
 	skill_unref(s);
 	return MCP_OK;
 }
 
-void mcp_skills_free(mcp_server *srv)
+void api_skills_free(mcp_server *srv)
 {
 	for (size_t i = 0; i < srv->nskills; i++)
 		skill_unref(srv->skills[i]);
@@ -798,7 +798,7 @@ void mcp_skills_free(mcp_server *srv)
 	srv->nskills = 0;
 }
 
-int mcp_skills_offered(mcp_server *srv)
+int api_skills_offered(mcp_server *srv)
 {
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	int n = srv->nskills > 0;
@@ -813,7 +813,7 @@ static json_object *entry(const mcp_skill *s)
 {
 	json_object *o = json_object_new_object();
 	eng_obj_add(o, "uri", json_object_new_string(s->uri));
-	eng_obj_add(o, "frontmatter", mcp_json_copy(s->frontmatter));
+	eng_obj_add(o, "frontmatter", api_json_copy(s->frontmatter));
 	json_object *res = json_object_new_array();
 	for (size_t i = 0; i < s->nfiles; i++) {
 		json_object *r = json_object_new_object();
@@ -826,36 +826,36 @@ static json_object *entry(const mcp_skill *s)
 	return o;
 }
 
-static void answer(eng_session *s, mcp_answer *out, json_object *res, const mcp_view *v,
+static void answer(eng_session *s, api_answer *out, json_object *res, const api_view *v,
 		   const char *method)
 {
-	mcp_sess *ms = s->proto_data;
+	api_sess *ms = s->proto_data;
 	if (!res) {
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	if (v && v->modern)
-		mcp_modern_decorate(ms->srv, method, res);
-	mcp_answer_result(out, res);
+		api_modern_decorate(ms->srv, method, res);
+	api_answer_result(out, res);
 }
 
-static void invalid(mcp_answer *out, const char *message, const char *uri)
+static void invalid(api_answer *out, const char *message, const char *uri)
 {
 	json_object *data = NULL;
 	if (uri) {
 		data = json_object_new_object();
 		eng_obj_add(data, "uri", json_object_new_string(uri));
 	}
-	mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS, message, data);
+	api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS, message, data);
 }
 
-void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void api_skills_list(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
+	mcp_server *srv = ((api_sess *)s->proto_data)->srv;
 	size_t offset = 0;
-	json_object *jc = mcp_get(params, "cursor");
+	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   mcp_parse_cursor(srv, json_object_get_string(jc), "skills", &offset) != 0)) {
+		   api_parse_cursor(srv, json_object_get_string(jc), "skills", &offset) != 0)) {
 		invalid(out, "Invalid params: unknown cursor", NULL);
 		return;
 	}
@@ -874,7 +874,7 @@ void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "skills", arr);
 	if (next) {
-		char *c = mcp_make_cursor(srv, "skills", next);
+		char *c = api_make_cursor(srv, "skills", next);
 		if (c)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);
@@ -882,10 +882,10 @@ void mcp_skills_list(eng_session *s, json_object *params, const mcp_view *v, mcp
 	answer(s, out, res, v, "skills/list");
 }
 
-void mcp_skills_get(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void api_skills_get(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
-	json_object *ju = mcp_get(params, "uri");
+	mcp_server *srv = ((api_sess *)s->proto_data)->srv;
+	json_object *ju = api_get(params, "uri");
 	if (!json_object_is_type(ju, json_type_string)) {
 		invalid(out, "Invalid params: uri (string) is required", NULL);
 		return;
@@ -917,7 +917,7 @@ static int add_child(json_object *seen, const char *dir, const char *u, const sk
 		snprintf(uri, sizeof uri, "%.*s", (int)(slash - u), u);
 	else
 		snprintf(uri, sizeof uri, "%s", u);
-	if (mcp_get(seen, uri))
+	if (api_get(seen, uri))
 		return 0;
 	json_object *r = json_object_new_object();
 	eng_obj_add(r, "uri", json_object_new_string(uri));
@@ -932,10 +932,10 @@ static int add_child(json_object *seen, const char *dir, const char *u, const sk
 	return eng_obj_add(seen, uri, r);
 }
 
-void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v, mcp_answer *out)
+void api_skills_read_dir(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	mcp_server *srv = ((mcp_sess *)s->proto_data)->srv;
-	json_object *ju = mcp_get(params, "uri");
+	mcp_server *srv = ((api_sess *)s->proto_data)->srv;
+	json_object *ju = api_get(params, "uri");
 	if (!json_object_is_type(ju, json_type_string)) {
 		invalid(out, "Invalid params: uri (string) is required", NULL);
 		return;
@@ -949,9 +949,9 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
 	char list[PATH_MAX + 8];
 	snprintf(list, sizeof list, "dir:%s", dir);
 	size_t offset = 0;
-	json_object *jc = mcp_get(params, "cursor");
+	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   mcp_parse_cursor(srv, json_object_get_string(jc), list, &offset) != 0)) {
+		   api_parse_cursor(srv, json_object_get_string(jc), list, &offset) != 0)) {
 		invalid(out, "Invalid params: unknown cursor", NULL);
 		return;
 	}
@@ -971,7 +971,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
 		}
 	pthread_rwlock_unlock(&srv->reg_lock);
 	if (!seen) {
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	if (!found) {
@@ -987,7 +987,7 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
 		free(keys);
 		json_object_put(arr);
 		json_object_put(seen);
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
 	json_object_object_foreach(seen, key, val)
@@ -1003,11 +1003,11 @@ void mcp_skills_read_dir(eng_session *s, json_object *params, const mcp_view *v,
 		}
 	size_t page = (size_t)srv->page_size;
 	for (size_t i = offset; i < n && i < offset + page; i++)
-		eng_arr_add(arr, json_object_get(mcp_get(seen, keys[i])));
+		eng_arr_add(arr, json_object_get(api_get(seen, keys[i])));
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "resources", arr);
 	if (offset + page < n) {
-		char *c = mcp_make_cursor(srv, list, offset + page);
+		char *c = api_make_cursor(srv, list, offset + page);
 		if (c)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);

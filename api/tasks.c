@@ -50,12 +50,12 @@ static const char *const status_names[] = {
 #define POLL_INTERVAL_MS 500
 #define RELATED_TASK "io.modelcontextprotocol/related-task"
 
-typedef struct mcp_task {
+typedef struct api_task {
 	eng_idnode node;            /* srv->tasks, key = id */
-	struct mcp_task *next, *prev; /* srv->task_list, oldest first */
-	char id[MCP_TASK_ID_MAX];
+	struct api_task *next, *prev; /* srv->task_list, oldest first */
+	char id[API_TASK_ID_MAX];
 	int modern;                 /* 2026-07-28 shapes and rules */
-	mcp_sess *owner;            /* 2025-11-25: its session; NULL otherwise */
+	api_sess *owner;            /* 2025-11-25: its session; NULL otherwise */
 	mcp_principal *who;         /* counted: who may reach it, or NULL */
 	int status;
 	char *status_message;
@@ -73,7 +73,7 @@ typedef struct mcp_task {
 	int input_ready;            /* under req->token.mu: the round whose
 				       answers are all in (a late update of
 				       an earlier round wakes nobody) */
-} mcp_task;
+} api_task;
 
 static int64_t wall_ms(void)
 {
@@ -98,7 +98,7 @@ static int terminal(int status)
 	return status >= T_COMPLETED;
 }
 
-const char *mcp_task_id(const mcp_task *t)
+const char *api_task_id(const api_task *t)
 {
 	return t->id;
 }
@@ -108,36 +108,29 @@ MCP_EXTERN const char *mcp_ctx_task_id(const mcp_ctx *ctx)
 	return ctx && ctx->task ? ctx->task->id : NULL;
 }
 
-int mcp_tasks_offered(mcp_server *srv)
+int api_tasks_offered(mcp_server *srv)
 {
 	int offered = 0;
 	pthread_rwlock_rdlock(&srv->reg_lock);
 	for (size_t i = 0; i < srv->tools.n && !offered; i++)
-		offered = ((mcp_tool_entry *)srv->tools.items[i])->task_support != MCP_TASKS_FORBIDDEN;
+		offered = ((api_tool_entry *)srv->tools.items[i])->task_support != MCP_TASKS_FORBIDDEN;
 	pthread_rwlock_unlock(&srv->reg_lock);
 	return offered;
 }
 
-int mcp_tasks_declared(json_object *caps)
+int api_tasks_declared(json_object *caps)
 {
-	return json_object_is_type(mcp_get(mcp_get(caps, "extensions"), MCP_EXT_TASKS),
-				   json_type_object);
+	return api_ext_declared(caps, API_EXT_TASKS);
 }
 
-json_object *mcp_tasks_required_data(void)
+json_object *api_tasks_required_data(void)
 {
-	json_object *ext = json_object_new_object();
-	eng_obj_add(ext, MCP_EXT_TASKS, json_object_new_object());
-	json_object *caps = json_object_new_object();
-	eng_obj_add(caps, "extensions", ext);
-	json_object *data = json_object_new_object();
-	eng_obj_add(data, "requiredCapabilities", caps);
-	return data;
+	return api_ext_required_data(API_EXT_TASKS);
 }
 
 /* ---- the table ---------------------------------------------------------- */
 
-int mcp_tasks_init(mcp_server *srv)
+int api_tasks_init(mcp_server *srv)
 {
 	if (eng_idtable_init(&srv->tasks) != 0)
 		return MCP_ENOMEM;
@@ -147,7 +140,7 @@ int mcp_tasks_init(mcp_server *srv)
 	return MCP_OK;
 }
 
-static void task_free(mcp_task *t)
+static void task_free(api_task *t)
 {
 	json_object_put(t->answer);
 	json_object_put(t->asked);
@@ -159,7 +152,7 @@ static void task_free(mcp_task *t)
 }
 
 /* Under task_mu. */
-static void task_unlink(mcp_server *srv, mcp_task *t)
+static void task_unlink(mcp_server *srv, api_task *t)
 {
 	eng_idtable_del(&srv->tasks, &t->node);
 	if (t->prev)
@@ -173,11 +166,11 @@ static void task_unlink(mcp_server *srv, mcp_task *t)
 	srv->ntasks--;
 }
 
-void mcp_tasks_destroy(mcp_server *srv)
+void api_tasks_destroy(mcp_server *srv)
 {
-	mcp_task *t = srv->task_list;
+	api_task *t = srv->task_list;
 	while (t) {
-		mcp_task *n = t->next;
+		api_task *n = t->next;
 		task_free(t);
 		t = n;
 	}
@@ -188,7 +181,7 @@ void mcp_tasks_destroy(mcp_server *srv)
 }
 
 /* A finished task whose TTL has passed is forgotten.  Under task_mu. */
-static int expired(const mcp_task *t, int64_t now)
+static int expired(const api_task *t, int64_t now)
 {
 	return terminal(t->status) && !t->req && now >= t->expires_ns;
 }
@@ -196,8 +189,8 @@ static int expired(const mcp_task *t, int64_t now)
 static void purge(mcp_server *srv)
 {
 	int64_t now = eng_now_ns();
-	for (mcp_task *t = srv->task_list; t;) {
-		mcp_task *n = t->next;
+	for (api_task *t = srv->task_list; t;) {
+		api_task *n = t->next;
 		if (expired(t, now)) {
 			task_unlink(srv, t);
 			task_free(t);
@@ -209,7 +202,7 @@ static void purge(mcp_server *srv)
 /* Whether `who` (NULL: no principal) may reach `t`: the same party that
  * created it, or neither had a principal.  An id is a bearer secret, but
  * not across principals (SEP-2663, auth binding). */
-static int reachable(const mcp_task *t, const mcp_principal *who)
+static int reachable(const api_task *t, const mcp_principal *who)
 {
 	if (!t->who || !who)
 		return !t->who && !who;
@@ -218,10 +211,10 @@ static int reachable(const mcp_task *t, const mcp_principal *who)
 
 /* The task `id` as `who` may see it in the era of the asking request
  * (and, for 2025-11-25, of its session), or NULL.  Under task_mu. */
-static mcp_task *find(mcp_server *srv, const char *id, int modern, const mcp_sess *owner,
+static api_task *find(mcp_server *srv, const char *id, int modern, const api_sess *owner,
 		      const mcp_principal *who)
 {
-	mcp_task *t = (mcp_task *)eng_idtable_get(&srv->tasks, id);
+	api_task *t = (api_task *)eng_idtable_get(&srv->tasks, id);
 	if (!t || t->modern != modern || (!modern && t->owner != owner) || !reachable(t, who))
 		return NULL;
 	if (expired(t, eng_now_ns())) {
@@ -232,7 +225,7 @@ static mcp_task *find(mcp_server *srv, const char *id, int modern, const mcp_ses
 	return t;
 }
 
-int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who)
+int api_task_known(mcp_server *srv, const char *id, const mcp_principal *who)
 {
 	pthread_mutex_lock(&srv->task_mu);
 	int known = find(srv, id, 1, NULL, who) != NULL;
@@ -240,13 +233,13 @@ int mcp_task_known(mcp_server *srv, const char *id, const mcp_principal *who)
 	return known;
 }
 
-void mcp_tasks_free(mcp_sess *ms)
+void api_tasks_free(api_sess *ms)
 {
 	/* The session's tasks end with it: nothing can ask for them. */
 	mcp_server *srv = ms->srv;
 	pthread_mutex_lock(&srv->task_mu);
-	for (mcp_task *t = srv->task_list; t;) {
-		mcp_task *n = t->next;
+	for (api_task *t = srv->task_list; t;) {
+		api_task *n = t->next;
 		if (t->owner == ms) {
 			task_unlink(srv, t);
 			task_free(t);
@@ -275,7 +268,7 @@ MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag)
 	size_t n = tag ? strlen(tag) : 0;
 	/* What a proxy can match in a header with a plain pattern, and short
 	 * enough to leave the id its 32 random digits. */
-	if (n > MCP_INSTANCE_ID_MAX)
+	if (n > API_INSTANCE_ID_MAX)
 		return MCP_EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		char c = tag[i];
@@ -290,7 +283,7 @@ MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag)
 /* ---- shapes ---------------------------------------------------------------- */
 
 /* The 2025-11-25 Task object.  Under task_mu. */
-static json_object *describe_legacy(const mcp_task *t)
+static json_object *describe_legacy(const api_task *t)
 {
 	json_object *o = json_object_new_object();
 	if (!o)
@@ -302,8 +295,8 @@ static json_object *describe_legacy(const mcp_task *t)
 	eng_obj_add(o, "ttl", json_object_new_int64(t->ttl_ms));
 	eng_obj_add(o, "pollInterval", json_object_new_int(POLL_INTERVAL_MS));
 	if (t->status == T_FAILED && t->answer) {
-		json_object *err = mcp_get(t->answer, "error");
-		json_object *msg = mcp_get(err, "message");
+		json_object *err = api_get(t->answer, "error");
+		json_object *msg = api_get(err, "message");
 		eng_obj_add(o, "statusMessage",
 			    json_object_new_string(msg ? json_object_get_string(msg)
 						       : "the tool reported an error"));
@@ -314,7 +307,7 @@ static json_object *describe_legacy(const mcp_task *t)
 /* The 2026-07-28 Task, and with `detailed` the DetailedTask of tasks/get
  * and notifications/tasks: the outstanding input requests, the result or
  * the error.  Under task_mu. */
-static json_object *describe_modern(const mcp_task *t, int detailed)
+static json_object *describe_modern(const api_task *t, int detailed)
 {
 	json_object *o = json_object_new_object();
 	if (!o)
@@ -331,19 +324,19 @@ static json_object *describe_modern(const mcp_task *t, int detailed)
 		return o;
 	if (t->status == T_INPUT_REQUIRED)
 		eng_obj_add(o, "inputRequests",
-			    t->asked ? mcp_json_copy(t->asked) : json_object_new_object());
-	json_object *res = mcp_get(t->answer, "result"), *err = mcp_get(t->answer, "error");
+			    t->asked ? api_json_copy(t->asked) : json_object_new_object());
+	json_object *res = api_get(t->answer, "result"), *err = api_get(t->answer, "error");
 	if (t->status == T_COMPLETED && res)
-		eng_obj_add(o, "result", mcp_json_copy(res));
+		eng_obj_add(o, "result", api_json_copy(res));
 	else if (t->status == T_FAILED && err)
-		eng_obj_add(o, "error", mcp_json_copy(err));
+		eng_obj_add(o, "error", api_json_copy(err));
 	return o;
 }
 
 /* Changes the status and tells whoever listens: the session of a
  * 2025-11-25 task, the listen streams that asked for a 2026-07-28 one.
  * Under task_mu; the deliveries only queue lines. */
-static void set_status(mcp_task *t, int status, const char *message)
+static void set_status(api_task *t, int status, const char *message)
 {
 	if (terminal(t->status) || (t->status == status && !message))
 		return;
@@ -366,16 +359,16 @@ static void set_status(mcp_task *t, int status, const char *message)
 	if (t->modern) {
 		json_object *p = describe_modern(t, 1);
 		if (p)
-			mcp_listen_task_status(t->srv, t->id, p);
+			api_listen_task_status(t->srv, t->id, p);
 	} else if (t->owner) {
 		json_object *p = describe_legacy(t);
 		if (p)
 			eng_session_notify(t->owner->es,
-					   mcp_notification("notifications/tasks/status", p));
+					   api_notification("notifications/tasks/status", p));
 	}
 }
 
-void mcp_task_set_input_required(mcp_task *t, int waiting)
+void api_task_set_input_required(api_task *t, int waiting)
 {
 	pthread_mutex_lock(&t->srv->task_mu);
 	set_status(t, waiting ? T_INPUT_REQUIRED : T_WORKING, NULL);
@@ -436,11 +429,11 @@ static eng_session *task_host(mcp_server *srv)
 		return NULL;
 	tp->ops = &null_ops;
 	tp->max_message = srv->max_message;
-	srv->task_host = mcp_server_open_session(srv, tp, -1, 1);
+	srv->task_host = api_server_open_session(srv, tp, -1, 1);
 	return srv->task_host;
 }
 
-void mcp_task_host_end(mcp_server *srv)
+void api_task_host_end(mcp_server *srv)
 {
 	pthread_mutex_lock(&srv->task_mu);
 	eng_session *host = srv->task_host;
@@ -455,7 +448,7 @@ void mcp_task_host_end(mcp_server *srv)
 		struct timespec ts = { 0, 2 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
-	mcp_server_drop_session(srv, host);
+	api_server_drop_session(srv, host);
 }
 
 /* ---- starting a task ------------------------------------------------------- */
@@ -464,14 +457,14 @@ void mcp_task_host_end(mcp_server *srv)
  * it stopped because it was cancelled or cut off). */
 static void task_sink(eng_req *r, json_object *msg, void *arg)
 {
-	mcp_task *t = arg;
+	api_task *t = arg;
 	mcp_server *srv = t->srv;
 	pthread_mutex_lock(&srv->task_mu);
 	t->answer = msg;
 	int status = T_CANCELLED;
 	const char *why = NULL;
 	if (msg) {
-		json_object *res = mcp_get(msg, "result"), *is_error = mcp_get(res, "isError");
+		json_object *res = api_get(msg, "result"), *is_error = api_get(res, "isError");
 		/* 2025-11-25 reports a tool error as failed; SEP-2663 keeps
 		 * failed for JSON-RPC errors and a tool error is completed. */
 		if (!res)
@@ -481,7 +474,7 @@ static void task_sink(eng_req *r, json_object *msg, void *arg)
 		else
 			status = T_COMPLETED;
 		if (status == T_FAILED && t->modern)
-			why = json_object_get_string(mcp_get(mcp_get(msg, "error"), "message"));
+			why = json_object_get_string(api_get(api_get(msg, "error"), "message"));
 	} else {
 		int reason = eng_token_reason(&r->token);
 		why = reason != MCP_CANCEL_NONE ? mcp_cancel_reason_name((mcp_cancel_reason)reason)
@@ -495,16 +488,16 @@ static void task_sink(eng_req *r, json_object *msg, void *arg)
 	eng_req_unref(r);
 }
 
-int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
+int api_task_start(mcp_ctx *ctx, json_object *task_params)
 {
 	eng_req *r = ctx->req;
-	mcp_sess *ms = ctx->sess;
+	api_sess *ms = ctx->sess;
 	mcp_server *srv = ms->srv;
 	int modern = ctx->view.modern;
 	if (ctx->task)
 		return MCP_OK;
 	int64_t ttl = srv->task_ttl_default;
-	json_object *jttl = mcp_get(task_params, "ttl");
+	json_object *jttl = api_get(task_params, "ttl");
 	if (!modern && jttl) {
 		if (!json_object_is_type(jttl, json_type_int) || json_object_get_int64(jttl) < 0)
 			return MCP_EINVAL;
@@ -512,11 +505,11 @@ int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 		if (ttl > srv->task_ttl_max)
 			ttl = srv->task_ttl_max;
 	}
-	mcp_task *t = calloc(1, sizeof *t);
+	api_task *t = calloc(1, sizeof *t);
 	if (!t)
 		return MCP_ENOMEM;
 	char hex[33];
-	mcp_random_hex(hex);
+	api_random_hex(hex);
 	/* A tagged id names the process that holds the task, for a proxy
 	 * in front of several (README, "Running more than one process"). */
 	if (srv->instance[0])
@@ -576,9 +569,9 @@ int mcp_task_start(mcp_ctx *ctx, json_object *task_params)
 	}
 	pthread_mutex_unlock(&srv->task_mu);
 	if (modern && created)
-		mcp_modern_decorate(srv, "tools/call", created);
+		api_modern_decorate(srv, "tools/call", created);
 
-	char key[MCP_TASK_ID_MAX + 8];
+	char key[API_TASK_ID_MAX + 8];
 	snprintf(key, sizeof key, "#task:%s", t->id);
 	int rc = created ? eng_req_detach_to(r, to, created, key, task_sink, t) : MCP_ENOMEM;
 	if (rc != MCP_OK) {
@@ -611,11 +604,11 @@ MCP_EXTERN int mcp_ctx_become_task(mcp_ctx *ctx)
 	 * request that declared the extension: the server decides then.  A
 	 * 2025-11-25 client decides itself, with params.task. */
 	if (!ctx->view.modern || !ctx->tool || ctx->tool->task_support == MCP_TASKS_FORBIDDEN ||
-	    !mcp_tasks_declared(ctx->view.caps))
+	    !api_tasks_declared(ctx->view.caps))
 		return MCP_ENOTSUP;
 	if (eng_token_reason(&ctx->req->token) != MCP_CANCEL_NONE)
 		return MCP_ECANCELED;
-	return mcp_task_start(ctx, NULL);
+	return api_task_start(ctx, NULL);
 }
 
 /* ---- input inside a 2026-07-28 task -------------------------------------------- */
@@ -623,9 +616,9 @@ MCP_EXTERN int mcp_ctx_become_task(mcp_ctx *ctx)
 /* Adds the request's trace context to an input request's params. */
 static json_object *with_trace(mcp_ctx *ctx, json_object *req)
 {
-	json_object *params = mcp_get(req, "params");
+	json_object *params = api_get(req, "params");
 	if (json_object_is_type(params, json_type_object))
-		mcp_trace_meta_add(ctx, params);
+		api_trace_meta_add(ctx, params);
 	return req;
 }
 
@@ -638,7 +631,7 @@ static json_object *with_trace(mcp_ctx *ctx, json_object *req)
 static int ask_and_wait(mcp_ctx *ctx, json_object *requests, int64_t timeout_ms,
 			json_object **answers)
 {
-	mcp_task *t = ctx->task;
+	api_task *t = ctx->task;
 	mcp_server *srv = t->srv;
 	eng_token *tok = &ctx->req->token;
 	*answers = NULL;
@@ -655,7 +648,7 @@ static int ask_and_wait(mcp_ctx *ctx, json_object *requests, int64_t timeout_ms,
 	{
 		char wire[256];
 		snprintf(wire, sizeof wire, "%d.%.200s", round, key);
-		eng_obj_add(asked, wire, with_trace(ctx, mcp_json_copy(req)));
+		eng_obj_add(asked, wire, with_trace(ctx, api_json_copy(req)));
 	}
 	json_object_put(t->asked);
 	json_object_put(t->answered);
@@ -720,7 +713,7 @@ static int ask_and_wait(mcp_ctx *ctx, json_object *requests, int64_t timeout_ms,
 	return MCP_OK;
 }
 
-int mcp_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
+int api_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset)(void *arg),
 		    void *arg)
 {
 	while (rc == MCP_EINPUT && ctx->input_requests) {
@@ -744,7 +737,7 @@ int mcp_task_rounds(mcp_ctx *ctx, int rc, int (*invoke)(void *arg), void (*reset
 	return rc;
 }
 
-int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
+int api_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t timeout_ms,
 		 json_object **result)
 {
 	json_object *requests = json_object_new_object();
@@ -765,7 +758,7 @@ int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t 
 	json_object_put(requests);
 	if (rc != MCP_OK)
 		return rc;
-	json_object *v = mcp_get(answers, "input");
+	json_object *v = api_get(answers, "input");
 	rc = MCP_EPROTO;
 	if (json_object_is_type(v, json_type_object)) {
 		*result = json_object_get(v);
@@ -775,13 +768,13 @@ int mcp_task_ask(mcp_ctx *ctx, const char *method, json_object *params, int64_t 
 	return rc;
 }
 
-void mcp_task_decorate(mcp_ctx *ctx, json_object *result)
+void api_task_decorate(mcp_ctx *ctx, json_object *result)
 {
 	/* 2025-11-25: messages about a task carry its id.  SEP-2663 drops
 	 * the key: the id is at the root of tasks/get. */
 	if (!ctx->task || ctx->task->modern || !json_object_is_type(result, json_type_object))
 		return;
-	json_object *meta = mcp_get(result, "_meta");
+	json_object *meta = api_get(result, "_meta");
 	if (!json_object_is_type(meta, json_type_object)) {
 		meta = json_object_new_object();
 		eng_obj_add(result, "_meta", meta);
@@ -793,38 +786,39 @@ void mcp_task_decorate(mcp_ctx *ctx, json_object *result)
 
 /* ---- 2025-11-25 methods ------------------------------------------------------- */
 
-static const char *task_id_param(json_object *params, mcp_answer *out)
+static const char *task_id_param(json_object *params, api_answer *out)
 {
-	json_object *v = mcp_get(params, "taskId");
+	json_object *v = api_get(params, "taskId");
 	if (!json_object_is_type(v, json_type_string)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: taskId (string) is required", NULL);
 		return NULL;
 	}
 	return json_object_get_string(v);
 }
 
-static void unknown_task(mcp_answer *out, const char *task_id)
+static void unknown_task(api_answer *out, const char *task_id)
 {
 	json_object *data = json_object_new_object();
 	eng_obj_add(data, "taskId", json_object_new_string(task_id));
-	mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+	api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 			 "Invalid params: unknown task", data);
 }
 
-void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out)
+void api_tasks_get(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	mcp_sess *ms = s->proto_data;
+	(void)v;
+	api_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 0, ms, mcp_authz_current(ms));
+	api_task *t = find(srv, tid, 0, ms, api_authz_current(ms));
 	json_object *res = t ? describe_legacy(t) : NULL;
 	pthread_mutex_unlock(&srv->task_mu);
 	if (t)
-		mcp_answer_result(out, res);
+		api_answer_result(out, res);
 	else
 		unknown_task(out, tid);
 }
@@ -833,7 +827,7 @@ void mcp_tasks_get(eng_session *s, json_object *params, mcp_answer *out)
  * client observe.  Under task_mu; returns the handler's request (counted)
  * for the caller to fire outside the lock, as a client's cancel of a
  * request would, or NULL when no handler runs. */
-static eng_req *cancel_locked(mcp_task *t)
+static eng_req *cancel_locked(api_task *t)
 {
 	eng_req *r = t->req;
 	if (r)
@@ -850,15 +844,16 @@ static void fire_cancel(eng_req *r)
 	}
 }
 
-void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out)
+void api_tasks_cancel(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	mcp_sess *ms = s->proto_data;
+	(void)v;
+	api_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 0, ms, mcp_authz_current(ms));
+	api_task *t = find(srv, tid, 0, ms, api_authz_current(ms));
 	if (!t) {
 		pthread_mutex_unlock(&srv->task_mu);
 		unknown_task(out, tid);
@@ -866,7 +861,7 @@ void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out)
 	}
 	if (terminal(t->status)) {
 		pthread_mutex_unlock(&srv->task_mu);
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: the task has already finished", NULL);
 		return;
 	}
@@ -874,29 +869,30 @@ void mcp_tasks_cancel(eng_session *s, json_object *params, mcp_answer *out)
 	json_object *res = describe_legacy(t);
 	pthread_mutex_unlock(&srv->task_mu);
 	fire_cancel(r);
-	mcp_answer_result(out, res);
+	api_answer_result(out, res);
 }
 
-void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out)
+void api_tasks_list(eng_session *s, json_object *params, const api_view *v, api_answer *out)
 {
-	mcp_sess *ms = s->proto_data;
+	(void)v;
+	api_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	size_t offset = 0;
-	json_object *jc = mcp_get(params, "cursor");
+	json_object *jc = api_get(params, "cursor");
 	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   mcp_parse_cursor(srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		   api_parse_cursor(srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: unknown cursor", NULL);
 		return;
 	}
 	size_t page = (size_t)srv->page_size, i = 0;
 	json_object *arr = json_object_new_array();
 	int more = 0;
-	const mcp_principal *who = mcp_authz_current(ms);
+	const mcp_principal *who = api_authz_current(ms);
 	pthread_mutex_lock(&srv->task_mu);
 	purge(srv);
 	/* Newest first, as clients show them. */
-	for (mcp_task *t = srv->task_tail; t; t = t->prev) {
+	for (api_task *t = srv->task_tail; t; t = t->prev) {
 		if (t->modern || t->owner != ms || !reachable(t, who))
 			continue;
 		if (i++ < offset)
@@ -911,73 +907,73 @@ void mcp_tasks_list(eng_session *s, json_object *params, mcp_answer *out)
 	json_object *res = json_object_new_object();
 	eng_obj_add(res, "tasks", arr);
 	if (more) {
-		char *c = mcp_make_cursor(srv, "tasks", offset + page);
+		char *c = api_make_cursor(srv, "tasks", offset + page);
 		if (c)
 			eng_obj_add(res, "nextCursor", json_object_new_string(c));
 		free(c);
 	}
-	mcp_answer_result(out, res);
+	api_answer_result(out, res);
 }
 
 /* tasks/result blocks until the task ends, so it runs on a worker and
  * waits on the table's condition variable, woken by its own token too.
  * It runs no handler, but passes the request hooks like one. */
-void mcp_tasks_result(eng_req *r)
+void api_tasks_result(eng_req *r)
 {
-	mcp_sess *ms = r->sess->proto_data;
+	api_sess *ms = r->sess->proto_data;
 	mcp_server *srv = ms->srv;
-	json_object *params = mcp_get(r->msg, "params");
+	json_object *params = api_get(r->msg, "params");
 	mcp_ctx ctx;
-	mcp_ctx_init(&ctx, r, params);
-	if (mcp_ctx_admit(&ctx, -1, NULL))
+	api_ctx_init(&ctx, r, params);
+	if (api_ctx_admit(&ctx, -1, NULL))
 		return;
-	json_object *v = mcp_get(params, "taskId");
+	json_object *v = api_get(params, "taskId");
 	if (!json_object_is_type(v, json_type_string)) {
-		mcp_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
+		api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
 			    "Invalid params: taskId (string) is required", NULL);
 		return;
 	}
 	const char *tid = json_object_get_string(v);
-	const mcp_principal *who = mcp_authz_current(ms);
+	const mcp_principal *who = api_authz_current(ms);
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 0, ms, who);
+	api_task *t = find(srv, tid, 0, ms, who);
 	int rc = MCP_OK;
 	while (t && !terminal(t->status) && rc == MCP_OK) {
 		rc = eng_token_wait_external(&r->token, &srv->task_cv, &srv->task_mu, -1);
 		t = find(srv, tid, 0, ms, who); /* it may have expired meanwhile */
 	}
-	json_object *answer = t && t->answer ? mcp_json_copy(t->answer) : NULL;
+	json_object *answer = t && t->answer ? api_json_copy(t->answer) : NULL;
 	int status = t ? t->status : -1;
 	pthread_mutex_unlock(&srv->task_mu);
 
 	if (rc == MCP_ECANCELED) {
 		/* Its token fired: nothing is written. */
 		json_object_put(answer);
-		mcp_ctx_end(&ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
+		api_ctx_end(&ctx, MCP_ECANCELED, NULL, 0, NULL, NULL);
 		return;
 	}
 	if (!t) {
 		json_object *data = json_object_new_object();
 		eng_obj_add(data, "taskId", json_object_new_string(tid));
-		mcp_ctx_end(&ctx, MCP_ENOENT, NULL, MCP_JSONRPC_INVALID_PARAMS,
+		api_ctx_end(&ctx, MCP_ENOENT, NULL, MCP_JSONRPC_INVALID_PARAMS,
 			    "Invalid params: unknown task", data);
 		return;
 	}
 	/* Exactly what the underlying request would have returned; a
 	 * cancelled task never has an answer to give. */
-	json_object *res = mcp_get(answer, "result"), *err = mcp_get(answer, "error");
+	json_object *res = api_get(answer, "result"), *err = api_get(answer, "error");
 	if (status == T_CANCELLED) {
-		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+		api_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
 			    "The task was cancelled", NULL);
 	} else if (res) {
-		mcp_ctx_end(&ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
+		api_ctx_end(&ctx, MCP_OK, json_object_get(res), 0, NULL, NULL);
 	} else if (err) {
-		json_object *data = mcp_get(err, "data");
-		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(mcp_get(err, "code")),
-			    json_object_get_string(mcp_get(err, "message")),
+		json_object *data = api_get(err, "data");
+		api_ctx_end(&ctx, MCP_EPROTO, NULL, json_object_get_int(api_get(err, "code")),
+			    json_object_get_string(api_get(err, "message")),
 			    data ? json_object_get(data) : NULL);
 	} else {
-		mcp_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+		api_ctx_end(&ctx, MCP_EPROTO, NULL, MCP_JSONRPC_INTERNAL_ERROR,
 			    "The task ended without a result", NULL);
 	}
 	json_object_put(answer);
@@ -986,32 +982,32 @@ void mcp_tasks_result(eng_req *r)
 /* ---- 2026-07-28 methods (SEP-2663) ------------------------------------------ */
 
 /* The empty acknowledgement of tasks/update and tasks/cancel. */
-static void ack(mcp_server *srv, const char *method, mcp_answer *out)
+static void ack(mcp_server *srv, const char *method, api_answer *out)
 {
 	json_object *res = json_object_new_object();
 	if (!res) {
-		mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		return;
 	}
-	mcp_modern_decorate(srv, method, res);
-	mcp_answer_result(out, res);
+	api_modern_decorate(srv, method, res);
+	api_answer_result(out, res);
 }
 
 /* tasks/update: the answers for keys outstanding now are kept (others are
  * ignored, as SEP-2663 asks); once every key has its answer the handler
  * waiting for them is woken.  Called with task_mu held; releases it. */
-static void modern_update(mcp_task *t, json_object *responses, mcp_answer *out)
+static void modern_update(api_task *t, json_object *responses, api_answer *out)
 {
 	mcp_server *srv = t->srv;
 	int complete = 0;
 	if (t->status == T_INPUT_REQUIRED && t->asked && t->answered) {
 		json_object_object_foreach(responses, key, value)
 		{
-			if (!mcp_get(t->asked, key) || mcp_get(t->answered, key))
+			if (!api_get(t->asked, key) || api_get(t->answered, key))
 				continue;
 			if (!json_object_is_type(value, json_type_object))
 				continue; /* not a result: never handed to a handler */
-			eng_obj_add(t->answered, key, mcp_json_copy(value));
+			eng_obj_add(t->answered, key, api_json_copy(value));
 			json_object_object_del(t->asked, key);
 		}
 		complete = json_object_object_length(t->asked) == 0;
@@ -1032,28 +1028,24 @@ static void modern_update(mcp_task *t, json_object *responses, mcp_answer *out)
 	ack(srv, "tasks/update", out);
 }
 
-void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, const mcp_view *v,
-		      mcp_answer *out)
+/* tasks/get, tasks/update and tasks/cancel of a request that declared the
+ * extension (the method table checks it). */
+static void modern(eng_session *s, const char *method, json_object *params, api_answer *out)
 {
-	mcp_sess *ms = s->proto_data;
+	api_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
-	if (!mcp_tasks_declared(v ? v->caps : NULL)) {
-		mcp_answer_error(out, MCP_JSONRPC_MISSING_CAPABILITY,
-				 "Missing required client capability", mcp_tasks_required_data());
-		return;
-	}
 	const char *tid = task_id_param(params, out);
 	if (!tid)
 		return;
-	json_object *responses = mcp_get(params, "inputResponses");
+	json_object *responses = api_get(params, "inputResponses");
 	if (strcmp(method, "tasks/update") == 0 &&
 	    !json_object_is_type(responses, json_type_object)) {
-		mcp_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: inputResponses (object) is required", NULL);
 		return;
 	}
 	pthread_mutex_lock(&srv->task_mu);
-	mcp_task *t = find(srv, tid, 1, NULL, mcp_authz_current(ms));
+	api_task *t = find(srv, tid, 1, NULL, api_authz_current(ms));
 	if (!t) {
 		pthread_mutex_unlock(&srv->task_mu);
 		unknown_task(out, tid);
@@ -1063,10 +1055,10 @@ void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, c
 		json_object *res = describe_modern(t, 1);
 		pthread_mutex_unlock(&srv->task_mu);
 		if (res) {
-			mcp_modern_decorate(srv, method, res);
-			mcp_answer_result(out, res);
+			api_modern_decorate(srv, method, res);
+			api_answer_result(out, res);
 		} else {
-			mcp_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+			api_answer_error(out, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
 		}
 	} else if (strcmp(method, "tasks/update") == 0) {
 		modern_update(t, responses, out);
@@ -1077,4 +1069,25 @@ void mcp_tasks_modern(eng_session *s, const char *method, json_object *params, c
 		fire_cancel(r);
 		ack(srv, method, out);
 	}
+}
+
+void api_tasks_modern_get(eng_session *s, json_object *params, const api_view *v,
+			  api_answer *out)
+{
+	(void)v;
+	modern(s, "tasks/get", params, out);
+}
+
+void api_tasks_modern_update(eng_session *s, json_object *params, const api_view *v,
+			     api_answer *out)
+{
+	(void)v;
+	modern(s, "tasks/update", params, out);
+}
+
+void api_tasks_modern_cancel(eng_session *s, json_object *params, const api_view *v,
+			     api_answer *out)
+{
+	(void)v;
+	modern(s, "tasks/cancel", params, out);
 }

@@ -1,8 +1,9 @@
 /*
  * tools.c - tool registration and removal (with the checks that keep a
  * client from refusing the server's tools), how a tool is described in
- * tools/list for a negotiated revision, and what a call's arguments and
- * result are checked against: the tool's schemas, compiled once here.
+ * tools/list for a negotiated revision, what a call's arguments and
+ * result are checked against (the tool's schemas, compiled once here),
+ * and tools/call itself: a call, a task, or the rounds of input between.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,9 +14,9 @@
 #include "api/internal.h"
 #include "api/jschema.h"
 
-static void tool_destroy(mcp_entry *e)
+static void tool_destroy(api_entry *e)
 {
-	mcp_tool_entry *t = (mcp_tool_entry *)e;
+	api_tool_entry *t = (api_tool_entry *)e;
 	free(t->title);
 	free(t->description);
 	json_object_put(t->input_schema);
@@ -81,7 +82,7 @@ static int compile_schema(const char *what, json_object *schema, int formats, in
 			  jschema **out, char *why, size_t whylen)
 {
 	*out = NULL;
-	json_object *type = mcp_get(schema, "type");
+	json_object *type = api_get(schema, "type");
 	if (!json_object_is_type(type, json_type_string) ||
 	    strcmp(json_object_get_string(type), "object") != 0)
 		return refuse(why, whylen,
@@ -104,7 +105,7 @@ static int compile_schema(const char *what, json_object *schema, int formats, in
 }
 
 /* Checks a description and, with `t`, fills the entry from it. */
-static int prepare(const mcp_tool *tool, mcp_tool_entry *t, char *why, size_t whylen)
+static int prepare(const mcp_tool *tool, api_tool_entry *t, char *why, size_t whylen)
 {
 	if (why && whylen)
 		why[0] = 0;
@@ -120,8 +121,8 @@ static int prepare(const mcp_tool *tool, mcp_tool_entry *t, char *why, size_t wh
 	if (tool->task_support < MCP_TASKS_FORBIDDEN || tool->task_support > MCP_TASKS_REQUIRED)
 		return refuse(why, whylen, "%s: task_support is not an mcp_task_support value",
 			      tool->name);
-	mcp_tool_entry scratch = { 0 };
-	mcp_tool_entry *e = t ? t : &scratch;
+	api_tool_entry scratch = { 0 };
+	api_tool_entry *e = t ? t : &scratch;
 	int rc = parse_object("input_schema", tool->input_schema, "{\"type\":\"object\"}",
 			      &e->input_schema, why, whylen);
 	if (rc == MCP_OK)
@@ -161,10 +162,10 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 {
 	if (!srv || !tool || !tool->name)
 		return MCP_EINVAL;
-	mcp_tool_entry *t = calloc(1, sizeof *t);
+	api_tool_entry *t = calloc(1, sizeof *t);
 	if (!t)
 		return MCP_ENOMEM;
-	if (mcp_entry_init(&t->base, tool->name, tool_destroy)) {
+	if (api_entry_init(&t->base, tool->name, tool_destroy)) {
 		free(t);
 		return MCP_ENOMEM;
 	}
@@ -174,19 +175,19 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
 	t->flags = tool->flags;
 	t->srv = srv;
 	int failed = 0;
-	t->title = mcp_strdup_opt(tool->title, &failed);
-	t->description = mcp_strdup_opt(tool->description, &failed);
+	t->title = api_strdup_opt(tool->title, &failed);
+	t->description = api_strdup_opt(tool->description, &failed);
 	int rc = failed ? MCP_ENOMEM : prepare(tool, t, NULL, 0);
 	if (rc != MCP_OK) {
-		mcp_entry_unref(&t->base);
+		api_entry_unref(&t->base);
 		return rc;
 	}
-	return mcp_registry_add(srv, &srv->tools, &t->base);
+	return api_registry_add(srv, &srv->tools, &t->base);
 }
 
 /* ---- checking a call ------------------------------------------------------- */
 
-json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, int *oom)
+json_object *api_tool_check_args(api_tool_entry *t, json_object *args, int rev, int *oom)
 {
 	*oom = 0;
 	if (!t->in_check)
@@ -201,16 +202,16 @@ json_object *mcp_tool_check_args(mcp_tool_entry *t, json_object *args, int rev, 
 	}
 	/* SEP-1303: a tool error the model reads, not a JSON-RPC error. */
 	mcp_result res;
-	mcp_result_init(&res, rev);
+	api_result_init(&res, rev);
 	json_object *result = NULL;
 	if (mcp_result_tool_error(&res, "Input validation error: %s", err.message) == MCP_OK)
-		result = mcp_result_to_json(&res);
-	mcp_result_clear(&res);
+		result = api_result_to_json(&res);
+	api_result_clear(&res);
 	*oom = result == NULL;
 	return result;
 }
 
-int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
+int api_tool_outcome(mcp_ctx *ctx, api_tool_entry *t, mcp_result *res, int rc,
 		     json_object **result)
 {
 	*result = NULL;
@@ -258,7 +259,7 @@ int mcp_tool_outcome(mcp_ctx *ctx, mcp_tool_entry *t, mcp_result *res, int rc,
 			return src == MCP_ERESULT ? MCP_ERESULT : MCP_ENOMEM;
 		}
 	}
-	*result = mcp_result_to_json(res);
+	*result = api_result_to_json(res);
 	return MCP_OK;
 }
 
@@ -266,34 +267,34 @@ MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name)
 {
 	if (!srv || !name)
 		return MCP_EINVAL;
-	return mcp_registry_remove(srv, &srv->tools, name);
+	return api_registry_remove(srv, &srv->tools, name);
 }
 
-json_object *mcp_tool_describe(mcp_entry *e, int rev)
+json_object *api_tool_describe(api_entry *e, int rev)
 {
-	mcp_tool_entry *t = (mcp_tool_entry *)e;
+	api_tool_entry *t = (api_tool_entry *)e;
 	int bad = 0;
 	json_object *o = json_object_new_object();
 	eng_obj_set(o, "name", json_object_new_string(e->key), &bad);
-	if (rev >= MCP_REV_2025_06_18 && t->title)
+	if (rev >= API_REV_2025_06_18 && t->title)
 		eng_obj_set(o, "title", json_object_new_string(t->title), &bad);
 	if (t->description)
 		eng_obj_set(o, "description", json_object_new_string(t->description), &bad);
 	/* Deep copies: the registry's trees are read by every connection's
 	 * thread, and json-c objects are not thread-safe to share. */
-	eng_obj_set(o, "inputSchema", mcp_json_copy(t->input_schema), &bad);
-	if (t->output_schema && rev >= MCP_REV_2025_06_18)
-		eng_obj_set(o, "outputSchema", mcp_json_copy(t->output_schema), &bad);
+	eng_obj_set(o, "inputSchema", api_json_copy(t->input_schema), &bad);
+	if (t->output_schema && rev >= API_REV_2025_06_18)
+		eng_obj_set(o, "outputSchema", api_json_copy(t->output_schema), &bad);
 	if (t->annotations)
-		eng_obj_set(o, "annotations", mcp_json_copy(t->annotations), &bad);
+		eng_obj_set(o, "annotations", api_json_copy(t->annotations), &bad);
 	/* MCP Apps: the tool's UI (reg_lock is held while lists are built). */
-	json_object *ui = t->srv ? mcp_tool_ui_meta(t->srv, e->key) : NULL;
+	json_object *ui = t->srv ? api_tool_ui_meta(t->srv, e->key) : NULL;
 	if (ui) {
 		json_object *meta = json_object_new_object();
 		eng_obj_set(meta, "ui", ui, &bad);
 		eng_obj_set(o, "_meta", meta, &bad);
 	}
-	if (t->task_support != MCP_TASKS_FORBIDDEN && rev >= MCP_REV_2025_11_25) {
+	if (t->task_support != MCP_TASKS_FORBIDDEN && rev >= API_REV_2025_11_25) {
 		json_object *ex = json_object_new_object();
 		eng_obj_set(ex, "taskSupport",
 			    json_object_new_string(t->task_support == MCP_TASKS_REQUIRED
@@ -307,4 +308,167 @@ json_object *mcp_tool_describe(mcp_entry *e, int rev)
 		return NULL;
 	}
 	return o;
+}
+
+/* ---- tools/call ---------------------------------------------------------------- */
+
+/* One call of a handler, for api_ctx_run_rounds (which may call it again). */
+struct tool_run {
+	api_tool_entry *tool;
+	mcp_ctx *ctx;
+	json_object *args;
+	mcp_result *res;
+	int rev;
+};
+
+static int tool_invoke(void *arg)
+{
+	struct tool_run *t = arg;
+	return t->tool->fn(t->ctx, t->args, t->res, t->tool->user);
+}
+
+static void tool_reset(void *arg)
+{
+	struct tool_run *t = arg;
+	api_result_clear(t->res);
+	api_result_init(t->res, t->rev);
+}
+
+void api_tools_call(eng_req *r)
+{
+	api_sess *ms = api_sess_of(r->sess);
+	int rev = api_req_rev(r);
+	json_object *params = api_get(r->msg, "params");
+	const char *name = api_get_str(params, "name");
+	json_object *args = api_get(params, "arguments");
+
+	if (!name) {
+		api_finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
+		return;
+	}
+	if (args && !json_object_is_type(args, json_type_object)) {
+		api_finish_invalid(r, "Invalid params: arguments must be an object", NULL);
+		return;
+	}
+	api_tool_entry *tool = (api_tool_entry *)api_registry_find(ms->srv, &ms->srv->tools, name);
+	if (!tool) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
+		api_finish_invalid(r, msg, api_data_str("name", name));
+		return;
+	}
+	json_object *own_args = NULL;
+	if (!args)
+		args = own_args = json_object_new_object();
+	/* The arguments come from a model: checked before any handler (or
+	 * task) sees them, and a mismatch is a tool error (SEP-1303). */
+	int oom = !args;
+	json_object *refusal = args ? api_tool_check_args(tool, args, rev, &oom) : NULL;
+	if (refusal || oom) {
+		if (refusal && api_req_modern(r))
+			api_modern_decorate(ms->srv, "tools/call", refusal);
+		if (refusal)
+			eng_req_finish_result(r, refusal);
+		else
+			eng_req_finish_error(r, MCP_JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+		json_object_put(own_args);
+		api_entry_unref(&tool->base);
+		return;
+	}
+
+	/* Tasks.  2025-11-25: the client asks with params.task, per the
+	 * tool's taskSupport.  2026-07-28 (SEP-2663): the server decides, for
+	 * requests that declare the extension; a legacy params.task is
+	 * ignored, and a tool that only runs as a task is refused to a request
+	 * that cannot take one. */
+	int modern = api_req_modern(r);
+	int declared = modern && api_tasks_declared(((const api_view *)r->proto)->caps);
+	json_object *task = rev >= API_REV_2025_11_25 && !modern ? api_get(params, "task") : NULL;
+	if (modern && !declared && tool->task_support == MCP_TASKS_REQUIRED) {
+		eng_req_finish_error(r, API_JSONRPC_MISSING_CAPABILITY,
+				     "Missing required client capability: this tool runs only as a "
+				     "task (io.modelcontextprotocol/tasks)",
+				     api_tasks_required_data());
+		json_object_put(own_args);
+		api_entry_unref(&tool->base);
+		return;
+	}
+	if (!modern && ((task && tool->task_support == MCP_TASKS_FORBIDDEN) ||
+			(!task && tool->task_support == MCP_TASKS_REQUIRED &&
+			 rev >= API_REV_2025_11_25))) {
+		eng_req_finish_error(r, MCP_JSONRPC_METHOD_NOT_FOUND,
+				     task ? "This tool cannot run as a task"
+					  : "This tool runs only as a task (send params.task)",
+				     api_data_str("name", name));
+		json_object_put(own_args);
+		api_entry_unref(&tool->base);
+		return;
+	}
+	/* Made a task before the handler runs, unless the handler decides
+	 * when (MCP_TOOL_TASK_BY_HANDLER: after gathering input, say). */
+	int up_front = task || (declared && tool->task_support != MCP_TASKS_FORBIDDEN &&
+				!(tool->flags & MCP_TOOL_TASK_BY_HANDLER));
+	if (task && !json_object_is_type(task, json_type_object)) {
+		api_finish_invalid(r, "Invalid params: task must be an object with an optional "
+				  "non-negative integer ttl",
+			       NULL);
+		json_object_put(own_args);
+		api_entry_unref(&tool->base);
+		return;
+	}
+	mcp_ctx ctx;
+	api_ctx_begin(&ctx, r, params);
+	ctx.tool = tool;
+	if (api_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
+		json_object_put(own_args);
+		api_entry_unref(&tool->base);
+		return;
+	}
+	const char *why = NULL;
+	int resumed = api_mrtr_begin(&ctx, params, "tools/call", name, args, &why);
+	if (resumed != 0) {
+		if (resumed < 0)
+			api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS, why, NULL);
+		api_mrtr_end(&ctx);
+		json_object_put(own_args);
+		api_entry_unref(&tool->base);
+		return;
+	}
+	int rc = up_front ? api_task_start(&ctx, task) : MCP_OK;
+	if (rc != MCP_OK) {
+		if (rc == MCP_EINVAL)
+			api_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_INVALID_PARAMS,
+				    "Invalid params: task must be an object with an optional "
+				    "non-negative integer ttl",
+				    NULL);
+		else if (rc == MCP_EBUSY)
+			api_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_SERVER_BUSY,
+				    "Server busy: too many tasks", NULL);
+		else
+			api_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
+				    NULL);
+		api_mrtr_end(&ctx);
+		json_object_put(own_args);
+		api_entry_unref(&tool->base);
+		return;
+	}
+	mcp_result res;
+	api_result_init(&res, rev);
+	struct tool_run tr = { tool, &ctx, args, &res, rev };
+	rc = api_ctx_run_rounds(&ctx, tool_invoke, tool_reset, &tr);
+	if (ctx.task && modern)
+		rc = api_task_rounds(&ctx, rc, tool_invoke, tool_reset, &tr);
+	json_object *result = NULL;
+	if (rc == MCP_EINPUT && !ctx.task && (result = api_mrtr_input_required(&ctx)))
+		rc = MCP_OK;
+	else
+		rc = api_tool_outcome(&ctx, tool, &res, rc, &result);
+	if (result)
+		api_task_decorate(&ctx, result);
+	api_ctx_end(&ctx, rc, result, res.err_code, res.err_message, res.err_data);
+	res.err_data = NULL;
+	api_result_clear(&res);
+	api_mrtr_end(&ctx);
+	json_object_put(own_args);
+	api_entry_unref(&tool->base);
 }

@@ -9,7 +9,7 @@
 
 #include "api/internal.h"
 
-char *mcp_strdup_opt(const char *s, int *failed)
+char *api_strdup_opt(const char *s, int *failed)
 {
 	if (!s)
 		return NULL;
@@ -19,7 +19,7 @@ char *mcp_strdup_opt(const char *s, int *failed)
 	return d;
 }
 
-json_object *mcp_json_copy(json_object *o)
+json_object *api_json_copy(json_object *o)
 {
 	json_object *c = NULL;
 	if (o && json_object_deep_copy(o, &c, NULL) != 0)
@@ -27,19 +27,25 @@ json_object *mcp_json_copy(json_object *o)
 	return c;
 }
 
-json_object *mcp_get(json_object *o, const char *key)
+json_object *api_get(json_object *o, const char *key)
 {
 	json_object *v = NULL;
 	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
-void mcp_json_add_str(json_object *o, const char *key, const char *value)
+const char *api_get_str(json_object *o, const char *key)
+{
+	json_object *v = api_get(o, key);
+	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+void api_json_add_str(json_object *o, const char *key, const char *value)
 {
 	if (value)
 		eng_obj_add(o, key, json_object_new_string(value));
 }
 
-void mcp_random_hex(char out[33])
+void api_random_hex(char out[33])
 {
 	unsigned char raw[16];
 	size_t got = 0;
@@ -59,7 +65,7 @@ void mcp_random_hex(char out[33])
 		snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }
 
-int mcp_rpc_error_set(mcp_rpc_error *e, int code, const char *message, json_object *data)
+int api_rpc_error_set(api_rpc_error *e, int code, const char *message, json_object *data)
 {
 	if (!e || !message || code == 0) {
 		json_object_put(data);
@@ -70,18 +76,41 @@ int mcp_rpc_error_set(mcp_rpc_error *e, int code, const char *message, json_obje
 		json_object_put(data);
 		return MCP_ENOMEM;
 	}
-	mcp_rpc_error_clear(e);
+	api_rpc_error_clear(e);
 	e->code = code;
 	e->message = m;
 	e->data = data;
 	return MCP_OK;
 }
 
-void mcp_rpc_error_clear(mcp_rpc_error *e)
+void api_rpc_error_clear(api_rpc_error *e)
 {
 	free(e->message);
 	json_object_put(e->data);
 	e->code = 0;
 	e->message = NULL;
 	e->data = NULL;
+}
+
+/* An RFC 3986 URI as far as its characters go: a scheme, a colon, and only
+ * unreserved, reserved or percent-encoded characters.  Anything else cannot
+ * name a resource and would make the answer invalid. */
+int api_uri_valid(const char *uri)
+{
+	const char *p = uri;
+	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+		return 0;
+	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+	       *p == '+' || *p == '-' || *p == '.')
+		p++;
+	if (*p != ':')
+		return 0;
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~:/?#[]@!$&'()*+,;=%{}", c))
+			continue;
+		return 0;
+	}
+	return 1;
 }

@@ -149,6 +149,14 @@ typedef struct eng_session eng_session;
 typedef struct eng_req eng_req;
 typedef struct eng_batch eng_batch;
 
+/* A unit of work for the pool (engine/pool.c), embedded in what it runs
+ * (libuv's uv__work): `run` is called once, on a worker, with the item;
+ * whoever queued it owns it, and `run` releases what queueing held. */
+typedef struct eng_work {
+	struct eng_work *next;    /* the pool's queue, or a list to queue */
+	void (*run)(struct eng_work *w);
+} eng_work;
+
 struct eng_req {
 	eng_idnode node;          /* in-flight table link; key = id_key */
 	_Atomic int refs;
@@ -158,7 +166,7 @@ struct eng_req {
 	json_object *id;          /* borrowed from msg, or own_id */
 	/* A request queued deep (ENG_RAW_DEPTH) keeps its line, not its
 	 * tree: json-c spends ~2.9 KB on a 100-byte tools/call.  The worker
-	 * parses it again (eng_req_dispatch). */
+	 * parses it again (session.c, dispatch_run). */
 	char *raw;
 	size_t raw_len;
 	json_object *own_id;      /* the id, parsed from id_key, when msg was freed */
@@ -167,7 +175,9 @@ struct eng_req {
 	char *client_key;         /* after eng_req_detach: the client's id
 				     text (eng_req_client_key) */
 	eng_token token;
-	eng_req *qnext;           /* work queue link */
+	eng_work work;            /* its run on a worker (session.c) */
+	eng_req *qnext;           /* the session's lists: held by the reader,
+				     waiting for the session's cap, to reap */
 	eng_batch *batch;         /* non-NULL inside a JSON-RPC batch */
 	void (*run)(eng_req *r);  /* runs on a worker */
 	void *proto;              /* protocol layer's per-request data */
@@ -196,9 +206,30 @@ struct eng_req {
 	void (*free_proto)(void *proto);
 };
 
+/* ---- a request's life (engine/req.c) ---------------------------------- */
+
+/* A request of `s` holding `msg` (taken) with one reference for the
+ * caller and one on `s`; `key`, when not NULL, is the id's text, taken
+ * (freed on failure).  NULL without memory. */
 eng_req *eng_req_new(eng_session *s, json_object *msg, json_object *id);
+eng_req *eng_req_new_keyed(eng_session *s, json_object *msg, json_object *id, char *key);
 void eng_req_ref(eng_req *r);
+/* The last reference frees the request, on the session's reader when it
+ * runs one (the tree came from its heap: eng_req_reap). */
 void eng_req_unref(eng_req *r);
+/* The reader loop of `s` runs on this thread from now (NULL: none);
+ * returns the previous one.  Whether the calling thread is s's reader. */
+eng_session *eng_req_reader_swap(eng_session *s);
+int eng_req_on_reader(const eng_session *s);
+/* The reader frees what other threads left to it (s->reap_stack). */
+void eng_req_reap(eng_session *s);
+/* The in-flight table (s->inflight, under s->mu): the request of a node,
+ * or NULL when the node only waits to be unlinked (its id was
+ * forgotten); the same with a reference for the caller, taken only from
+ * a count that is not zero; unlinking a request's node. */
+eng_req *eng_req_live(eng_idnode *n);
+eng_req *eng_req_live_ref(eng_idnode *n);
+void eng_req_unlink_locked(eng_session *s, eng_req *r);
 /* Decides the outcome; returns 1 when this call decided it. */
 static inline int eng_req_decide(eng_req *r, int outcome)
 {
@@ -378,7 +409,7 @@ typedef struct eng_worker eng_worker;
 typedef struct eng_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t idle_cv;    /* a worker became idle / exited */
-	eng_req *head, *tail;
+	eng_work *head, *tail;
 	_Atomic size_t queued;     /* changed under mu, read without it */
 	size_t max_queue;
 	int nthreads;
@@ -413,16 +444,16 @@ typedef struct eng_pool {
 /* Starts `nthreads` workers.  `poll_ns` bounds the poll of a worker that
  * answered its last requests one at a time, before it sleeps (0: none). */
 int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue, int64_t poll_ns);
-/* Queues a request (the queue takes a reference).  MCP_EBUSY when full,
- * MCP_ECLOSED when the pool is stopping. */
-int eng_pool_submit(eng_pool *p, eng_req *r);
-/* Queues the chain `*list` (linked by qnext) in order under one lock and
- * wakes the workers it needs.  The queue takes over the caller's
- * reference of each request it queues.  What did not fit is left in
- * *list, still linked and still the caller's, to be refused; *why (when
- * not NULL) then says why: MCP_EBUSY (full) or MCP_ECLOSED (stopping).
- * Returns the number queued. */
-int eng_pool_submit_list(eng_pool *p, eng_req **list, int *why);
+/* Queues one item; its run is then owed (a stopping pool still runs what
+ * it queued).  MCP_EBUSY when full, MCP_ECLOSED when the pool is
+ * stopping: then the item stays the caller's. */
+int eng_pool_submit(eng_pool *p, eng_work *w);
+/* Queues the chain `*list` (linked by next) in order under one lock and
+ * wakes the workers it needs.  What did not fit is left in *list, still
+ * linked and still the caller's; *why (when not NULL) then says why:
+ * MCP_EBUSY (full) or MCP_ECLOSED (stopping).  Returns the number
+ * queued. */
+int eng_pool_submit_list(eng_pool *p, eng_work **list, int *why);
 /* Requests waiting in the queue now (a hint: read without the lock). */
 size_t eng_pool_depth(eng_pool *p);
 /* Stops the workers; waits until `deadline_ns` for them to exit; returns the
@@ -507,6 +538,9 @@ typedef struct eng_limits {
 
 struct eng_session {
 	_Atomic int refs;
+	/* Its teardown (session.c), run by the last eng_session_unref:
+	 * requests, below the session, hold it alive without knowing it. */
+	void (*destroy)(eng_session *s);
 	pthread_mutex_t mu;          /* in-flight table, counters below */
 	pthread_cond_t idle_cv;      /* inflight reached zero */
 	eng_idtable inflight;
@@ -570,8 +604,16 @@ struct eng_session {
 eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,
 			     const eng_limits *lim, const eng_proto *proto,
 			     void *proto_data);
-void eng_session_ref(eng_session *s);
-void eng_session_unref(eng_session *s);
+static inline void eng_session_ref(eng_session *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+static inline void eng_session_unref(eng_session *s)
+{
+	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+		s->destroy(s);
+}
 
 /* Runs the reader loop on the calling thread until end of input or a
  * trigger, then the shutdown sequence.  Returns MCP_OK.  Not for push
@@ -638,6 +680,15 @@ int eng_session_id_in_flight(eng_session *s, json_object *id);
 /* Peer cancellation by id (P2); unknown ids are ignored. */
 void eng_session_cancel_peer(eng_session *s, json_object *id);
 
+/* The JSON-RPC 2.0 envelope of an object message that is not a response
+ * (section 4): NULL for a valid request or notification, else why it is
+ * an Invalid Request (a static text); `pre` holds eng_json_precheck's
+ * flags of its line (ENG_JSON_BAD_ID: its id cannot be echoed as sent).
+ * answer_id: the id such a message is answered under (section 5): its own
+ * when valid (a string or an integer, echoed as sent; borrowed), NULL
+ * (null) when missing or invalid.  One rule for every transport. */
+const char *eng_request_problem(json_object *msg, unsigned pre);
+json_object *eng_request_answer_id(json_object *msg, unsigned pre);
 /* Answers from the reader thread (inline requests, envelope errors):
  * `result` and `data` taken.  id may be NULL (null id). */
 void eng_session_respond_result(eng_session *s, json_object *id, json_object *result);

@@ -1,9 +1,11 @@
 /*
  * pool.c - the work queue and the worker threads that run handlers.
  *
- * One pool serves every session of a server.  Work whose outcome was
- * decided while it sat in the queue (a peer cancel, a dropped session) is
- * skipped without running its handler.
+ * One pool serves every session of a server.  It runs work items
+ * (eng_work: a function and a link, embedded in what they run) and knows
+ * nothing of requests: a request whose outcome was decided while it sat
+ * in the queue (a peer cancel, a dropped session) is skipped by its own
+ * run function (session.c), not here.
  *
  * The wake policy is what makes a stream of short requests cheap.  A
  * worker that finds the queue empty sleeps on its own condvar, pushed on a
@@ -49,8 +51,6 @@ struct eng_worker {
 	eng_worker *next_idle;
 	int signalled;  /* under pool->mu: popped off the idle stack to run */
 };
-
-void eng_req_dispatch(eng_req *r);  /* session.c */
 
 /* The pool of the worker running on this thread, and how deeply it is
  * inside engine waits. */
@@ -112,10 +112,10 @@ static void *worker_main(void *arg)
 	int spun = 0;
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		eng_req *r = p->head;
-		if (r) {
+		eng_work *w = p->head;
+		if (w) {
 			spun = 0;
-			p->head = r->qnext;
+			p->head = w->next;
 			if (!p->head)
 				p->tail = NULL;
 			p->queued--;
@@ -125,12 +125,11 @@ static void *worker_main(void *arg)
 			pthread_mutex_unlock(&p->mu);
 
 			tl_quiet_now = 0;
-			eng_req_dispatch(r);
+			w->run(w);
 			if (!tl_quiet_now)
 				tl_quiet = 0;
 			else if (tl_quiet < QUIET_STREAK)
 				tl_quiet++;
-			eng_req_unref(r);
 
 			pthread_mutex_lock(&p->mu);
 			p->busy--;
@@ -266,7 +265,7 @@ int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue, int64_t poll_ns)
 	return MCP_OK;
 }
 
-int eng_pool_submit_list(eng_pool *p, eng_req **list, int *why)
+int eng_pool_submit_list(eng_pool *p, eng_work **list, int *why)
 {
 	eng_worker *wake[8];
 	int nwake = 0, k = 0;
@@ -274,14 +273,14 @@ int eng_pool_submit_list(eng_pool *p, eng_req **list, int *why)
 	if (why)
 		*why = p->stopping ? MCP_ECLOSED : MCP_EBUSY;
 	while (*list && !p->stopping && p->queued < p->max_queue) {
-		eng_req *r = *list;
-		*list = r->qnext;
-		r->qnext = NULL;
+		eng_work *w = *list;
+		*list = w->next;
+		w->next = NULL;
 		if (p->tail)
-			p->tail->qnext = r;
+			p->tail->next = w;
 		else
-			p->head = r;
-		p->tail = r;
+			p->head = w;
+		p->tail = w;
 		p->queued++;
 		k++;
 	}
@@ -304,18 +303,12 @@ int eng_pool_submit_list(eng_pool *p, eng_req **list, int *why)
 	return k;
 }
 
-int eng_pool_submit(eng_pool *p, eng_req *r)
+int eng_pool_submit(eng_pool *p, eng_work *w)
 {
-	/* The queue's reference is taken first: once queued, the request
-	 * may be run and released before we return. */
-	eng_req_ref(r);
-	r->qnext = NULL;
-	eng_req *one = r;
+	w->next = NULL;
+	eng_work *one = w;
 	int why;
-	if (eng_pool_submit_list(p, &one, &why) == 1)
-		return MCP_OK;
-	eng_req_unref(r);
-	return why;
+	return eng_pool_submit_list(p, &one, &why) == 1 ? MCP_OK : why;
 }
 
 size_t eng_pool_depth(eng_pool *p)

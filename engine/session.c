@@ -1,7 +1,7 @@
 /*
  * session.c - one connection's life: the reader loop that parses and routes
  * every inbound message, the in-flight table, the terminal outcome of each
- * request, and the shutdown sequence of DESIGN.md, run exactly once.
+ * request, and the shutdown sequence of doc/design.md, run exactly once.
  *
  * The reader never blocks on a worker or on the writer: requests go to the
  * pool, answers to the pending table, and everything outbound to the
@@ -16,9 +16,11 @@
  * stage that cannot run in parallel.  A plain request (envelope.c) is
  * routed from its raw line and parsed, and its tree freed, by the worker
  * that runs it; anything else is parsed here.  What the reader allocated
- * comes back to it to be freed (eng_req_unref).
+ * comes back to it to be freed (eng_req_unref, in req.c, which holds a
+ * request's life as an object; what a request does is here).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,158 +34,6 @@
 /* The answers of a request refused for a limit (MCP_JSONRPC_SERVER_BUSY). */
 #define BUSY_QUEUE "Server busy: the work queue is full"
 #define BUSY_SESSION "Server busy: too many requests of this session are waiting"
-
-/* ---- requests ----------------------------------------------------------- */
-
-/* `key`, when not NULL, is the id's text, taken (freed on failure). */
-static eng_req *req_new_keyed(eng_session *s, json_object *msg, json_object *id, char *key)
-{
-	eng_req *r = calloc(1, sizeof *r);
-	if (!r) {
-		free(key);
-		return NULL;
-	}
-	if (eng_token_init(&r->token)) {
-		free(key);
-		free(r);
-		return NULL;
-	}
-	r->id_key = key ? key : eng_json_dup(id, NULL);
-	if (!r->id_key) {
-		eng_token_destroy(&r->token);
-		free(r);
-		return NULL;
-	}
-	atomic_init(&r->refs, 1);
-	atomic_init(&r->outcome, ENG_OUT_NONE);
-	r->node.key = r->id_key;
-	r->msg = msg;
-	r->id = id;
-	r->sess = s;
-	eng_session_ref(s);
-	return r;
-}
-
-eng_req *eng_req_new(eng_session *s, json_object *msg, json_object *id)
-{
-	return req_new_keyed(s, msg, id, NULL);
-}
-
-void eng_req_ref(eng_req *r)
-{
-	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
-}
-
-/* The reader of the session whose loop runs on this thread, if any. */
-static __thread eng_session *tl_reader;
-
-/* The request of an in-flight table node, or NULL when the node only
- * waits to be unlinked (its id was forgotten: req_forget_id). */
-static eng_req *live_req(eng_idnode *n)
-{
-	eng_req *r = (eng_req *)n;
-	return r && !atomic_load(&r->forgotten) ? r : NULL;
-}
-
-/* Under sess->mu: the live request of an in-flight node with a reference
- * for the caller, or NULL.  Being live is not enough: a finishing worker
- * forgets the id and drops its references without the lock, so the last
- * one may be gone already, and the request is then being freed (its free
- * waits for this lock to unlink it).  A reference is taken only from a
- * count that is not zero.  (The SPIN model found the double free this
- * prevents: tests/model/trails/life.txt.) */
-static eng_req *live_ref(eng_idnode *n)
-{
-	eng_req *r = live_req(n);
-	if (!r)
-		return NULL;
-	int refs = atomic_load_explicit(&r->refs, memory_order_relaxed);
-	while (refs > 0)
-		if (atomic_compare_exchange_weak_explicit(&r->refs, &refs, refs + 1,
-							  memory_order_acquire,
-							  memory_order_relaxed))
-			return r;
-	return NULL;
-}
-
-static void table_del_locked(eng_session *s, eng_req *r)
-{
-	if (r->in_table) {
-		eng_idtable_del(&s->inflight, &r->node);
-		r->in_table = 0;
-	}
-}
-
-static void req_free(eng_req *r)
-{
-	if (r->in_table) {
-		/* Still linked (its id was forgotten, not unlinked): the
-		 * table must not keep a freed node. */
-		pthread_mutex_lock(&r->sess->mu);
-		table_del_locked(r->sess, r);
-		pthread_mutex_unlock(&r->sess->mu);
-	}
-	if (r->free_proto && r->proto)
-		r->free_proto(r->proto);
-	eng_token_destroy(&r->token);
-	if (r->msg)
-		json_object_put(r->msg);
-	if (r->own_id)
-		json_object_put(r->own_id);
-	free(r->raw);
-	free(r->id_key);
-	free(r->client_key);
-	eng_session *s = r->sess;
-	free(r);
-	eng_session_unref(s);
-}
-
-/* Frees what other threads left to the reader. */
-static void reap(eng_session *s)
-{
-	eng_req *r = atomic_exchange(&s->reap_stack, NULL);
-	/* Unlink the whole stack from the in-flight table under one lock. */
-	int linked = 0;
-	for (eng_req *q = r; q && !linked; q = q->qnext)
-		linked = q->in_table;
-	if (linked) {
-		pthread_mutex_lock(&s->mu);
-		for (eng_req *q = r; q; q = q->qnext)
-			table_del_locked(s, q);
-		pthread_mutex_unlock(&s->mu);
-	}
-	while (r) {
-		eng_req *next = r->qnext;
-		req_free(r);
-		r = next;
-	}
-}
-
-void eng_req_unref(eng_req *r)
-{
-	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
-		return;
-	eng_session *s = r->sess;
-	if (tl_reader == s || !atomic_load_explicit(&s->reaping, memory_order_relaxed)) {
-		req_free(r);
-		return;
-	}
-	/* A request and its tree come from the reader's heap: on a worker or
-	 * the writer, freeing them here means the reader's arena lock for
-	 * every one of a few dozen blocks, against the reader's own
-	 * allocations.  Hand them back instead.  The extra session reference
-	 * covers the window between the push and the check below. */
-	eng_session_ref(s);
-	eng_req *head = atomic_load_explicit(&s->reap_stack, memory_order_relaxed);
-	do
-		r->qnext = head;
-	while (!atomic_compare_exchange_weak(&s->reap_stack, &head, r));
-	/* The reader stores reaping = 0 before its last reap: whichever of
-	 * us comes second sees the other's write, so nothing is left behind. */
-	if (!atomic_load(&s->reaping))
-		reap(s);
-	eng_session_unref(s);
-}
 
 /* ---- JSON-RPC batches (2025-03-26) -------------------------------------------
  *
@@ -448,6 +298,8 @@ static void on_write_error(void *arg)
 	eng_session_trigger(arg, MCP_CANCEL_TRANSPORT_CLOSED);
 }
 
+static void session_destroy(eng_session *s);
+
 eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,
 			     const eng_limits *lim, const eng_proto *proto,
 			     void *proto_data)
@@ -456,6 +308,7 @@ eng_session *eng_session_new(tp_conn *tp, eng_pool *pool, eng_stats *stats,
 	if (!s)
 		return NULL;
 	atomic_init(&s->refs, 1);
+	s->destroy = session_destroy;
 	s->tp = tp;
 	s->pool = pool;
 	s->stats = stats;
@@ -504,15 +357,9 @@ fail_mu:
 	return NULL;
 }
 
-void eng_session_ref(eng_session *s)
+/* The last reference went (eng_session_unref). */
+static void session_destroy(eng_session *s)
 {
-	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-}
-
-void eng_session_unref(eng_session *s)
-{
-	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
-		return;
 	eng_writer_close(&s->writer, eng_now_ns());
 	eng_writer_destroy(&s->writer);
 	eng_pending_destroy(&s->pending);
@@ -548,7 +395,7 @@ static eng_req *inflight_find(eng_session *s, json_object *id)
 	if (!key)
 		return NULL;
 	pthread_mutex_lock(&s->mu);
-	eng_req *r = live_ref(eng_idtable_get(&s->inflight, key));
+	eng_req *r = eng_req_live_ref(eng_idtable_get(&s->inflight, key));
 	pthread_mutex_unlock(&s->mu);
 	return r;
 }
@@ -567,8 +414,8 @@ int eng_session_id_in_flight(eng_session *s, json_object *id)
 static int table_put_locked(eng_session *s, eng_req *r)
 {
 	eng_idnode *old = eng_idtable_get(&s->inflight, r->node.key);
-	if (old && !live_req(old))
-		table_del_locked(s, (eng_req *)old);
+	if (old && !eng_req_live(old))
+		eng_req_unlink_locked(s, (eng_req *)old);
 	int rc = eng_idtable_put(&s->inflight, &r->node);
 	if (rc == MCP_OK)
 		r->in_table = 1;
@@ -744,6 +591,24 @@ static int reparse_raw(eng_req *r)
 }
 
 static void refuse_busy(eng_session *s, eng_req *r, const char *why);
+static void req_work(eng_work *w);
+
+static eng_req *req_of_work(eng_work *w)
+{
+	return (eng_req *)((char *)w - offsetof(eng_req, work));
+}
+
+/* Queues r for a worker with a reference of the queue's, which its run
+ * (req_work) drops.  MCP_EBUSY or MCP_ECLOSED when the pool refused it. */
+static int pool_submit(eng_session *s, eng_req *r)
+{
+	eng_req_ref(r);
+	int rc = eng_pool_submit(s->pool, &r->work);
+	if (rc != MCP_OK)
+		eng_req_unref(r);
+	return rc;
+}
+
 static int sched_enter(eng_session *s, eng_req *r);
 static void sched_leave(eng_session *s);
 static void submit_held(eng_session *s);
@@ -773,6 +638,7 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 {
 	json_object *id = r->id;
 	r->run = run;
+	r->work.run = req_work;
 	r->proto = proto_req;
 	r->free_proto = free_proto;
 	if (s->cur_batch) {
@@ -787,11 +653,12 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 		atomic_fetch_add(&s->inflight_n, 1);
 	pthread_mutex_unlock(&s->mu);
 	if (rc == MCP_EEXIST) {
-		/* P5: the first request is untouched.  Answer with a null id so
-		 * the client cannot mistake this for the first request's answer. */
+		/* P5: the first request is untouched, and still cancellable.
+		 * The duplicate is answered under its id, which is valid
+		 * (JSON-RPC 2.0 section 5). */
 		json_object *data = json_object_new_object();
 		eng_obj_add(data, "id", json_object_get(id));
-		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+		eng_session_respond_error(s, id, MCP_JSONRPC_INVALID_REQUEST,
 					  "Invalid Request: id is already in flight", data);
 		atomic_fetch_add(&s->stats->rejected, 1);
 		eng_req_decide(r, ENG_OUT_REJECTED);
@@ -819,7 +686,7 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 			return place == 0 ? MCP_OK : MCP_EBUSY;
 		}
 	}
-	if (tl_reader == s && s->tp->announces_wait) {
+	if (eng_req_on_reader(s) && s->tp->announces_wait) {
 		/* The reader's loop, on a transport that tells it before it
 		 * blocks: hold the request, and hand the pool several at once
 		 * (submit_held). */
@@ -834,7 +701,7 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 			submit_held(s);
 		return MCP_OK;
 	}
-	rc = eng_pool_submit(s->pool, r);
+	rc = pool_submit(s, r);
 	s->feed_admitted += rc == MCP_OK;
 	if (rc != MCP_OK) {
 		refuse_busy(s, r, BUSY_QUEUE);
@@ -906,7 +773,7 @@ static void sched_leave(eng_session *s)
 			return;
 		/* It keeps the place; the pool takes its own reference and
 		 * the session's goes. */
-		int rc = eng_pool_submit(s->pool, next);
+		int rc = pool_submit(s, next);
 		if (rc != MCP_OK)
 			refuse_busy(s, next, BUSY_QUEUE);
 		eng_req_unref(next);
@@ -955,14 +822,22 @@ static void refuse_busy(eng_session *s, eng_req *r, const char *why)
  * request waits on input that may never come) and when its loop ends. */
 static void submit_held(eng_session *s)
 {
-	eng_req *list = s->held_head;
+	/* The pool takes over the held references of the requests it
+	 * queues; the others are refused here. */
+	eng_work *list = NULL, **tail = &list;
+	for (eng_req *r = s->held_head; r; r = r->qnext) {
+		*tail = &r->work;
+		tail = &r->work.next;
+	}
+	*tail = NULL;
 	s->held_head = s->held_tail = NULL;
 	s->held_n = 0;
 	if (list)
 		eng_pool_submit_list(s->pool, &list, NULL);
 	while (list) {
-		eng_req *r = list;
-		list = r->qnext;
+		eng_req *r = req_of_work(list);
+		list = list->next;
+		r->work.next = NULL;
 		r->qnext = NULL;
 		refuse_busy(s, r, BUSY_QUEUE);
 		if (r->capped)
@@ -991,7 +866,7 @@ int eng_session_submit_local(eng_session *s, const char *key, void (*run)(eng_re
 	 * in-flight table (P7), and the request has no id: nothing of it
 	 * can reach the wire, every ending goes to the sink. */
 	char *k = key && key[0] == '#' ? strdup(key) : NULL;
-	eng_req *r = k ? req_new_keyed(s, NULL, NULL, k) : NULL;
+	eng_req *r = k ? eng_req_new_keyed(s, NULL, NULL, k) : NULL;
 	if (!r) {
 		if (free_proto && proto_req)
 			free_proto(proto_req);
@@ -1000,10 +875,9 @@ int eng_session_submit_local(eng_session *s, const char *key, void (*run)(eng_re
 	r->sink = sink;
 	r->sink_arg = sink_arg;
 	/* Not the reader's hold-back list: the caller may be any thread. */
-	eng_session *outer = tl_reader;
-	tl_reader = NULL;
+	eng_session *outer = eng_req_reader_swap(NULL);
 	int rc = admit_req(s, r, run, proto_req, free_proto, NULL);
-	tl_reader = outer;
+	eng_req_reader_swap(outer);
 	return rc;
 }
 
@@ -1014,7 +888,7 @@ eng_req *eng_session_hold(eng_session *s, json_object *msg, json_object *id, voi
 	return admit(s, msg, id, NULL, proto_req, free_proto, &r) == MCP_OK ? r : NULL;
 }
 
-/* Runs on a worker (pool.c). */
+/* Runs on a worker. */
 static void dispatch_run(eng_req *r)
 {
 	eng_session *s = r->sess;
@@ -1053,12 +927,15 @@ static void dispatch_run(eng_req *r)
 	}
 }
 
-void eng_req_dispatch(eng_req *r);
-void eng_req_dispatch(eng_req *r)
+/* A request's work item, run by the pool: its handler, then its place
+ * in the session's cap and the queue's reference (pool_submit) go. */
+static void req_work(eng_work *w)
 {
+	eng_req *r = req_of_work(w);
 	dispatch_run(r);
 	if (r->capped)
 		sched_leave(r->sess);
+	eng_req_unref(r);
 }
 
 void eng_req_keep(eng_req *r)
@@ -1180,7 +1057,7 @@ int eng_req_detach(eng_req *r, json_object *result, const char *key,
 	 * under the same lock, so it either finds the request before the swap
 	 * (and its outcome change makes the checks below fail) or not at all. */
 	pthread_mutex_lock(&s->mu);
-	table_del_locked(s, r);
+	eng_req_unlink_locked(s, r);
 	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
 		pthread_mutex_unlock(&s->mu);
 		free(nkey);
@@ -1262,7 +1139,7 @@ int eng_req_detach_to(eng_req *r, eng_session *to, json_object *result, const ch
 	 * cancel either finds it before (and decides its outcome, checked
 	 * here) or never. */
 	pthread_mutex_lock(&s->mu);
-	table_del_locked(s, r);
+	eng_req_unlink_locked(s, r);
 	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
 		pthread_mutex_unlock(&s->mu);
 		free(nkey);
@@ -1336,11 +1213,6 @@ int eng_req_emit(eng_req *r, json_object *msg)
 	if (!line)
 		return MCP_ENOMEM;
 	return eng_writer_push_wait(&r->sess->writer, line, len, r, &r->token, NULL);
-}
-
-const char *eng_req_client_key(const eng_req *r)
-{
-	return r->client_key ? r->client_key : r->id_key;
 }
 
 int eng_req_closed(eng_req *r)
@@ -1474,9 +1346,41 @@ static int valid_request_id(json_object *id)
 	return ty == json_type_string || ty == json_type_int;
 }
 
-static void dispatch_object(eng_session *s, json_object *msg)
+const char *eng_request_problem(json_object *msg, unsigned pre)
 {
 	json_object *jmethod = NULL, *jid = NULL, *jv = NULL, *params = NULL;
+	int has_method = json_object_object_get_ex(msg, "method", &jmethod);
+	int has_id = json_object_object_get_ex(msg, "id", &jid);
+	if (!json_object_object_get_ex(msg, "jsonrpc", &jv) ||
+	    json_object_get_type(jv) != json_type_string ||
+	    strcmp(json_object_get_string(jv), "2.0") != 0)
+		return "Invalid Request: \"jsonrpc\" must be \"2.0\"";
+	if (!has_method || json_object_get_type(jmethod) != json_type_string)
+		return "Invalid Request: \"method\" must be a string";
+	if (has_id && !valid_request_id(jid))
+		return "Invalid Request: \"id\" must be a string or an integer";
+	if (has_id && (pre & ENG_JSON_BAD_ID))
+		return "Invalid Request: \"id\" cannot be echoed as sent (an integer "
+		       "beyond 64 bits, or a lone UTF-16 surrogate escape)";
+	if (json_object_object_get_ex(msg, "params", &params) &&
+	    !json_object_is_type(params, json_type_object) &&
+	    !json_object_is_type(params, json_type_array))
+		return "Invalid Request: \"params\" must be an object or an array";
+	return NULL;
+}
+
+json_object *eng_request_answer_id(json_object *msg, unsigned pre)
+{
+	json_object *jid = NULL;
+	if (!json_object_object_get_ex(msg, "id", &jid) || !valid_request_id(jid) ||
+	    (pre & ENG_JSON_BAD_ID))
+		return NULL;
+	return jid;
+}
+
+static void dispatch_object(eng_session *s, json_object *msg)
+{
+	json_object *jmethod = NULL, *jid = NULL, *params = NULL;
 	int has_method = json_object_object_get_ex(msg, "method", &jmethod);
 	int has_id = json_object_object_get_ex(msg, "id", &jid);
 
@@ -1496,27 +1400,18 @@ static void dispatch_object(eng_session *s, json_object *msg)
 		}
 		return;
 	}
-	const char *why = NULL;
-	if (!json_object_object_get_ex(msg, "jsonrpc", &jv) ||
-	    json_object_get_type(jv) != json_type_string ||
-	    strcmp(json_object_get_string(jv), "2.0") != 0)
-		why = "Invalid Request: \"jsonrpc\" must be \"2.0\"";
-	else if (!has_method || json_object_get_type(jmethod) != json_type_string)
-		why = "Invalid Request: \"method\" must be a string";
-	else if (has_id && !valid_request_id(jid))
-		why = "Invalid Request: \"id\" must be a string or an integer";
-	else if (has_id && s->cur_bad_id)
-		why = "Invalid Request: \"id\" cannot be echoed as sent (an integer "
-		      "beyond 64 bits, or a lone UTF-16 surrogate escape)";
-	else if (json_object_object_get_ex(msg, "params", &params) &&
-		 !json_object_is_type(params, json_type_object) &&
-		 !json_object_is_type(params, json_type_array))
-		why = "Invalid Request: \"params\" must be an object or an array";
+	unsigned pre = s->cur_bad_id ? ENG_JSON_BAD_ID : 0;
+	const char *why = eng_request_problem(msg, pre);
 	if (why) {
-		eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST, why, NULL);
+		/* Under its own id when that id is valid (JSON-RPC 2.0 section
+		 * 5), so that the client's call fails with the reason instead
+		 * of waiting for its timeout; null only when it has none. */
+		eng_session_respond_error(s, eng_request_answer_id(msg, pre),
+					  MCP_JSONRPC_INVALID_REQUEST, why, NULL);
 		json_object_put(msg);
 		return;
 	}
+	json_object_object_get_ex(msg, "params", &params);
 	const char *method = json_object_get_string(jmethod);
 	if (has_id)
 		s->proto->on_request(s, msg, jid, method, params);
@@ -1573,7 +1468,7 @@ static int dispatch_raw(eng_session *s, const char *line, size_t len)
 	raw[len] = '\0';
 	memcpy(key, env.id, env.id_len);
 	key[env.id_len] = '\0';
-	eng_req *r = req_new_keyed(s, NULL, id, key);
+	eng_req *r = eng_req_new_keyed(s, NULL, id, key);
 	if (!r) {
 		json_object_put(id);
 		free(raw);
@@ -1797,9 +1692,9 @@ static void fire_one_by_one(eng_session *s, int reason)
 		pthread_mutex_lock(&s->mu);
 		for (size_t i = 0; !r && i < s->inflight.nslots; i++)
 			for (eng_idnode *nd = s->inflight.slots[i]; nd && !r; nd = nd->next)
-				if (live_req(nd) &&
+				if (eng_req_live(nd) &&
 				    eng_token_reason(&((eng_req *)nd)->token) == MCP_CANCEL_NONE)
-					r = live_ref(nd); /* NULL: being freed, skipped */
+					r = eng_req_live_ref(nd); /* NULL: being freed, skipped */
 		pthread_mutex_unlock(&s->mu);
 		if (!r)
 			return;
@@ -1821,7 +1716,7 @@ static void fire_all(eng_session *s, int reason)
 	}
 	for (size_t i = 0; snap && i < s->inflight.nslots; i++)
 		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next) {
-			eng_req *r = live_ref(nd);
+			eng_req *r = eng_req_live_ref(nd);
 			if (!r)
 				continue; /* finished: nothing to cancel */
 			snap[k++] = r;
@@ -1839,7 +1734,7 @@ static void drop_stragglers(eng_session *s)
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->inflight.nslots; i++)
 		for (eng_idnode *nd = s->inflight.slots[i]; nd; nd = nd->next) {
-			eng_req *r = live_req(nd);
+			eng_req *r = eng_req_live(nd);
 			if (r)
 				eng_req_decide(r, ENG_OUT_DROPPED);
 		}
@@ -1972,8 +1867,7 @@ void eng_session_set_transport_features(eng_session *s, unsigned flags)
 int eng_session_run(eng_session *s)
 {
 	int reason = MCP_CANCEL_TRANSPORT_CLOSED;
-	eng_session *outer = tl_reader;
-	tl_reader = s;
+	eng_session *outer = eng_req_reader_swap(s);
 	atomic_store(&s->reaping, 1);
 	s->tp->before_wait = submit_held_hook;
 	s->tp->before_wait_arg = s;
@@ -1986,7 +1880,7 @@ int eng_session_run(eng_session *s)
 			/* After the hand-off, not before: the frees overlap the
 			 * worker's run instead of delaying this request. */
 			if (atomic_load_explicit(&s->reap_stack, memory_order_relaxed))
-				reap(s);
+				eng_req_reap(s);
 		} else if (rc == TP_BADUTF8) {
 			parse_error(s, "Parse error: invalid UTF-8");
 		} else if (rc == TP_TOOLONG) {
@@ -2007,7 +1901,7 @@ int eng_session_run(eng_session *s)
 	s->tp->before_wait = NULL;
 	session_shutdown(s, reason);
 	atomic_store(&s->reaping, 0);
-	reap(s);
-	tl_reader = outer;
+	eng_req_reap(s);
+	eng_req_reader_swap(outer);
 	return MCP_OK;
 }

@@ -201,9 +201,8 @@ static void check_framing(const uint8_t *d, size_t n, const config *c)
 static eng_pool pool;
 static eng_stats stats;
 
-/* What the protocol hooks saw, to compare with the output. */
+/* The protocol hooks' state. */
 typedef struct seen {
-	wire_ids requests;          /* reader thread only */
 	_Atomic int detach_serial;  /* workers */
 } seen;
 
@@ -315,10 +314,8 @@ static const struct {
 static void on_request(eng_session *s, json_object *msg, json_object *id, const char *method,
 		       json_object *params)
 {
-	seen *sn = s->proto_data;
 	if (!id || !valid_envelope(msg, id, method))
 		FAILF("on_request got an invalid envelope");
-	wire_ids_add(&sn->requests, wire_id_key(id));
 	for (size_t i = 0; i < sizeof pooled / sizeof pooled[0]; i++)
 		if (strcmp(method, pooled[i].name) == 0) {
 			eng_session_submit(s, msg, id, pooled[i].run, NULL, NULL);
@@ -393,7 +390,9 @@ static int memfd_with(const uint8_t *d, size_t n)
 	return fd;
 }
 
-static void check_output(int fd, const seen *sn)
+/* `sent`: the requests of the input, valid or not (an invalid one with a
+ * valid id is answered under it). */
+static void check_output(int fd, const wire_ids *sent)
 {
 	off_t size = lseek(fd, 0, SEEK_END);
 	if (size <= 0)
@@ -410,8 +409,7 @@ static void check_output(int fd, const seen *sn)
 	char why[256];
 	for (char *p = buf, *end = buf + size; p < end;) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (wire_check_line(p, (size_t)(nl - p), &sn->requests, &answered, why,
-				    sizeof why) != 0)
+		if (wire_check_line(p, (size_t)(nl - p), sent, &answered, why, sizeof why) != 0)
 			FAILF("output line %.*s: %s", (int)(nl - p > 300 ? 300 : nl - p), p, why);
 		p = nl + 1;
 	}
@@ -429,7 +427,6 @@ static void check_session(const uint8_t *d, size_t n, const config *c)
 	if (!tp)
 		FAILF("tp_fd_new failed");
 	seen sn;
-	wire_ids_init(&sn.requests);
 	atomic_init(&sn.detach_serial, 0);
 	batches_on = c->batches;
 	eng_limits lim = { .max_message = c->max_message,
@@ -444,8 +441,16 @@ static void check_session(const uint8_t *d, size_t n, const config *c)
 	    atomic_load(&stats.pending_left))
 		FAILF("the shutdown left requests behind");
 	eng_session_unref(s);
-	check_output(out, &sn);
-	wire_ids_free(&sn.requests);
+	wire_ids sent;
+	wire_ids_init(&sent);
+	for (size_t pos = 0; pos < n;) {
+		const uint8_t *nl = memchr(d + pos, '\n', n - pos);
+		size_t len = nl ? (size_t)(nl - (d + pos)) : n - pos;
+		wire_note_sent((const char *)d + pos, len, &sent);
+		pos += len + (nl ? 1 : 0);
+	}
+	check_output(out, &sent);
+	wire_ids_free(&sent);
 	close(in);
 	close(out);
 }

@@ -3,7 +3,7 @@
  * run's end must not leave a worker thread behind that still uses the
  * server after mcp_server_free().
  *
- * mcp_server_end() gave the pool 50 ms to stop and detached the workers
+ * api_server_end() gave the pool 50 ms to stop and detached the workers
  * that had not exited by then; mcp_server_free() then freed the server,
  * which holds the pool, unless a handler had been counted abandoned.  An
  * idle worker that was merely slow to be scheduled read the freed pool:

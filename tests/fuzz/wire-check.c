@@ -170,11 +170,15 @@ static json_object *parse_strict(const char *line, size_t len, const char **err)
 	return v;
 }
 
+/* A request, valid or not: anything with an id that is not a response
+ * may be answered under that id (JSON-RPC 2.0 section 5). */
 static void note_sent_one(json_object *m, wire_ids *sent)
 {
 	json_object *id = NULL;
 	if (json_object_is_type(m, json_type_object) &&
-	    json_object_object_get_ex(m, "method", NULL) &&
+	    (json_object_object_get_ex(m, "method", NULL) ||
+	     !(json_object_object_get_ex(m, "result", NULL) ||
+	       json_object_object_get_ex(m, "error", NULL))) &&
 	    json_object_object_get_ex(m, "id", &id) && id)
 		wire_ids_add(sent, wire_id_key(id));
 }

@@ -1,7 +1,7 @@
 /*
  * handlers.pml - the worker threads (engine/pool.c worker_main,
- * eng_req_dispatch), the three kinds of handler the fixture offers, and
- * how a handler's run ends (api/protocol.c mcp_ctx_end,
+ * session.c req_work), the three kinds of handler the fixture offers, and
+ * how a handler's run ends (api/common.c api_ctx_end,
  * engine/session.c finish_with / eng_req_finish_silent).
  *
  * Steps of one thread that no other thread can tell apart from one step
@@ -14,7 +14,7 @@
 #define FINE_FINISH 1
 #endif
 
-/* The end of a handler's run, as one step: mcp_ctx_end picks the ending
+/* The end of a handler's run, as one step: api_ctx_end picks the ending
  * (a result is answered; ECANCELED while closing - the token fired or the
  * session closed - writes nothing; anything else answers an error), then
  *   finish_with: decide RESPONDED (CAS), forget the id, queue the answer
@@ -344,7 +344,7 @@ inline handler_call(q)
 	fi
 }
 
-/* worker_main + eng_req_dispatch.  The pool's wake policy (idle stack,
+/* worker_main + req_work (session.c).  The pool's wake policy (idle stack,
  * runnable limit, monitor) is abstracted: an idle worker takes queued
  * work.  Taking a request and looking at its outcome are one step; so is
  * the first thing its handler does with its token (sleep's check, roots'

@@ -3,7 +3,7 @@
  * (engine/session.c eng_session_run): it reads the peer's messages in
  * order and routes each one, until end of input or a wake-up (a write
  * error, a signal), then runs the shutdown sequence and, as
- * mcp_server_end does, stops the pool.
+ * api_server_end does, stops the pool.
  *
  * A push-mode session (the transport feeds messages, no reader thread)
  * would call admit / cancel_peer / pending_answer from the transport's
@@ -48,5 +48,5 @@ proctype reader()
 #ifdef REFS
 	atomic { reaping = 0; reap_all() }
 #endif
-	atomic { stopping = 1; reader_gone = 1 }   /* mcp_server_end: eng_pool_stop */
+	atomic { stopping = 1; reader_gone = 1 }   /* api_server_end: eng_pool_stop */
 }

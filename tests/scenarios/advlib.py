@@ -180,7 +180,10 @@ class AdvServer(Server):
             except (ValueError, RecursionError):
                 continue
             for one in (v if isinstance(v, list) else [v]):
-                if isinstance(one, dict) and "method" in one and "id" in one:
+                # A request, valid or not: anything with an id that is
+                # not a response may be answered under that id.
+                if isinstance(one, dict) and "id" in one and \
+                        ("method" in one or not ("result" in one or "error" in one)):
                     k = json.dumps(one["id"])
                     self.requests_sent[k] = self.requests_sent.get(k, 0) + 1
 
@@ -263,8 +266,8 @@ class AdvServer(Server):
     def wait_err(self, text, timeout=10):
         super().wait_err(text, T(timeout))
 
-    def answer(self, rid, timeout=10):
-        return super().answer(rid, timeout)   # scaled by wait_for
+    def answer(self, rid, timeout=10, start=0):
+        return super().answer(rid, timeout, start)   # scaled by wait_for
 
     def wait_for(self, pred, timeout=10, what="a message", start=0):
         def safe(m):   # batch answers are lists: predicates written for dicts skip them

@@ -197,7 +197,7 @@ int main(void)
 		 * some later run happens to free would hide otherwise.  A
 		 * thread still there after mcp_server_free() returned is a pool
 		 * worker that outlived its server (BUG-9 of the scenario
-		 * report: mcp_server_end gives workers 50 ms, then detaches
+		 * report: api_server_end gives workers 50 ms, then detaches
 		 * them); it is counted and reported, and fails the soak only
 		 * with SOAK_STRICT=1 or when it never goes away. */
 		if (t != thr0 || count_fds() != fds0) {
@@ -228,7 +228,7 @@ int main(void)
 	check(kept * 50 <= n, "at most 2% of the servers kept alive by a late worker", n);
 	if (late)
 		printf("#   BUG-9: after %ld of %ld servers a thread outlived mcp_server_free() "
-		       "(a pool worker detached by mcp_server_end's 50 ms deadline)\n",
+		       "(a pool worker detached by api_server_end's 50 ms deadline)\n",
 		       late, n);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 #ifdef __GLIBC__

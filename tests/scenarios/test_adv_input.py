@@ -59,10 +59,25 @@ def _text(m):
     return m["result"]["content"][0]["text"]
 
 
-def _want_error(out, code, what):
+def _want_error(out, code, what, rid=None):
+    """One error `code`, under id `rid` (None: null)."""
     if len(out) != 1 or not isinstance(out[0], dict) or \
-            out[0].get("error", {}).get("code") != code or out[0].get("id") is not None:
-        raise Fail(f"{what}: want one {code} with id null, got {out}")
+            out[0].get("error", {}).get("code") != code or out[0].get("id") != rid or \
+            type(out[0].get("id")) is not type(rid):
+        raise Fail(f"{what}: want one {code} with id {json.dumps(rid)}, got {out}")
+
+
+def _answer_id(raw):
+    """The id an invalid message is answered under (JSON-RPC 2.0 section
+    5): its own when that is a string or an integer, else null."""
+    rid = json.loads(raw).get("id") if raw.startswith(b"{") else None
+    return rid if type(rid) in (str, int) else None
+
+
+def _in_flight_refusals(s):
+    """Every answer refusing an id as already in flight, whatever its id."""
+    return [m for m in s.snapshot() if isinstance(m, dict) and
+            "already in flight" in m.get("error", {}).get("message", "")]
 
 
 # ---- ids --------------------------------------------------------------------------
@@ -133,7 +148,7 @@ def ids_out_of_range_integers():
                b'{"jsonrpc":"2.0","id":18446744073709551617,"method":"tools/call",'
                b'"params":{"name":"sleep","arguments":{"ms":300}}}\n')
     time.sleep(T(0.6))
-    dup = [m for m in s.errors_null_id() if "already in flight" in m["error"]["message"]]
+    dup = _in_flight_refusals(s)
     if dup:
         raise Fail(f"distinct ids 2^64 and 2^64+1 collided: {dup[0]}")
     s.finish()
@@ -154,7 +169,7 @@ def ids_lone_surrogate_escapes():
                b'{"jsonrpc":"2.0","id":"\\udc00","method":"tools/call",'
                b'"params":{"name":"sleep","arguments":{"ms":300}}}\n')
     time.sleep(T(0.6))
-    dup = [m for m in s.errors_null_id() if "already in flight" in m["error"]["message"]]
+    dup = _in_flight_refusals(s)
     if dup:
         raise Fail(f"ids \"\\udbff\" and \"\\udc00\" collided: {dup[0]}")
     s.finish()
@@ -184,10 +199,11 @@ def ids_invalid_forms_rejected():
 
 def ids_duplicate_in_flight_on_every_path():
     """While request 42 runs, 42 again via tools/call, ping, tools/list,
-    a 2026-07-28 request and initialize is refused with -32600 (id
-    null); "42" and 42.0-free forms are different ids; "s" written as
-    "\\u0073" is the same id as "s"; a queued request's id is taken too;
-    the first requests stay untouched and cancellable."""
+    a 2026-07-28 request and initialize is refused with -32600 under id
+    42 (JSON-RPC 2.0 section 5: the id is valid); "42" and 42.0-free
+    forms are different ids; "s" written as "\\u0073" is the same id as
+    "s"; a queued request's id is taken too; the first requests stay
+    untouched and cancellable."""
     s = AdvServer("--workers", "2")
     s.init()
     probe = Probe(s)
@@ -201,22 +217,34 @@ def ids_duplicate_in_flight_on_every_path():
                       ("ping", req(42, "ping")), ("tools/list", req(42, "tools/list")),
                       ("modern tools/list", req(42, "tools/list", {"_meta": modern})),
                       ("initialize", init_msg(42))):
-        _want_error(probe(line(msg)), -32600, f"duplicate 42 via {what}")
+        _want_error(probe(line(msg)), -32600, f"duplicate 42 via {what}", 42)
     _want_error(probe(b'{"jsonrpc":"2.0","id":"\\u0073","method":"ping"}\n'), -32600,
-                'duplicate "\\u0073"')
+                'duplicate "\\u0073"', "s")
     out = probe(line(req("42", "ping")))
     if len(out) != 1 or out[0].get("id") != "42" or "result" not in out[0]:
         raise Fail(f'"42" is not 42: {out}')
     # A queued request's id is taken too (both workers are busy).
     s.call(7, "echo", {"text": "queued"})
-    _want_error(probe(line(call_msg(7, "echo", {"text": "dup"}))), -32600, "duplicate queued 7")
+    _want_error(probe(line(call_msg(7, "echo", {"text": "dup"}))), -32600, "duplicate queued 7",
+                7)
     s.cancel(42)
     s.cancel("s")
     s.wait_cleanup(42, "peer_cancelled")
-    if _text(s.answer(7)) != "queued":
-        raise Fail(f"queued 7: {s.answer(7)}")
+    m = s.wait_for(lambda m: m.get("id") == 7 and "result" in m, what="the answer to queued 7")
+    if _text(m) != "queued":
+        raise Fail(f"queued 7: {m}")
+    # 42 and "s" themselves, cancelled, are never answered: what came under
+    # their ids are the refusals of their duplicates (checked here, not as
+    # strict cancels).
+    s.cancelled.pop(json.dumps(42))
+    s.cancelled.pop(json.dumps("s"))
     s.finish()
-    if len(s.answers_for(7)) != 1:
+    for rid in (42, "s"):
+        if any("already in flight" not in m.get("error", {}).get("message", "")
+               for m in s.answers_for(rid)):
+            raise Fail(f"cancelled {rid!r} was answered: {s.answers_for(rid)}")
+    # The duplicate's refusal and the first request's answer, nothing more.
+    if sorted("result" in m for m in s.answers_for(7)) != [False, True]:
         raise Fail(f"answers for 7: {s.answers_for(7)}")
 
 
@@ -708,7 +736,8 @@ def malformed_numbers_out_of_range_in_arguments():
 # ---- envelopes and batches -----------------------------------------------------------------
 
 ENVELOPES = [
-    # (raw line, expected: int code with id null, "answered", or None for silence)
+    # (raw line, expected: int code (under the line's id when it is a valid
+    # id, else null), "answered", or None for silence)
     (b'{"id":"e","method":"ping"}', -32600),
     (b'{"jsonrpc":"1.0","id":"e","method":"ping"}', -32600),
     (b'{"jsonrpc":2.0,"id":"e","method":"ping"}', -32600),
@@ -747,7 +776,8 @@ ENVELOPES = [
 def envelope_violations_of_every_kind():
     """Every way to break the JSON-RPC envelope (jsonrpc missing, wrong
     value or type; method missing or not a string; params a scalar or
-    null; empty objects), each one -32600 with id null; response-shaped
+    null; empty objects), each one -32600, under the message's id when
+    that id is valid and null otherwise (JSON-RPC 2.0 section 5); response-shaped
     messages are never answered; odd but valid envelopes (empty or
     unknown method, extra members, array params) get one answer on their
     id."""
@@ -764,7 +794,7 @@ def envelope_violations_of_every_kind():
             if len(out) != 1 or out[0].get("id") != rid:
                 raise Fail(f"{raw!r}: {out}")
         else:
-            _want_error(out, want, f"{raw!r}")
+            _want_error(out, want, f"{raw!r}", _answer_id(raw))
     s.finish()
 
 
@@ -805,7 +835,7 @@ def batches_in_2025_03_26_every_shape():
     out = probe(line([req("m1", "ping"), {"jsonrpc": "1.0", "id": "m2", "method": "ping"},
                       req("m3", "no/such"), [req("m4", "ping")]]))
     arr = out[0] if out and isinstance(out[0], list) else None
-    if not arr or sorted(str(e.get("id")) for e in arr) != ["None", "None", "m1", "m3"]:
+    if not arr or sorted(str(e.get("id")) for e in arr) != ["None", "m1", "m2", "m3"]:
         raise Fail(f"mixed batch: {out}")
     if probe(line([{"jsonrpc": "2.0", "method": "notifications/x"}, INITIALIZED])):
         raise Fail("a batch of notifications was answered")
@@ -818,7 +848,7 @@ def batches_in_2025_03_26_every_shape():
     s.send([call_msg("dup", "sleep", {"ms": 100}), call_msg("dup", "echo", {"text": "x"})])
     arr = s.wait_for(lambda m: isinstance(m, list), start=before, what="dup batch")
     ids = sorted(str(e.get("id")) for e in arr)
-    if ids != ["None", "dup"]:
+    if ids != ["dup", "dup"] or sum("error" in e for e in arr) != 1:
         raise Fail(f"duplicate inside a batch: {arr}")
     before = s.count_output()
     s.call("roots", "roots", {"timeout_ms": 10000})

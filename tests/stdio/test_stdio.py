@@ -192,27 +192,31 @@ def malformed_input():
     stays usable."""
     s = Server("--max-message", "4096")
     s.init()
+    # (line, code, the id of the answer): an invalid request is answered
+    # under its own id when that id is valid, null only when it cannot be
+    # read or is invalid (JSON-RPC 2.0 section 5).
     cases = [
-        (b"{not json}\n", -32700),
-        (b'{"jsonrpc":"2.0","id":5,"method":"ping","x":"\xff"}\n', -32700),
-        (b"\xc3\x28 outside\n", -32700),
-        (b'{"jsonrpc":"1.0","id":1,"method":"ping"}\n', -32600),
-        (b'{"id":1,"method":"ping"}\n', -32600),
-        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}\n', -32600),
-        (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}\n', -32600),
-        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n', -32600),
-        (b'{"jsonrpc":"2.0","id":{},"method":"ping"}\n', -32600),
-        (b'{"jsonrpc":"2.0","id":[],"method":"ping"}\n', -32600),
-        (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n', -32600),
-        (b'{"jsonrpc":"2.0","id":1,"method":7}\n', -32600),
-        (b'{"jsonrpc":"2.0","method":"x","params":3}\n', -32600),
-        (b"[" * 200 + b"]" * 200 + b"\n", -32600),
-        (b'{"jsonrpc":"2.0","id":1,"method":"ping","pad":"' + b"y" * 8000 + b'"}\n', -32600),
+        (b"{not json}\n", -32700, None),
+        (b'{"jsonrpc":"2.0","id":5,"method":"ping","x":"\xff"}\n', -32700, None),
+        (b"\xc3\x28 outside\n", -32700, None),
+        (b'{"jsonrpc":"1.0","id":1,"method":"ping"}\n', -32600, 1),
+        (b'{"id":1,"method":"ping"}\n', -32600, 1),
+        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}\n', -32600, None),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}\n', -32600, None),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n', -32600, None),
+        (b'{"jsonrpc":"2.0","id":{},"method":"ping"}\n', -32600, None),
+        (b'{"jsonrpc":"2.0","id":[],"method":"ping"}\n', -32600, None),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n', -32600, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":7}\n', -32600, 1),
+        (b'{"jsonrpc":"2.0","method":"x","params":3}\n', -32600, None),
+        (b"[" * 200 + b"]" * 200 + b"\n", -32600, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","pad":"' + b"y" * 8000 + b'"}\n', -32600,
+         None),
     ]
-    for raw, code in cases:
+    for raw, code, rid in cases:
         before = len(s.msgs)
         s.send_raw(raw)
-        m = s.wait_for(lambda m: m.get("id") is None and "error" in m,
+        m = s.wait_for(lambda m: "method" not in m and m.get("id") == rid and "error" in m,
                        what=f"error for {raw[:40]!r}", start=before)
         if m["error"]["code"] != code:
             raise Fail(f"{raw[:40]!r}: got {m['error']}, want {code}")
@@ -237,7 +241,7 @@ def malformed_input():
 
 def id_fidelity():
     """Ids are echoed exactly; "0" and 0 differ; a duplicate in-flight id is
-    refused without touching the first request."""
+    refused under that id without touching the first request."""
     s = Server("--trace")
     s.init()
     ids = [0, "", "0", 9007199254740993, "ünï→code"]
@@ -253,13 +257,14 @@ def id_fidelity():
     s.call(42, "sleep", {"ms": 60000})
     s.wait_err("started 42")
     s.call(42, "echo", {"text": "dup"})
-    m = s.wait_for(lambda m: m.get("id") is None and "error" in m, what="duplicate error")
+    m = s.wait_for(lambda m: m.get("id") == 42 and "error" in m, what="duplicate error")
     if m["error"]["code"] != -32600:
         raise Fail(f"duplicate: {m}")
     s.cancel(42)                 # the first is untouched and still cancellable
     s.wait_err("cleanup 42 peer_cancelled")
+    before = len(s.msgs)
     s.call(42, "echo", {"text": "reused"})   # legal reuse after it ended
-    if s.answer(42)["result"]["content"][0]["text"] != "reused":
+    if s.answer(42, start=before)["result"]["content"][0]["text"] != "reused":
         raise Fail("reuse after completion")
     s.cancelled.pop(json.dumps(42))
     s.close_stdin()

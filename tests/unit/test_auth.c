@@ -380,16 +380,16 @@ START_TEST(metadata_document)
 	char *text = auth_metadata_json(&m);
 	json_object *o = json_tokener_parse(text);
 	ck_assert_ptr_nonnull(o);
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "resource")), RESOURCE);
-	json_object *as = mcp_get(o, "authorization_servers");
+	ck_assert_str_eq(json_object_get_string(api_get(o, "resource")), RESOURCE);
+	json_object *as = api_get(o, "authorization_servers");
 	ck_assert_uint_eq(json_object_array_length(as), 2);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(as, 0)), ISSUER);
-	ck_assert_uint_eq(json_object_array_length(mcp_get(o, "scopes_supported")), 2);
-	json_object *bm = mcp_get(o, "bearer_methods_supported");
+	ck_assert_uint_eq(json_object_array_length(api_get(o, "scopes_supported")), 2);
+	json_object *bm = api_get(o, "bearer_methods_supported");
 	ck_assert_uint_eq(json_object_array_length(bm), 1);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(bm, 0)), "header");
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "resource_name")), "Example");
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "resource_documentation")),
+	ck_assert_str_eq(json_object_get_string(api_get(o, "resource_name")), "Example");
+	ck_assert_str_eq(json_object_get_string(api_get(o, "resource_documentation")),
 			 "https://docs.example.test/mcp");
 	/* Slashes are not escaped: the URLs read as themselves. */
 	ck_assert_ptr_nonnull(strstr(text, "\"" RESOURCE "\""));
@@ -438,20 +438,20 @@ START_TEST(refusal_bodies_and_statuses)
 	char *need[] = { "admin" };
 	char *b = auth_error_body(AUTH_INSUFFICIENT_SCOPE, "more needed", need, 1);
 	json_object *o = json_tokener_parse(b);
-	ck_assert_int_eq(json_object_get_int(mcp_get(mcp_get(o, "error"), "code")),
+	ck_assert_int_eq(json_object_get_int(api_get(api_get(o, "error"), "code")),
 			 MCP_JSONRPC_FORBIDDEN);
-	ck_assert(json_object_is_type(mcp_get(o, "id"), json_type_null));
-	json_object *data = mcp_get(mcp_get(o, "error"), "data");
-	ck_assert_str_eq(json_object_get_string(mcp_get(data, "error")), "insufficient_scope");
-	ck_assert_str_eq(json_object_get_string(mcp_get(data, "scope")), "admin");
+	ck_assert(json_object_is_type(api_get(o, "id"), json_type_null));
+	json_object *data = api_get(api_get(o, "error"), "data");
+	ck_assert_str_eq(json_object_get_string(api_get(data, "error")), "insufficient_scope");
+	ck_assert_str_eq(json_object_get_string(api_get(data, "scope")), "admin");
 	int retry = -1;
 	ck_assert_int_eq(auth_http_status(MCP_JSONRPC_FORBIDDEN, data, &retry), 403);
 	json_object_put(o);
 	free(b);
 	b = auth_error_body(AUTH_INVALID_REQUEST, "no", NULL, 0);
 	o = json_tokener_parse(b);
-	ck_assert_int_eq(auth_http_status(json_object_get_int(mcp_get(mcp_get(o, "error"), "code")),
-					  mcp_get(mcp_get(o, "error"), "data"), NULL),
+	ck_assert_int_eq(auth_http_status(json_object_get_int(api_get(api_get(o, "error"), "code")),
+					  api_get(api_get(o, "error"), "data"), NULL),
 			 400);
 	json_object_put(o);
 	free(b);
@@ -498,14 +498,14 @@ START_TEST(principals_and_binding)
 	/* A session keeps its party: a refreshed token of the same subject
 	 * replaces the principal (step-up), another subject's is refused. */
 	mcp_server *srv = mcp_server_new("t", "1");
-	mcp_sess *ms = mcp_sess_new(srv);
-	ck_assert_ptr_null(mcp_authz_current(ms));
-	ck_assert_int_eq(mcp_authz_bind(ms, p), MCP_OK);
-	ck_assert_int_eq(mcp_authz_bind(ms, eve), MCP_ENOENT);
-	ck_assert_ptr_eq(mcp_authz_current(ms), p);
-	ck_assert_int_eq(mcp_authz_bind(ms, q), MCP_OK);
-	ck_assert_ptr_eq(mcp_authz_current(ms), q);
-	mcp_authz_sess_free(ms);
+	api_sess *ms = api_sess_new(srv);
+	ck_assert_ptr_null(api_authz_current(ms));
+	ck_assert_int_eq(api_authz_bind(ms, p), MCP_OK);
+	ck_assert_int_eq(api_authz_bind(ms, eve), MCP_ENOENT);
+	ck_assert_ptr_eq(api_authz_current(ms), p);
+	ck_assert_int_eq(api_authz_bind(ms, q), MCP_OK);
+	ck_assert_ptr_eq(api_authz_current(ms), q);
+	api_authz_sess_free(ms);
 	pthread_mutex_destroy(&ms->mu);
 	free(ms);
 	mcp_server_free(srv);
@@ -540,11 +540,11 @@ static int http_status(mcp_server *srv, const char *url, const char *header, cha
 		       mcp_principal **p)
 {
 	char *body = NULL;
-	int st = mcp_authz_http(srv, url, header, 1800000000, p, www, &body);
+	int st = api_authz_http(srv, url, header, 1800000000, p, www, &body);
 	if (st) {
 		json_object *o = json_tokener_parse(body);
 		ck_assert_ptr_nonnull(o);
-		ck_assert_ptr_nonnull(mcp_get(mcp_get(o, "error"), "code"));
+		ck_assert_ptr_nonnull(api_get(api_get(o, "error"), "code"));
 		json_object_put(o);
 	}
 	free(body);
@@ -590,12 +590,12 @@ START_TEST(http_entry_with_custom_verifier)
 	ck_assert_ptr_null(www);
 
 	char *json = NULL;
-	ck_assert_int_eq(mcp_authz_metadata(srv, "/.well-known/oauth-protected-resource/mcp", "/mcp",
+	ck_assert_int_eq(api_authz_metadata(srv, "/.well-known/oauth-protected-resource/mcp", "/mcp",
 					    &json),
 			 1);
 	ck_assert_ptr_nonnull(strstr(json, "\"scopes_supported\":[\"mcp\",\"admin\"]"));
 	free(json);
-	ck_assert_int_eq(mcp_authz_metadata(srv, "/mcp", "/mcp", &json), 0);
+	ck_assert_int_eq(api_authz_metadata(srv, "/mcp", "/mcp", &json), 0);
 	mcp_server_free(srv);
 }
 END_TEST
@@ -624,7 +624,7 @@ static int before_hook(mcp_ctx *ctx, void *user)
 	(void)user;
 	const char *who = mcp_ctx_auth_subject(ctx);
 	json_object *meta = mcp_ctx_meta(ctx);
-	json_object *tp = mcp_get(meta, "traceparent");
+	json_object *tp = api_get(meta, "traceparent");
 	if (tp && strcmp(json_object_get_string(tp), "deny") == 0)
 		return mcp_ctx_refuse(ctx, MCP_REFUSE_FORBIDDEN, NULL, 0);
 	if (tp && strcmp(json_object_get_string(tp), "block") == 0)
@@ -750,7 +750,7 @@ static json_object *request(const char *method, const char *params)
 		ck_assert_int_eq(mcp_memconn_recv(conn, 10000, &line, &len), 1);
 		json_object *m = json_tokener_parse(line);
 		free(line);
-		json_object *jid = mcp_get(m, "id");
+		json_object *jid = api_get(m, "id");
 		if (jid && json_object_get_int(jid) == id)
 			return m;
 		json_object_put(m);
@@ -759,18 +759,18 @@ static json_object *request(const char *method, const char *params)
 
 static int error_code(json_object *m)
 {
-	return json_object_get_int(mcp_get(mcp_get(m, "error"), "code"));
+	return json_object_get_int(api_get(api_get(m, "error"), "code"));
 }
 
 static const char *text_of(json_object *m)
 {
-	json_object *c = mcp_get(mcp_get(m, "result"), "content");
-	return json_object_get_string(mcp_get(json_object_array_get_idx(c, 0), "text"));
+	json_object *c = api_get(api_get(m, "result"), "content");
+	return json_object_get_string(api_get(json_object_array_get_idx(c, 0), "text"));
 }
 
 static size_t list_len(json_object *m, const char *key)
 {
-	return json_object_array_length(mcp_get(mcp_get(m, "result"), key));
+	return json_object_array_length(api_get(api_get(m, "result"), key));
 }
 
 static void setup(void)
@@ -842,10 +842,10 @@ static void bind_principal(const char *sub, const char *scopes)
 	auth_strv_free(v, n);
 	p->frozen = 1;
 	pthread_mutex_lock(&srv->sess_mu);
-	mcp_sess *ms = srv->sessions;
+	api_sess *ms = srv->sessions;
 	pthread_mutex_unlock(&srv->sess_mu);
 	ck_assert_ptr_nonnull(ms);
-	ck_assert_int_eq(mcp_authz_bind(ms, p), MCP_OK);
+	ck_assert_int_eq(api_authz_bind(ms, p), MCP_OK);
 	auth_principal_unref(p);
 }
 
@@ -858,7 +858,7 @@ START_TEST(no_principal_is_unrestricted)
 	ck_assert_str_eq(text_of(m), "auth=0 sub=- client=- n=0 first=- read=0 admin=0");
 	json_object_put(m);
 	m = request("resources/read", "{\"uri\":\"test://secret\"}");
-	ck_assert_ptr_nonnull(mcp_get(m, "result"));
+	ck_assert_ptr_nonnull(api_get(m, "result"));
 	json_object_put(m);
 	wait_log(3);
 	pthread_mutex_lock(&log_mu);
@@ -875,8 +875,8 @@ START_TEST(scopes_filter_lists_and_refuse_calls)
 	bind_principal("user-1", "mcp:read docs");
 	json_object *m = request("tools/list", "{}");
 	ck_assert_uint_eq(list_len(m, "tools"), 1);
-	ck_assert_str_eq(json_object_get_string(mcp_get(
-				 json_object_array_get_idx(mcp_get(mcp_get(m, "result"), "tools"), 0),
+	ck_assert_str_eq(json_object_get_string(api_get(
+				 json_object_array_get_idx(api_get(api_get(m, "result"), "tools"), 0),
 				 "name")),
 			 "whoami");
 	json_object_put(m);
@@ -895,16 +895,16 @@ START_TEST(scopes_filter_lists_and_refuse_calls)
 	json_object_put(m);
 	m = request("tools/call", "{\"name\":\"secret\"}");
 	ck_assert_int_eq(error_code(m), MCP_JSONRPC_FORBIDDEN);
-	json_object *data = mcp_get(mcp_get(m, "error"), "data");
-	ck_assert_str_eq(json_object_get_string(mcp_get(data, "error")), "insufficient_scope");
+	json_object *data = api_get(api_get(m, "error"), "data");
+	ck_assert_str_eq(json_object_get_string(api_get(data, "error")), "insufficient_scope");
 	/* What to ask for: the tool's scope, then those already held. */
-	ck_assert_str_eq(json_object_get_string(mcp_get(data, "scope")), "admin mcp:read docs");
-	char *h = mcp_authz_forbidden_challenge(srv, data);
+	ck_assert_str_eq(json_object_get_string(api_get(data, "scope")), "admin mcp:read docs");
+	char *h = api_authz_forbidden_challenge(srv, data);
 	ck_assert_ptr_null(h); /* no resource configured: no HTTP challenge */
 	json_object_put(m);
 	m = request("resources/read", "{\"uri\":\"test://doc/7\"}");
 	ck_assert_int_eq(error_code(m), MCP_JSONRPC_FORBIDDEN);
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(mcp_get(m, "error"), "data"),
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(api_get(m, "error"), "data"),
 							"scope")),
 			 "docs admin mcp:read");
 	json_object_put(m);
@@ -944,15 +944,15 @@ START_TEST(hooks_rate_limit_and_refuse)
 	bind_principal("user-2", "mcp:read");
 	for (int i = 0; i < 3; i++) {
 		json_object *m = request("tools/call", "{\"name\":\"whoami\"}");
-		ck_assert_ptr_nonnull(mcp_get(m, "result"));
+		ck_assert_ptr_nonnull(api_get(m, "result"));
 		json_object_put(m);
 	}
 	json_object *m = request("tools/call", "{\"name\":\"whoami\"}");
 	ck_assert_int_eq(error_code(m), MCP_JSONRPC_SERVER_BUSY);
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(m, "error"), "message")),
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(m, "error"), "message")),
 			 "Rate limit exceeded");
-	json_object *data = mcp_get(mcp_get(m, "error"), "data");
-	int64_t retry = json_object_get_int64(mcp_get(data, "retryAfterMs"));
+	json_object *data = api_get(api_get(m, "error"), "data");
+	int64_t retry = json_object_get_int64(api_get(data, "retryAfterMs"));
 	ck_assert_int_gt(retry, 0);
 	ck_assert_int_le(retry, 60000);
 	int secs = 0;
@@ -968,11 +968,11 @@ START_TEST(hooks_rate_limit_and_refuse)
 	/* A hook reads the request's _meta (trace context) and refuses. */
 	m = request("tools/call", "{\"name\":\"whoami\",\"_meta\":{\"traceparent\":\"deny\"}}");
 	ck_assert_int_eq(error_code(m), MCP_JSONRPC_FORBIDDEN);
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(mcp_get(m, "error"), "data"), "error")),
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(api_get(m, "error"), "data"), "error")),
 			 "forbidden");
 	json_object_put(m);
 	m = request("tools/call", "{\"name\":\"whoami\",\"_meta\":{\"traceparent\":\"00-ab-cd-01\"}}");
-	ck_assert_ptr_nonnull(mcp_get(m, "result"));
+	ck_assert_ptr_nonnull(api_get(m, "result"));
 	json_object_put(m);
 	m = request("tools/call", "{\"name\":\"nosuch\"}");
 	ck_assert_int_eq(error_code(m), MCP_JSONRPC_INVALID_PARAMS);
@@ -1014,7 +1014,7 @@ START_TEST(hooks_cover_every_method)
 		if (is_task)
 			ck_assert_int_eq(error_code(m), MCP_JSONRPC_INVALID_PARAMS);
 		else
-			ck_assert_ptr_nonnull(mcp_get(m, "result"));
+			ck_assert_ptr_nonnull(api_get(m, "result"));
 		json_object_put(m);
 	}
 	/* 2026-07-28 methods on the same connection. */
@@ -1024,11 +1024,11 @@ START_TEST(hooks_cover_every_method)
 	char params[512];
 	snprintf(params, sizeof params, "{%s}}", modern_meta);
 	json_object *m = request("server/discover", params);
-	ck_assert_ptr_nonnull(mcp_get(mcp_get(m, "result"), "supportedVersions"));
+	ck_assert_ptr_nonnull(api_get(api_get(m, "result"), "supportedVersions"));
 	json_object_put(m);
 	m = request("tools/list", params);
 	ck_assert_uint_eq(list_len(m, "tools"), 1); /* scope-filtered: whoami only */
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(m, "result"), "resultType")),
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(m, "result"), "resultType")),
 			 "complete");
 	json_object_put(m);
 	/* A listen is let through by the before-hook, then handed to its
@@ -1085,7 +1085,7 @@ START_TEST(blocking_hook_is_cancelled)
 		 "\"params\":{\"name\":\"whoami\",\"_meta\":{\"traceparent\":\"block\"}}}");
 	/* Both hooks now wait on workers; the connection answers others. */
 	json_object *m = request("ping", "{}");
-	ck_assert_ptr_nonnull(mcp_get(m, "result"));
+	ck_assert_ptr_nonnull(api_get(m, "result"));
 	json_object_put(m);
 	send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
 		 "\"params\":{\"requestId\":\"blocked\"}}");
@@ -1116,24 +1116,24 @@ static json_object *vectors;
 
 START_TEST(jose_vectors)
 {
-	json_object *cases = mcp_get(vectors, "cases");
-	const char *resource = json_object_get_string(mcp_get(vectors, "resource"));
-	const char *issuer = json_object_get_string(mcp_get(vectors, "issuer"));
-	int64_t now = json_object_get_int64(mcp_get(vectors, "now"));
-	char *full = strdup(json_object_to_json_string(mcp_get(vectors, "jwks")));
-	char *single = strdup(json_object_to_json_string(mcp_get(vectors, "jwks_single")));
+	json_object *cases = api_get(vectors, "cases");
+	const char *resource = json_object_get_string(api_get(vectors, "resource"));
+	const char *issuer = json_object_get_string(api_get(vectors, "issuer"));
+	int64_t now = json_object_get_int64(api_get(vectors, "now"));
+	char *full = strdup(json_object_to_json_string(api_get(vectors, "jwks")));
+	char *single = strdup(json_object_to_json_string(api_get(vectors, "jwks_single")));
 	char *meta = auth_metadata_url(resource);
 	size_t n = json_object_array_length(cases);
 	ck_assert_uint_ge(n, 40);
 	printf("| token | status | WWW-Authenticate |\n| --- | --- | --- |\n");
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(cases, i);
-		const char *name = json_object_get_string(mcp_get(c, "name"));
-		const char *token = json_object_get_string(mcp_get(c, "token"));
-		int want = json_object_get_int(mcp_get(c, "status"));
-		json_object *jstrict = mcp_get(c, "strict"), *jreq = mcp_get(c, "required");
-		json_object *jurl = mcp_get(c, "url"), *jhdr = NULL, *jscheme = mcp_get(c, "scheme");
-		json_object *jjwks = mcp_get(c, "jwks");
+		const char *name = json_object_get_string(api_get(c, "name"));
+		const char *token = json_object_get_string(api_get(c, "token"));
+		int want = json_object_get_int(api_get(c, "status"));
+		json_object *jstrict = api_get(c, "strict"), *jreq = api_get(c, "required");
+		json_object *jurl = api_get(c, "url"), *jhdr = NULL, *jscheme = api_get(c, "scheme");
+		json_object *jjwks = api_get(c, "jwks");
 		int has_hdr = json_object_object_get_ex(c, "header", &jhdr);
 
 		mcp_server *s = mcp_server_new("vectors", "1");
@@ -1157,17 +1157,17 @@ START_TEST(jose_vectors)
 			header = strdup(json_object_get_string(jhdr));
 		mcp_principal *p = NULL;
 		char *www = NULL, *body = NULL;
-		int st = mcp_authz_http(s, jurl ? json_object_get_string(jurl) : "/mcp", header, now,
+		int st = api_authz_http(s, jurl ? json_object_get_string(jurl) : "/mcp", header, now,
 					&p, &www, &body);
 		printf("| %s | %d | %s |\n", name, st ? st : 200, www ? www : "");
 		ck_assert_msg((st ? st : 200) == want, "%s: status %d, expected %d (%s)", name,
 			      st ? st : 200, want, www ? www : "");
 		if (want == 200) {
 			ck_assert_ptr_nonnull(p);
-			json_object *sub = mcp_get(c, "sub"), *cid = mcp_get(c, "client_id");
+			json_object *sub = api_get(c, "sub"), *cid = api_get(c, "client_id");
 			ck_assert_str_eq(p->subject, json_object_get_string(sub));
 			ck_assert_str_eq(p->client_id, json_object_get_string(cid));
-			json_object *sc = mcp_get(c, "scopes");
+			json_object *sc = api_get(c, "scopes");
 			for (size_t k = 0; sc && k < json_object_array_length(sc); k++)
 				ck_assert_msg(auth_principal_has_scope(
 						      p, json_object_get_string(
@@ -1179,7 +1179,7 @@ START_TEST(jose_vectors)
 			ck_assert_ptr_null(p);
 			ck_assert_ptr_nonnull(www);
 			ck_assert_msg(strstr(www, meta) != NULL, "%s: no resource_metadata", name);
-			json_object *err = mcp_get(c, "error");
+			json_object *err = api_get(c, "error");
 			if (err) {
 				char want_err[64];
 				snprintf(want_err, sizeof want_err, "error=\"%s\"",
@@ -1189,8 +1189,8 @@ START_TEST(jose_vectors)
 				ck_assert_msg(strstr(www, "error=") == NULL, "%s: %s", name, www);
 			}
 			json_object *b = json_tokener_parse(body);
-			int code = json_object_get_int(mcp_get(mcp_get(b, "error"), "code"));
-			ck_assert_int_eq(auth_http_status(code, mcp_get(mcp_get(b, "error"), "data"),
+			int code = json_object_get_int(api_get(api_get(b, "error"), "code"));
+			ck_assert_int_eq(auth_http_status(code, api_get(api_get(b, "error"), "data"),
 							  NULL),
 					 want);
 			json_object_put(b);

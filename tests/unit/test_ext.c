@@ -43,10 +43,10 @@ START_TEST(traceparent_format)
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0\n",
 	};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-		ck_assert_msg(mcp_trace_valid_parent(good[i]), "refused %s", good[i]);
+		ck_assert_msg(api_trace_valid_parent(good[i]), "refused %s", good[i]);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_msg(!mcp_trace_valid_parent(bad[i]), "accepted %s", bad[i]);
-	ck_assert(!mcp_trace_valid_parent(NULL));
+		ck_assert_msg(!api_trace_valid_parent(bad[i]), "accepted %s", bad[i]);
+	ck_assert(!api_trace_valid_parent(NULL));
 }
 END_TEST
 
@@ -76,9 +76,9 @@ START_TEST(tracestate_format)
 		"t@Sys=v",                       /* system starts lower case */
 	};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-		ck_assert_msg(mcp_trace_valid_state(good[i]), "refused %s", good[i]);
+		ck_assert_msg(api_trace_valid_state(good[i]), "refused %s", good[i]);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_msg(!mcp_trace_valid_state(bad[i]), "accepted %s", bad[i]);
+		ck_assert_msg(!api_trace_valid_state(bad[i]), "accepted %s", bad[i]);
 	/* 33 members, or more than 512 bytes, are too many. */
 	char many[1024] = "";
 	for (int i = 0; i < 33; i++) {
@@ -86,39 +86,39 @@ START_TEST(tracestate_format)
 		snprintf(m, sizeof m, "%sk%d=v", i ? "," : "", i);
 		strcat(many, m);
 	}
-	ck_assert(!mcp_trace_valid_state(many));
+	ck_assert(!api_trace_valid_state(many));
 	char *end = strrchr(many, ',');
 	*end = 0; /* 32 members */
-	ck_assert(mcp_trace_valid_state(many));
+	ck_assert(api_trace_valid_state(many));
 	char longv[600];
 	memset(longv, 'x', sizeof longv - 1);
 	longv[0] = 'k';
 	longv[1] = '=';
 	longv[sizeof longv - 1] = 0;
-	ck_assert(!mcp_trace_valid_state(longv));
+	ck_assert(!api_trace_valid_state(longv));
 }
 END_TEST
 
 START_TEST(trace_from_headers)
 {
 	json_object *m = json_tokener_parse("{\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}");
-	mcp_trace_from_headers(m, " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ",
+	api_trace_from_headers(m, " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ",
 			       "a=1");
-	json_object *meta = mcp_get(mcp_get(m, "params"), "_meta");
-	ck_assert_str_eq(json_object_get_string(mcp_get(meta, "traceparent")),
+	json_object *meta = api_get(api_get(m, "params"), "_meta");
+	ck_assert_str_eq(json_object_get_string(api_get(meta, "traceparent")),
 			 "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
-	ck_assert_str_eq(json_object_get_string(mcp_get(meta, "tracestate")), "a=1");
+	ck_assert_str_eq(json_object_get_string(api_get(meta, "tracestate")), "a=1");
 	json_object_put(m);
 	/* _meta wins; invalid headers add nothing. */
 	m = json_tokener_parse("{\"params\":{\"_meta\":{\"traceparent\":\"mine\"}}}");
-	mcp_trace_from_headers(m, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", NULL);
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(mcp_get(m, "params"), "_meta"),
+	api_trace_from_headers(m, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", NULL);
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(api_get(m, "params"), "_meta"),
 						       "traceparent")),
 			 "mine");
 	json_object_put(m);
 	m = json_tokener_parse("{\"params\":{}}");
-	mcp_trace_from_headers(m, "00-zz", "a=1");
-	ck_assert_ptr_null(mcp_get(mcp_get(m, "params"), "_meta"));
+	api_trace_from_headers(m, "00-zz", "a=1");
+	ck_assert_ptr_null(api_get(api_get(m, "params"), "_meta"));
 	json_object_put(m);
 }
 END_TEST
@@ -127,7 +127,7 @@ END_TEST
 
 static json_object *fm(const char *text, char *why)
 {
-	return mcp_skill_parse_frontmatter(text, strlen(text), NULL, why, 256);
+	return api_skill_parse_frontmatter(text, strlen(text), NULL, why, 256);
 }
 
 START_TEST(frontmatter_types_as_yaml_core_schema)
@@ -155,29 +155,29 @@ START_TEST(frontmatter_types_as_yaml_core_schema)
 			    "---\nbody\n",
 			    why);
 	ck_assert_msg(o != NULL, "%s", why);
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "description")), "folded text");
-	ck_assert(json_object_is_type(mcp_get(o, "n"), json_type_int));
-	ck_assert_int_eq(json_object_get_int64(mcp_get(o, "n")), 12);
-	ck_assert_int_eq(json_object_get_int64(mcp_get(o, "neg")), -3);
-	ck_assert_int_eq(json_object_get_int64(mcp_get(o, "hex")), 31);
-	ck_assert_int_eq(json_object_get_int64(mcp_get(o, "oct")), 15);
-	ck_assert(json_object_is_type(mcp_get(o, "f"), json_type_double));
-	ck_assert(json_object_get_double(mcp_get(o, "f")) == 1500.0);
-	ck_assert(json_object_is_type(mcp_get(o, "t"), json_type_boolean));
-	ck_assert(!json_object_get_boolean(mcp_get(o, "F")));
-	ck_assert(json_object_object_get_ex(o, "nil", NULL) && !mcp_get(o, "nil"));
-	ck_assert(json_object_object_get_ex(o, "empty", NULL) && !mcp_get(o, "empty"));
-	ck_assert(json_object_is_type(mcp_get(o, "q"), json_type_string));
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "dq")), "yes");
+	ck_assert_str_eq(json_object_get_string(api_get(o, "description")), "folded text");
+	ck_assert(json_object_is_type(api_get(o, "n"), json_type_int));
+	ck_assert_int_eq(json_object_get_int64(api_get(o, "n")), 12);
+	ck_assert_int_eq(json_object_get_int64(api_get(o, "neg")), -3);
+	ck_assert_int_eq(json_object_get_int64(api_get(o, "hex")), 31);
+	ck_assert_int_eq(json_object_get_int64(api_get(o, "oct")), 15);
+	ck_assert(json_object_is_type(api_get(o, "f"), json_type_double));
+	ck_assert(json_object_get_double(api_get(o, "f")) == 1500.0);
+	ck_assert(json_object_is_type(api_get(o, "t"), json_type_boolean));
+	ck_assert(!json_object_get_boolean(api_get(o, "F")));
+	ck_assert(json_object_object_get_ex(o, "nil", NULL) && !api_get(o, "nil"));
+	ck_assert(json_object_object_get_ex(o, "empty", NULL) && !api_get(o, "empty"));
+	ck_assert(json_object_is_type(api_get(o, "q"), json_type_string));
+	ck_assert_str_eq(json_object_get_string(api_get(o, "dq")), "yes");
 	/* YAML 1.2: "yes" is a string, not a boolean. */
-	ck_assert(json_object_is_type(mcp_get(o, "yes"), json_type_string));
-	ck_assert(json_object_is_type(mcp_get(o, "ver"), json_type_string));
-	json_object *l = mcp_get(o, "list");
+	ck_assert(json_object_is_type(api_get(o, "yes"), json_type_string));
+	ck_assert(json_object_is_type(api_get(o, "ver"), json_type_string));
+	json_object *l = api_get(o, "list");
 	ck_assert_int_eq((int)json_object_array_length(l), 3);
 	ck_assert(json_object_is_type(json_object_array_get_idx(l, 1), json_type_int));
 	ck_assert_ptr_null(json_object_array_get_idx(l, 2));
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(o, "map"), "k")), "v");
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "block")), "line one\nline two\n");
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(o, "map"), "k")), "v");
+	ck_assert_str_eq(json_object_get_string(api_get(o, "block")), "line one\nline two\n");
 	json_object_put(o);
 }
 END_TEST
@@ -206,7 +206,7 @@ START_TEST(frontmatter_refusals)
 	char why[256];
 	json_object *o = fm("\xef\xbb\xbf---\r\nname: x\r\ndescription: d\r\n---\r\n", why);
 	ck_assert_msg(o != NULL, "%s", why);
-	ck_assert_str_eq(json_object_get_string(mcp_get(o, "description")), "d");
+	ck_assert_str_eq(json_object_get_string(api_get(o, "description")), "d");
 	json_object_put(o);
 }
 END_TEST
@@ -299,9 +299,9 @@ static void drop_scratch(void)
 
 static int registered(mcp_server *srv, const char *uri)
 {
-	mcp_entry *e = mcp_registry_find(srv, &srv->resources, uri);
+	api_entry *e = api_registry_find(srv, &srv->resources, uri);
 	if (e)
-		mcp_entry_unref(e);
+		api_entry_unref(e);
 	return e != NULL;
 }
 
@@ -353,11 +353,11 @@ START_TEST(skill_directories_are_read_strictly)
 	ck_assert(registered(srv, "skill://good/SKILL.md"));
 	ck_assert(registered(srv, "skill://good/ref/a.md"));
 	ck_assert(!registered(srv, "skill://good/.git/config"));
-	mcp_resource_entry *link =
-		(mcp_resource_entry *)mcp_registry_find(srv, &srv->resources, "skill://good/link.md");
+	api_resource_entry *link =
+		(api_resource_entry *)api_registry_find(srv, &srv->resources, "skill://good/link.md");
 	ck_assert_ptr_nonnull(link);
 	ck_assert_int_eq((int)link->size, 6); /* "target" */
-	mcp_entry_unref(&link->base);
+	api_entry_unref(&link->base);
 	ck_assert(!registered(srv, "skill://out/SKILL.md"));
 	ck_assert(!registered(srv, "skill://fifo/SKILL.md"));
 	ck_assert_int_eq(mcp_server_add_skill_dir(srv, p, NULL, NULL, 0), MCP_EINVAL);
@@ -410,8 +410,8 @@ static json_object *rpc(const char *method, const char *params)
 		ck_assert_int_eq(mcp_memconn_recv(conn, 10000, &line, &len), 1);
 		json_object *m = json_tokener_parse(line);
 		free(line);
-		json_object *jid = mcp_get(m, "id");
-		if (jid && !mcp_get(m, "method") && json_object_get_int(jid) == id)
+		json_object *jid = api_get(m, "id");
+		if (jid && !api_get(m, "method") && json_object_get_int(jid) == id)
 			return m;
 		json_object_put(m);
 	}
@@ -441,79 +441,79 @@ START_TEST(skills_methods_answer_what_is_registered)
 
 	/* Pages of one entry, each whole, with digests of the bytes served. */
 	json_object *m = rpc("skills/list", "{" MODERN_META "}");
-	json_object *res = mcp_get(m, "result");
-	json_object *e = json_object_array_get_idx(mcp_get(res, "skills"), 0);
-	ck_assert_str_eq(json_object_get_string(mcp_get(e, "uri")), "skill://alpha/SKILL.md");
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(mcp_get(e, "frontmatter"),
+	json_object *res = api_get(m, "result");
+	json_object *e = json_object_array_get_idx(api_get(res, "skills"), 0);
+	ck_assert_str_eq(json_object_get_string(api_get(e, "uri")), "skill://alpha/SKILL.md");
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(api_get(e, "frontmatter"),
 								 "metadata"), "v")), "1");
-	ck_assert_ptr_nonnull(mcp_get(res, "ttlMs"));
-	ck_assert_str_eq(json_object_get_string(mcp_get(res, "cacheScope")), "private");
-	json_object *files = mcp_get(e, "resources");
+	ck_assert_ptr_nonnull(api_get(res, "ttlMs"));
+	ck_assert_str_eq(json_object_get_string(api_get(res, "cacheScope")), "private");
+	json_object *files = api_get(e, "resources");
 	ck_assert_int_eq((int)json_object_array_length(files), 3);
 	json_object *f1 = json_object_array_get_idx(files, 1);
-	ck_assert_str_eq(json_object_get_string(mcp_get(f1, "uri")), "skill://alpha/docs/a%20b.md");
+	ck_assert_str_eq(json_object_get_string(api_get(f1, "uri")), "skill://alpha/docs/a%20b.md");
 	unsigned char h[32];
 	char hex[65], want[72];
 	crypto_hash_sha256(h, (const unsigned char *)"hello", 5);
 	sodium_bin2hex(hex, sizeof hex, h, sizeof h);
 	snprintf(want, sizeof want, "sha256:%s", hex);
-	ck_assert_str_eq(json_object_get_string(mcp_get(f1, "digest")), want);
-	ck_assert_int_eq(json_object_get_int(mcp_get(f1, "size")), 5);
-	const char *next = json_object_get_string(mcp_get(res, "nextCursor"));
+	ck_assert_str_eq(json_object_get_string(api_get(f1, "digest")), want);
+	ck_assert_int_eq(json_object_get_int(api_get(f1, "size")), 5);
+	const char *next = json_object_get_string(api_get(res, "nextCursor"));
 	ck_assert_ptr_nonnull(next);
 	char params[512];
 	snprintf(params, sizeof params, "{\"cursor\":\"%s\"," MODERN_META "}", next);
 	json_object *m2 = rpc("skills/list", params);
-	ck_assert_str_eq(json_object_get_string(mcp_get(json_object_array_get_idx(
-				 mcp_get(mcp_get(m2, "result"), "skills"), 0), "uri")),
+	ck_assert_str_eq(json_object_get_string(api_get(json_object_array_get_idx(
+				 api_get(api_get(m2, "result"), "skills"), 0), "uri")),
 			 "skill://x/beta/SKILL.md");
-	ck_assert_ptr_null(mcp_get(mcp_get(m2, "result"), "nextCursor"));
+	ck_assert_ptr_null(api_get(api_get(m2, "result"), "nextCursor"));
 	json_object_put(m2);
 	json_object_put(m);
 
 	/* skills/get, and -32602 for anything else. */
 	m = rpc("skills/get", "{\"uri\":\"skill://x/beta/SKILL.md\"," MODERN_META "}");
-	ck_assert_str_eq(json_object_get_string(mcp_get(mcp_get(mcp_get(m, "result"), "skill"),
+	ck_assert_str_eq(json_object_get_string(api_get(api_get(api_get(m, "result"), "skill"),
 							"uri")),
 			 "skill://x/beta/SKILL.md");
 	json_object_put(m);
 	m = rpc("skills/get", "{\"uri\":\"skill://x/beta\"," MODERN_META "}");
-	ck_assert_int_eq(json_object_get_int(mcp_get(mcp_get(m, "error"), "code")), -32602);
+	ck_assert_int_eq(json_object_get_int(api_get(api_get(m, "error"), "code")), -32602);
 	json_object_put(m);
 
 	/* Directory reads: the root, a subdirectory, a prefix; a file is not
 	 * a directory. */
 	m = rpc("resources/directory/read", "{\"uri\":\"skill://alpha/docs\"," MODERN_META "}");
-	json_object *kids = mcp_get(mcp_get(m, "result"), "resources");
+	json_object *kids = api_get(api_get(m, "result"), "resources");
 	ck_assert_int_eq((int)json_object_array_length(kids), 1); /* page size 1 */
 	json_object_put(m);
 	m = rpc("resources/directory/read", "{\"uri\":\"skill://x\"," MODERN_META "}");
-	kids = mcp_get(mcp_get(m, "result"), "resources");
-	ck_assert_str_eq(json_object_get_string(mcp_get(json_object_array_get_idx(kids, 0),
+	kids = api_get(api_get(m, "result"), "resources");
+	ck_assert_str_eq(json_object_get_string(api_get(json_object_array_get_idx(kids, 0),
 							"mimeType")),
 			 "inode/directory");
 	json_object_put(m);
 	m = rpc("resources/directory/read", "{\"uri\":\"skill://alpha/SKILL.md\"," MODERN_META "}");
-	ck_assert_int_eq(json_object_get_int(mcp_get(mcp_get(m, "error"), "code")), -32602);
+	ck_assert_int_eq(json_object_get_int(api_get(api_get(m, "error"), "code")), -32602);
 	json_object_put(m);
 
 	/* Files are read as text or blob; only SKILL.md is listed. */
 	m = rpc("resources/read", "{\"uri\":\"skill://alpha/docs/deep/c.bin\"," MODERN_META "}");
-	json_object *c = json_object_array_get_idx(mcp_get(mcp_get(m, "result"), "contents"), 0);
-	ck_assert_str_eq(json_object_get_string(mcp_get(c, "blob")), "AAE=");
+	json_object *c = json_object_array_get_idx(api_get(api_get(m, "result"), "contents"), 0);
+	ck_assert_str_eq(json_object_get_string(api_get(c, "blob")), "AAE=");
 	json_object_put(m);
 	m = rpc("resources/list", "{" MODERN_META "}");
-	json_object *r0 = json_object_array_get_idx(mcp_get(mcp_get(m, "result"), "resources"), 0);
-	ck_assert_str_eq(json_object_get_string(mcp_get(r0, "uri")), "skill://alpha/SKILL.md");
-	ck_assert_str_eq(json_object_get_string(mcp_get(r0, "description")), "first");
+	json_object *r0 = json_object_array_get_idx(api_get(api_get(m, "result"), "resources"), 0);
+	ck_assert_str_eq(json_object_get_string(api_get(r0, "uri")), "skill://alpha/SKILL.md");
+	ck_assert_str_eq(json_object_get_string(api_get(r0, "description")), "first");
 	json_object_put(m);
 
 	/* Discovery declares the extension with directoryRead. */
 	m = rpc("server/discover", "{" MODERN_META "}");
-	json_object *ext = mcp_get(mcp_get(mcp_get(mcp_get(m, "result"), "capabilities"),
+	json_object *ext = api_get(api_get(api_get(api_get(m, "result"), "capabilities"),
 					   "extensions"),
 				   "io.modelcontextprotocol/skills");
-	ck_assert(json_object_get_boolean(mcp_get(ext, "directoryRead")));
+	ck_assert(json_object_get_boolean(api_get(ext, "directoryRead")));
 	json_object_put(m);
 	ck_assert_int_eq(mcp_memconn_free(conn), MCP_OK);
 	mcp_server_free(srv);
@@ -599,7 +599,7 @@ START_TEST(trace_context_in_handler_and_hooks)
 					   "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
 					   "\"io.modelcontextprotocol/clientCapabilities\":{},"
 					   "\"traceparent\":\"" TP "\",\"tracestate\":\"a=1,A=2\"}}");
-	ck_assert_ptr_nonnull(mcp_get(m, "result"));
+	ck_assert_ptr_nonnull(api_get(m, "result"));
 	json_object_put(m);
 	wait_afters(1);
 	/* "A=2" makes the whole tracestate invalid */
@@ -644,25 +644,25 @@ START_TEST(app_rules)
 	ck_assert_int_eq(mcp_app_set_prefers_border(a, 0), MCP_OK);
 
 	mcp_server *srv = mcp_server_new("t", "1");
-	ck_assert(!mcp_apps_offered(srv));
+	ck_assert(!api_apps_offered(srv));
 	ck_assert_int_eq(mcp_server_add_app(srv, a), MCP_OK);
 	ck_assert_int_eq(mcp_server_add_app(srv, a), MCP_EEXIST);
 	mcp_app_free(a);
-	ck_assert(mcp_apps_offered(srv));
+	ck_assert(api_apps_offered(srv));
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", "http://x", 0), MCP_EINVAL);
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", "ui://x/view", 4), MCP_EINVAL);
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", "ui://x/view", MCP_UI_APP), MCP_OK);
-	json_object *ui = mcp_tool_ui_meta(srv, "t");
-	ck_assert_str_eq(json_object_get_string(mcp_get(ui, "resourceUri")), "ui://x/view");
-	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(mcp_get(ui, "visibility"),
+	json_object *ui = api_tool_ui_meta(srv, "t");
+	ck_assert_str_eq(json_object_get_string(api_get(ui, "resourceUri")), "ui://x/view");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(api_get(ui, "visibility"),
 									   0)),
 			 "app");
 	json_object_put(ui);
 	ck_assert_int_eq(mcp_server_set_tool_ui(srv, "t", NULL, 0), MCP_OK);
-	ck_assert_ptr_null(mcp_tool_ui_meta(srv, "t"));
+	ck_assert_ptr_null(api_tool_ui_meta(srv, "t"));
 	/* The extension goes with the last UI resource. */
 	ck_assert_int_eq(mcp_server_remove_resource(srv, "ui://x/view"), MCP_OK);
-	ck_assert(!mcp_apps_offered(srv));
+	ck_assert(!api_apps_offered(srv));
 	mcp_server_free(srv);
 }
 END_TEST

@@ -100,7 +100,7 @@ static void on_trace(const char *event, const char *id, const char *reason, void
 static void *run_server(void *arg)
 {
 	fixture *f = arg;
-	f->rc = mcp_server_run_tp(f->srv, tp_mem_server(f->mem));
+	f->rc = api_server_run_tp(f->srv, tp_mem_server(f->mem));
 	return NULL;
 }
 

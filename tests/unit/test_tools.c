@@ -457,14 +457,14 @@ START_TEST(error_setters_mean_what_they_say_when_returned)
 	json_object_put(m);
 	/* The setters' codes, directly. */
 	mcp_result r;
-	mcp_result_init(&r, MCP_REV_2025_11_25);
+	api_result_init(&r, API_REV_2025_11_25);
 	ck_assert_int_eq(mcp_result_set_error(&r, -32000, "x", NULL), MCP_ERESULT);
 	ck_assert_int_eq(mcp_result_set_error(&r, 0, "x", NULL), MCP_EINVAL);
 	ck_assert_int_eq(mcp_result_set_url_elicitation_required(&r, "m", "https://e.x", "i"),
 			 MCP_ERESULT);
 	ck_assert_int_eq(mcp_result_tool_error(&r, "%s", "t"), MCP_OK);
 	ck_assert_int_eq(mcp_result_tool_error(NULL, "t"), MCP_EINVAL);
-	mcp_result_clear(&r);
+	api_result_clear(&r);
 	ck_assert_str_eq(mcp_strerror(MCP_ERESULT), "answered with the error set on the result");
 }
 END_TEST
