@@ -31,6 +31,18 @@ void eng_req_dispatch(eng_req *r);
 /* A hang is caught by this bound; it never measures anything. */
 #define WAIT_NS (60 * INT64_C(1000000000))
 
+/* Atomic counters read through functions, so a failed assertion prints
+ * the counter's name rather than the expansion of atomic_load. */
+static int geti(_Atomic int *p)
+{
+	return atomic_load(p);
+}
+
+static unsigned long long getu(_Atomic uint64_t *p)
+{
+	return atomic_load(p);
+}
+
 /* ---- work the test controls --------------------------------------------------- */
 
 enum { RECORD, GATE, QUIET, REPORT_ALONE };
@@ -258,12 +270,12 @@ START_TEST(one_worker_runs_the_queue_in_order)
 	for (int i = 0; i < 300; i++)
 		ck_assert_int_eq(order[i + 1], i);
 	for (int i = 0; i < 300; i++) {
-		ck_assert_int_eq(atomic_load(&v[i].runs), 1);
+		ck_assert_int_eq(geti(&v[i].runs), 1);
 		/* submit took and dropped a reference; a list gives its own */
 		if (i >= 100 && i < 200)
-			ck_assert_int_eq(atomic_load(&v[i].released), 1);
+			ck_assert_int_eq(geti(&v[i].released), 1);
 		else
-			ck_assert_int_eq(atomic_load(&v[i].r.refs), 1);
+			ck_assert_int_eq(geti(&v[i].r.refs), 1);
 	}
 	free(v);
 	free(g);
@@ -290,15 +302,15 @@ START_TEST(full_queue_refuses_the_rest_of_a_list)
 	ck_assert_ptr_null(v[4].r.qnext);
 	ck_assert_uint_eq(eng_pool_depth(p), 3);
 	ck_assert_int_eq(eng_pool_submit(p, &v[5].r), MCP_EBUSY);
-	ck_assert_int_eq(atomic_load(&v[5].r.refs), 1);
+	ck_assert_int_eq(geti(&v[5].r.refs), 1);
 	open_gate();
 	WAIT_UNTIL(finished == 4, "the three queued");
 	ck_assert_int_eq(eng_pool_stop(p, ENG_NO_DEADLINE), 0);
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(atomic_load(&v[i].runs), 1);
+		ck_assert_int_eq(geti(&v[i].runs), 1);
 	for (int i = 3; i < 6; i++) {
-		ck_assert_int_eq(atomic_load(&v[i].runs), 0);
-		ck_assert_int_eq(atomic_load(&v[i].r.refs), 1);
+		ck_assert_int_eq(geti(&v[i].runs), 0);
+		ck_assert_int_eq(geti(&v[i].r.refs), 1);
 	}
 	free(v);
 	free(g);
@@ -347,7 +359,7 @@ START_TEST(stop_refuses_new_work_and_drains_the_queue)
 	ck_assert_int_eq(finished, 4);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(order[i + 1], i);
-	ck_assert_int_eq(atomic_load(&v[3].runs) + atomic_load(&v[4].runs), 0);
+	ck_assert_int_eq(geti(&v[3].runs) + geti(&v[4].runs), 0);
 	ck_assert_int_eq(p->alive, 0);
 	free(v);
 	free(g);
@@ -373,7 +385,7 @@ START_TEST(stop_deadline_leaves_a_stuck_handler_behind)
 	open_gate();
 	/* The detached worker finishes its handler and exits on its own. */
 	POOL_WAIT(p, p->alive == 0, "the detached worker to exit");
-	ck_assert_int_eq(atomic_load(&g[0].runs), 1);
+	ck_assert_int_eq(geti(&g[0].runs), 1);
 	ck_assert_int_eq(finished, 1);
 	for (int i = 0; i < 3; i++)
 		pthread_cond_destroy(&workers[i].cv);
@@ -483,8 +495,8 @@ START_TEST(wake_policy_bounds)
 	pthread_mutex_unlock(&p->mu);
 	ck_assert_int_eq(eng_pool_stop(p, ENG_NO_DEADLINE), 0);
 	for (int i = 0; i < 8; i++) {
-		ck_assert_int_eq(atomic_load(&v[i].runs), 1);
-		ck_assert_int_eq(atomic_load(&v[i].released), 1);
+		ck_assert_int_eq(geti(&v[i].runs), 1);
+		ck_assert_int_eq(geti(&v[i].released), 1);
 	}
 	free(v);
 	pool_free(p);
@@ -518,7 +530,7 @@ START_TEST(recent_worker_takes_work_and_polls_when_quiet)
 	ck_assert_int_eq(p->waking, 0); /* the poller is the taker */
 	pthread_mutex_unlock(&p->mu);
 	WAIT_UNTIL(finished == 5, "the polled item");
-	ck_assert_uint_eq(atomic_load(&p->poll_hits), 1);
+	ck_assert_uint_eq(getu(&p->poll_hits), 1);
 	for (int i = 1; i < 5; i++)
 		ck_assert(pthread_equal(v[i].thread, v[0].thread));
 	/* The last was not quiet: the worker sleeps, and the stop is prompt. */
@@ -631,7 +643,7 @@ START_TEST(submits_racing_the_stop_run_once_or_never)
 		for (int i = 0; i < SUBMITTERS; i++) {
 			int acc = atomic_load(&s[i].accepted);
 			for (int k = 0; k < PER_SUBMITTER; k++)
-				ck_assert_int_eq(atomic_load(&s[i].v[k].runs), k < acc);
+				ck_assert_int_eq(geti(&s[i].v[k].runs), k < acc);
 			free(s[i].v);
 		}
 		pool_free(p);

@@ -31,6 +31,18 @@
 /* A hang is caught by this bound; it never measures anything. */
 #define WAIT_NS (60 * INT64_C(1000000000))
 
+/* Atomic counters read through functions, so a failed assertion prints
+ * the counter's name rather than the expansion of atomic_load. */
+static int geti(_Atomic int *p)
+{
+	return atomic_load(p);
+}
+
+static unsigned long long getu(_Atomic uint64_t *p)
+{
+	return atomic_load(p);
+}
+
 /* ---- a transport that records ---------------------------------------------- */
 
 typedef struct rec {
@@ -302,7 +314,7 @@ static void req_init(eng_req *r, const char *key)
 
 static void req_check_refs(eng_req *r)
 {
-	ck_assert_int_eq(atomic_load(&r->refs), 1);
+	ck_assert_int_eq(geti(&r->refs), 1);
 }
 
 /* ---- tests ----------------------------------------------------------------- */
@@ -326,8 +338,8 @@ START_TEST(one_producer_in_order)
 	ck_assert(memcmp(f->text, want, wl) == 0);
 	ck_assert_int_eq(f->closed_output, 1);
 	ck_assert_uint_eq(f->len_at_close, wl);
-	ck_assert_uint_eq(atomic_load(&st.responses_written), 1000);
-	ck_assert_uint_eq(atomic_load(&st.responses_dropped), 0);
+	ck_assert_uint_eq(getu(&st.responses_written), 1000);
+	ck_assert_uint_eq(getu(&st.responses_dropped), 0);
 	ck_assert_int_eq(f->errors, 0);
 	fake_free(f);
 }
@@ -458,7 +470,7 @@ START_TEST(a_write_error_latches_and_reports_once)
 	ck_assert_int_eq(eng_writer_start(&w, &f->base, &st, on_error, f), MCP_OK);
 	ck_assert_int_eq(push(&w, "doomed", NULL, 1), MCP_OK);
 	wait_at_least(f, &f->errors, 1, "the error report");
-	ck_assert_uint_eq(atomic_load(&st.responses_dropped), 1);
+	ck_assert_uint_eq(getu(&st.responses_dropped), 1);
 	for (int i = 0; i < 20; i++) {
 		ck_assert_int_eq(push(&w, "after", NULL, 1), MCP_ECLOSED);
 		size_t n;
@@ -470,8 +482,8 @@ START_TEST(a_write_error_latches_and_reports_once)
 	ck_assert_int_eq(f->errors, 1);
 	ck_assert_int_eq(f->calls, 1);
 	ck_assert_uint_eq(f->len, 0);
-	ck_assert_uint_eq(atomic_load(&st.responses_dropped), 21);
-	ck_assert_uint_eq(atomic_load(&st.responses_written), 0);
+	ck_assert_uint_eq(getu(&st.responses_dropped), 21);
+	ck_assert_uint_eq(getu(&st.responses_written), 0);
 	ck_assert_int_eq(f->closed_output, 1);
 	fake_free(f);
 }
@@ -521,7 +533,7 @@ START_TEST(close_drains_then_nothing_more)
 	ck_assert_int_eq(f->closed_output, 1);
 	ck_assert_uint_eq(f->len_at_close, f->len);
 	ck_assert_int_eq(f->wrote_after_close, 0);
-	ck_assert_uint_eq(atomic_load(&st.responses_dropped), 2);
+	ck_assert_uint_eq(getu(&st.responses_dropped), 2);
 	req_check_refs(&r);
 	fake_free(f);
 }
@@ -545,8 +557,8 @@ START_TEST(close_gives_up_a_blocked_write_at_its_deadline)
 	ck_assert_int_eq(f->closed_output, 1);
 	eng_writer_destroy(&w);
 	ck_assert_uint_eq(f->len, 0);
-	ck_assert_uint_eq(atomic_load(&st.responses_written), 0);
-	ck_assert_uint_eq(atomic_load(&st.responses_dropped), 2);
+	ck_assert_uint_eq(getu(&st.responses_written), 0);
+	ck_assert_uint_eq(getu(&st.responses_dropped), 2);
 	fake_free(f);
 }
 END_TEST
@@ -580,7 +592,7 @@ START_TEST(lines_of_a_peer_cancelled_request_are_discarded)
 	eng_writer_close(&w, ENG_NO_DEADLINE);
 	eng_writer_destroy(&w);
 	ck_assert_str_eq(f->text, "head\nb-progress\na-asks-client\na-answer\n");
-	ck_assert_uint_eq(atomic_load(&st.responses_written), 1);
+	ck_assert_uint_eq(getu(&st.responses_written), 1);
 	req_check_refs(&a);
 	req_check_refs(&b);
 	fake_free(f);
@@ -626,7 +638,7 @@ START_TEST(push_writer_delivers_on_the_calling_thread)
 	ck_assert_int_eq(push(&w, "answer", &a, 1), MCP_OK);
 	ck_assert_int_eq(f->nrecs, 5);
 	ck_assert_int_eq(f->recs[4].is_response, 1);
-	ck_assert_uint_eq(atomic_load(&st.responses_written), 1);
+	ck_assert_uint_eq(getu(&st.responses_written), 1);
 
 	/* The end of a route: a mark with no data. */
 	eng_writer_end_route(&w, &a);
@@ -641,7 +653,7 @@ START_TEST(push_writer_delivers_on_the_calling_thread)
 	ck_assert_int_eq(push(&w, "closed", &a, 1), MCP_ECLOSED);
 	eng_writer_end_route(&w, &a);
 	ck_assert_int_eq(f->nrecs, 6);
-	ck_assert_uint_eq(atomic_load(&st.responses_dropped), 1);
+	ck_assert_uint_eq(getu(&st.responses_dropped), 1);
 	eng_writer_destroy(&w);
 	ck_assert_int_eq(f->errors, 0);
 	req_check_refs(&a);
@@ -662,7 +674,7 @@ START_TEST(push_writer_latches_a_failed_delivery)
 	ck_assert_int_eq(push(&w, "after", NULL, 1), MCP_ECLOSED);
 	ck_assert_int_eq(f->errors, 1);
 	ck_assert_int_eq(f->nrecs, 0);
-	ck_assert_uint_eq(atomic_load(&st.responses_dropped), 2);
+	ck_assert_uint_eq(getu(&st.responses_dropped), 2);
 	eng_writer_close(&w, ENG_NO_DEADLINE);
 	eng_writer_destroy(&w);
 	fake_free(f);
@@ -837,7 +849,7 @@ START_TEST(quiet_stream_is_written_inline)
 	ck_assert(pthread_equal(f->try_thread, pthread_self()));
 	ck_assert_int_eq(f->calls, 0);
 	pthread_mutex_unlock(&f->mu);
-	ck_assert_uint_eq(atomic_load(&st.responses_written), 1);
+	ck_assert_uint_eq(getu(&st.responses_written), 1);
 
 	/* A quiet answer and its kick: written by the kicking thread. */
 	size_t n;
@@ -859,7 +871,7 @@ START_TEST(quiet_stream_is_written_inline)
 	eng_writer_destroy(&w);
 	ck_assert_str_eq(f->text, "inline\nkicked\npartial line\nnext\n");
 	ck_assert_int_ge(f->calls, 1);
-	ck_assert_uint_eq(atomic_load(&st.responses_written), 4);
+	ck_assert_uint_eq(getu(&st.responses_written), 4);
 	req_check_refs(&a);
 	fake_free(f);
 
@@ -875,7 +887,7 @@ START_TEST(quiet_stream_is_written_inline)
 	eng_writer_close(&w, ENG_NO_DEADLINE);
 	eng_writer_destroy(&w);
 	ck_assert_uint_eq(f->len, 0);
-	ck_assert_uint_eq(atomic_load(&st.responses_dropped), 2);
+	ck_assert_uint_eq(getu(&st.responses_dropped), 2);
 	fake_free(f);
 }
 END_TEST
