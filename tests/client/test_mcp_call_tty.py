@@ -7,6 +7,8 @@ shows a progress bar on the terminal, Ctrl-C (send-keys C-c) cancels the
 call, mcp-call exits 130, and the server's trace shows the request's
 cleanup as peer_cancelled.  Every wait is for an event on the screen or in
 the trace (bounded), never a fixed sleep.  Skipped (77) without tmux.
+Prints TAP, one test point per step (tests/lib/tap.py); a step that fails
+ends the run.
 """
 import os
 import re
@@ -16,14 +18,16 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tap  # noqa: E402
+
 if not shutil.which("tmux"):
-    print("SKIP: tmux is not installed")
-    sys.exit(77)
+    sys.exit(tap.skip_all("tmux is not installed"))
 everything = os.environ.get("MCP_EVERYTHING")
 call = os.environ.get("MCP_CALL")
 if not everything or not call:
-    print("SKIP: MCP_EVERYTHING and MCP_CALL are not set")
-    sys.exit(77)
+    sys.exit(tap.skip_all("MCP_EVERYTHING and MCP_CALL are not set"))
+POINTS = tap.Points()
 
 tmp = tempfile.mkdtemp(prefix="mcp-call-tty.")
 trace = os.path.join(tmp, "trace.txt")
@@ -46,10 +50,9 @@ def wait_for(what, test, limit_s=30):
         if got:
             return got
         time.sleep(0.02)
-    print("not ok - %s; the screen:\n%s" % (what, screen()))
+    POINTS.check(what, False, "the screen:\n%s" % screen())
     subprocess.run(tmux + ["kill-server"])
-    print("0 passed, 1 failed")
-    sys.exit(1)
+    sys.exit(POINTS.finish())
 
 
 def read(path):
@@ -62,36 +65,27 @@ def read(path):
 
 subprocess.run(tmux + ["new-session", "-d", "-s", session, "-x", "120", "-y", "20", command],
                check=True)
-passed = 0
 # The bar: "[####----...] 3/20", redrawn in place on standard error.
 bar = wait_for("a progress bar appears",
                lambda: re.search(r"\[#+-*\] ([0-9]+)/20", screen()))
-print("ok - the progress bar is drawn: %s" % bar.group(0))
-passed += 1
+POINTS.check("the progress bar is drawn", True)
+tap.diag(bar.group(0))
 step = int(bar.group(1))
 wait_for("the bar moves", lambda: (m := re.search(r"\[#+-*\] ([0-9]+)/20", screen()))
          and int(m.group(1)) > step)
-print("ok - the bar advances")
-passed += 1
+POINTS.check("the bar advances", True)
 started = wait_for("the server traced the call's start",
                    lambda: re.search(r"^started (\S+)$", read(trace), re.M))
 subprocess.run(tmux + ["send-keys", "-t", session, "C-c"], check=True)
 wait_for("mcp-call exits 130 after Ctrl-C", lambda: "EXIT=130" in screen())
-print("ok - Ctrl-C: mcp-call exited 130")
-passed += 1
+POINTS.check("Ctrl-C: mcp-call exited 130", True)
 request = started.group(1)
 wait_for("the server traced peer_cancelled",
          lambda: re.search(r"^cleanup %s peer_cancelled$" % re.escape(request), read(trace), re.M))
-print("ok - the server's trace: cleanup %s peer_cancelled" % request)
-passed += 1
-if "interrupted; the call was cancelled" in screen():
-    print("ok - mcp-call said the call was cancelled")
-    passed += 1
-else:
-    print("not ok - no interruption message; the screen:\n%s" % screen())
-    subprocess.run(tmux + ["kill-server"])
-    print("%d passed, 1 failed" % passed)
-    sys.exit(1)
+POINTS.check("the server's trace: cleanup %s peer_cancelled" % request, True)
+text = screen()
+POINTS.check("mcp-call said the call was cancelled",
+             "interrupted; the call was cancelled" in text, "the screen:\n%s" % text)
 subprocess.run(tmux + ["kill-server"])
 shutil.rmtree(tmp, ignore_errors=True)
-print("%d passed, 0 failed" % passed)
+sys.exit(POINTS.finish())

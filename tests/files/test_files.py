@@ -4,8 +4,8 @@ resources (text and blob), the files:// template and its refusals,
 completion, the search tool with progress and cancellation, the prompt,
 and an orderly exit; then --skills DIR: the skills it serves (entries,
 digests, directory reads, both eras) and the trees it refuses to start
-with (a link out of a skill, a FIFO).  Standard library only; "N passed,
-M failed".
+with (a link out of a skill, a FIFO).  Standard library only; prints TAP,
+one test point per check (tests/lib/tap.py).
 
 Usage: MCP_FILES=path/to/mcp-files test_files.py
 """
@@ -21,17 +21,12 @@ import threading
 import time
 
 BIN = os.environ.get("MCP_FILES") or (sys.argv[1] if len(sys.argv) > 1 else None)
-passed, failed = 0, []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tap  # noqa: E402
 
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failed.append(name)
-        print(f"not ok - {name} {str(detail)[:300]}")
+# Every check is one TAP test point (tests/lib/tap.py); the plan comes last.
+POINTS = tap.Points()
+check = POINTS.check
 
 
 def make_tree(root):
@@ -196,10 +191,20 @@ def skills_checks(root):
 
 def main():
     if not BIN or not os.access(BIN, os.X_OK):
-        print("skip: set MCP_FILES")
-        return 77
+        return tap.skip_all("set MCP_FILES")
     root = tempfile.mkdtemp(prefix="mcp-files-test-")
-    make_tree(root)
+    try:
+        make_tree(root)
+        POINTS.guard(serving_a_tree, root)
+        POINTS.guard(skills_checks, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return POINTS.finish()
+
+
+def serving_a_tree(root):
+    """Resources, the template, completion, search with progress and
+    cancellation, the prompt, and the exit at end of input."""
     p = subprocess.Popen([BIN, root], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     msgs, cv = [], threading.Condition()
@@ -342,10 +347,6 @@ def main():
         p.kill()
         code = "hung"
     check("exits 0 at end of input", code == 0, code)
-    skills_checks(root)
-    shutil.rmtree(root, ignore_errors=True)
-    print(f"{passed} passed, {len(failed)} failed")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

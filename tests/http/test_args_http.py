@@ -3,8 +3,8 @@
 schemas (issue 18), over Streamable HTTP: `mcp-everything --http` on real
 sockets, the six `add` calls of the issue each with its exact answer, in a
 session (JSON and SSE answers) and as stateless 2026-07-28 requests; the
-output schema check; a forged list cursor.  Standard library only; exits
-0/1 (77 to skip).
+output schema check; a forged list cursor.  Standard library only; prints
+TAP, one test point per check (tests/lib/tap.py); exits 0/1 (77 to skip).
 
 Usage: MCP_EVERYTHING=PATH/TO/mcp-everything test_args_http.py
 """
@@ -18,18 +18,12 @@ import sys
 import time
 
 BIN = os.environ.get("MCP_EVERYTHING") or (sys.argv[1] if len(sys.argv) > 1 else None)
-failures = []
-passed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tap  # noqa: E402
 
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failures.append(name)
-        print(f"not ok - {name} {str(detail)[:400]}")
+# Every check is one TAP test point (tests/lib/tap.py); the plan comes last.
+POINTS = tap.Points()
+check = POINTS.check
 
 
 def free_port():
@@ -134,8 +128,14 @@ def call_add(port, sid, rid, args, accept, meta=None):
 
 def main():
     if not BIN or not os.access(BIN, os.X_OK):
-        print("skip: set MCP_EVERYTHING to the fixture binary")
-        return 77
+        return tap.skip_all("set MCP_EVERYTHING to the fixture binary")
+    POINTS.guard(add_calls_and_schemas)
+    return POINTS.finish()
+
+
+def add_calls_and_schemas():
+    """The `add` calls in a session (JSON and SSE) and stateless, the output
+    schema, a forged cursor."""
     srv, port = start_server()
     sid = open_session(port)
     check("a session opens", bool(sid), sid)
@@ -177,8 +177,6 @@ def main():
     check("a forged cursor is -32602",
           m and m.get("error", {}).get("code") == -32602, f"{status} {m}")
     stop_server(srv, "the server exits in order")
-    print(f"{passed} passed, {len(failures)} failed")
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -21,8 +21,10 @@ Two parts:
 Python cannot sign RS256 or ES256 tokens without a third-party module; the
 tokens come from jose, and this file only presents them.
 
-Exits 0 when every check passed, 1 otherwise, 77 (skip) when the server
-binary is missing or MCP_AUTH_VECTORS names a file that is not there.
+Prints TAP, one test point per check (tests/lib/tap.py).  Exits 0 when
+every check passed, 1 otherwise, 77 (skip) when the server binary is
+missing or MCP_AUTH_VECTORS names a file that is not there (0 whatever the
+verdicts under make check's TAP driver, which reads them from the TAP).
 
 Usage: MCP_EVERYTHING=PATH [MCP_AUTH_VECTORS=FILE] test_auth_http.py
 """
@@ -40,8 +42,8 @@ import time
 
 BIN = os.environ.get("MCP_EVERYTHING") or (sys.argv[1] if len(sys.argv) > 1 else None)
 VECTORS = os.environ.get("MCP_AUTH_VECTORS")
-failures = []
-passed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tap  # noqa: E402
 
 # A real Ed25519 public key (its private half was thrown away): the
 # token-less part needs a key set to start, never a valid token.
@@ -52,15 +54,9 @@ TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {}}
 
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failures.append(name)
-        print(f"not ok - {name} {str(detail)[:600]}")
+# Every check is one TAP test point (tests/lib/tap.py); the plan comes last.
+POINTS = tap.Points()
+check = POINTS.check
 
 
 def free_port():
@@ -822,40 +818,37 @@ def tasks_bound_to_their_principal(v, jwks):
 
 def main():
     if not BIN or not os.access(BIN, os.X_OK):
-        print("# SKIP: MCP_EVERYTHING is not set or not executable")
-        return 77
+        return tap.skip_all("MCP_EVERYTHING is not set or not executable")
     vectors = None
     if VECTORS:
         if not os.path.exists(VECTORS):
-            print(f"# SKIP: MCP_AUTH_VECTORS names {VECTORS}, which is not there "
-                  "(make check-auth makes it)")
-            return 77
+            return tap.skip_all(f"MCP_AUTH_VECTORS names {VECTORS}, which is not there "
+                                "(make check-auth makes it)")
         with open(VECTORS) as f:
             vectors = json.load(f)
     tmp = []
     try:
         tmp.append(write_json(FIXED_JWKS))
-        metadata_and_challenges(tmp[-1])
-        hooks_over_http()
-        held_streams()
-        hooks_over_stdio()
+        POINTS.guard(metadata_and_challenges, tmp[-1])
+        POINTS.guard(hooks_over_http)
+        POINTS.guard(held_streams)
+        POINTS.guard(hooks_over_stdio)
         if vectors:
             tmp.append(write_json(vectors["jwks"]))
             tmp.append(write_json(vectors["jwks_single"]))
-            vector_table(vectors, tmp[-2], tmp[-1])
-            sessions_scopes_hijack(vectors, tmp[-2])
-            rate_limit_per_principal(vectors, tmp[-2])
-            stateless(vectors, tmp[-2])
-            tasks_bound_to_their_principal(vectors, tmp[-2])
+            POINTS.guard(vector_table, vectors, tmp[-2], tmp[-1])
+            POINTS.guard(sessions_scopes_hijack, vectors, tmp[-2])
+            POINTS.guard(rate_limit_per_principal, vectors, tmp[-2])
+            POINTS.guard(stateless, vectors, tmp[-2])
+            POINTS.guard(tasks_bound_to_their_principal, vectors, tmp[-2])
         else:
-            print("# the token-bearing checks run in make check-auth (MCP_AUTH_VECTORS)")
+            tap.diag("the token-bearing checks run in make check-auth (MCP_AUTH_VECTORS)")
     finally:
         for path in tmp:
             os.unlink(path)
-    print(f"# {passed} passed, {len(failures)} failed")
-    for f in failures:
-        print(f"#   failed: {f}")
-    return 1 if failures else 0
+    for f in POINTS.failures:
+        tap.diag(f"failed: {f}")
+    return POINTS.finish()
 
 
 if __name__ == "__main__":

@@ -16,18 +16,12 @@ import threading
 import time
 
 BIN = os.environ.get("MCP_EVERYTHING") or (sys.argv[1] if len(sys.argv) > 1 else None)
-failures = []
-passed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tap  # noqa: E402
 
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failures.append(name)
-        print(f"not ok - {name} {detail}")
+# Every check is one TAP test point (tests/lib/tap.py); the plan comes last.
+POINTS = tap.Points()
+check = POINTS.check
 
 
 def free_port():
@@ -223,10 +217,9 @@ def resumability():
         stop_server(srv, "resumability server exits 0")
 
 
-def main():
-    if not BIN or not os.access(BIN, os.X_OK):
-        print("skip: no mcp-everything binary")
-        return 77
+def sessions_and_errors():
+    """One server: initialize, JSON and SSE answers, the HTTP error codes,
+    two sessions and a DELETE that ends only its own."""
     srv, port = start_server("--trace", "--grace-ms", "1500", stderr=subprocess.PIPE)
     err_lines = []
     threading.Thread(target=lambda: err_lines.extend(l.decode().rstrip() for l in srv.stderr),
@@ -320,17 +313,19 @@ def main():
         code = stop_server(srv, "SIGTERM: orderly exit 0")
         if code != 0:
             time.sleep(0.2)
-            print("server stderr (tail):\n" + "\n".join(err_lines[-60:]))
-    options_json_and_session_limit()
-    resumability()
-    access_control()
-    stateless()
-    ipv6()
-    scenarios()
-    batches()
-    modern_over_http()
-    print(f"{passed} passed, {len(failures)} failed")
-    return 1 if failures else 0
+            tap.diag("server stderr (tail):\n" + "\n".join(err_lines[-60:]))
+
+
+SECTIONS = ["sessions_and_errors", "options_json_and_session_limit", "resumability",
+            "access_control", "stateless", "ipv6", "scenarios", "batches", "modern_over_http"]
+
+
+def main():
+    if not BIN or not os.access(BIN, os.X_OK):
+        return tap.skip_all("no mcp-everything binary")
+    for name in SECTIONS:
+        POINTS.guard(globals()[name])
+    return POINTS.finish()
 
 
 def options_json_and_session_limit():
@@ -722,7 +717,7 @@ def ipv6():
     except ConnectionRefusedError:
         pass
     except OSError:
-        print("ok - # SKIP no IPv6 loopback")
+        POINTS.skip("IPv6: initialize over [::1]", "no IPv6 loopback")
         return
     srv, port = start_server(host="::1")
     try:

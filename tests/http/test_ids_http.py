@@ -11,7 +11,7 @@ flight is refused under that id while the first request keeps its
 stream and stays cancellable.
 
 Usage: MCP_EVERYTHING=PATH/TO/mcp-everything test_ids_http.py
-Standard library only; exits 0/1 (77 to skip).
+Standard library only; prints TAP, one test point per check (tests/lib/tap.py).
 """
 import json
 import os
@@ -20,8 +20,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_http import BIN, check, open_session, post, start_server, stop_server  # noqa: E402
-import test_http  # noqa: E402
+from test_http import BIN, POINTS, check, open_session, post, start_server, stop_server  # noqa: E402
+import tap  # noqa: E402  (on the path through test_http)
 
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {}}
@@ -115,18 +115,17 @@ def in_a_batch(port):
 
 def main():
     if not BIN or not os.access(BIN, os.X_OK):
-        print("skip: no mcp-everything binary")
-        return 77
+        return tap.skip_all("no mcp-everything binary")
     srv, port = start_server()
     try:
-        sid = in_a_session(port)
-        without_a_session(port)
-        duplicate_in_flight(port, sid)
-        in_a_batch(port)
+        sid = POINTS.guard(in_a_session, port)
+        POINTS.guard(without_a_session, port)
+        if sid is not None:
+            POINTS.guard(duplicate_in_flight, port, sid)
+        POINTS.guard(in_a_batch, port)
     finally:
         stop_server(srv, "the server exits 0")
-    print(f"{test_http.passed} passed, {len(test_http.failures)} failed")
-    return 1 if test_http.failures else 0
+    return POINTS.finish()
 
 
 if __name__ == "__main__":

@@ -43,7 +43,8 @@ run() {
 	if ! python3 "$srcdir/tests/scenarios/$file" "$@" 2>&1 | tee "$out/$file.log"; then
 		fail=1
 	fi
-	# tee hides the exit status; the summary line tells.
+	# tee hides the exit status; the summary line tells (tests/lib/tap.py
+	# ends with "# N passed, M failed, ...").
 	grep -q ", 0 failed," "$out/$file.log" || fail=1
 }
 
@@ -89,7 +90,7 @@ for log in "$out"/logs/*.log; do
 done
 echo "== valgrind: $nlogs server processes checked, logs in $out/logs"
 # Repeated last, where a CI log's tail shows it.
-grep -h "^not ok" "$out"/*.py.log 2>/dev/null | sed 's/^/== failed: /'
+grep -h "^not ok" "$out"/*.py.log 2>/dev/null | grep -v "# TODO" | sed 's/^/== failed: /'
 
 [ "$nlogs" -gt 0 ] || fail=1
 if [ $fail -eq 0 ]; then echo "PASS: check-valgrind-scenarios"; else echo "FAIL: check-valgrind-scenarios"; fi

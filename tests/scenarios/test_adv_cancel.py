@@ -22,7 +22,7 @@ from advlib import (INITIALIZED, AdvServer, Fail, T, call_msg, cancel_msg, init_
                     hold_ms, line, n_iter, run)
 
 # Scenarios that expose a library bug, with the bug: they run, their
-# failure is reported as "xfail" and does not fail make check.
+# failure is reported "# TODO" (XFAIL) and does not fail make check.
 EXPECTED_FAILURES = {
 }
 

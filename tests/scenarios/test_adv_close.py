@@ -25,10 +25,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from advlib import (BIN, INITIALIZED, TIME, AdvServer, Fail, T, call_msg, init_msg,  # noqa: E402
-                    n_iter, proc_state, run, SAN_PATTERNS)
+                    n_iter, proc_state, run, sanitizer_lines)
 
 # Scenarios that expose a library bug, with the bug: they run, their
-# failure is reported as "xfail" and does not fail make check.
+# failure is reported "# TODO" (XFAIL) and does not fail make check.
 EXPECTED_FAILURES = {
 }
 
@@ -512,7 +512,7 @@ def parent_killed_no_orphan():
         if reaper and code != 0:
             raise Fail(f"orphaned server exit status {code}")
         err = open(errpath, errors="replace").read()
-        bad = [ln for ln in err.splitlines() if any(p in ln for p in SAN_PATTERNS)]
+        bad = sanitizer_lines(err.splitlines())
         if bad:
             raise Fail(f"sanitizer report: {bad[0]}")
         cl = sorted(ln for ln in err.splitlines() if ln.startswith("cleanup"))

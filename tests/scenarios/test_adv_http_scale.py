@@ -406,6 +406,12 @@ def one_session_cannot_starve_another():
                     raise Fail(f"a call past the session's queue got {st} {hd} {msg}")
                 busy += 1
         sel.close()
+        # The refusals can all be in before the third call under the cap
+        # has started, or before its trace line was read: wait for it.
+        end = time.monotonic() + T(30)
+        while time.monotonic() < end and \
+                sum(1 for ln in list(srv.err) if ln.startswith('started "a')) < 3:
+            time.sleep(0.01)
         started = [ln for ln in srv.err if ln.startswith('started "a')]
         if busy != n - 103 or len(started) != 3:
             raise Fail(f"cap: {len(started)} started (want 3), {busy} refused (want {n - 103})")

@@ -28,7 +28,7 @@ from advlib import (INITIALIZED, VALGRIND, AdvServer, Fail, T, call_msg, init_ms
                     line, n_iter, req, run, SANITIZER)
 
 # Scenarios that expose a library bug, with the bug: they run, their
-# failure is reported as "xfail" and does not fail make check.
+# failure is reported "# TODO" (XFAIL) and does not fail make check.
 EXPECTED_FAILURES = {
 }
 

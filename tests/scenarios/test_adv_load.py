@@ -26,7 +26,7 @@ from advlib import (SANITIZER, VALGRIND, AdvServer, Fail, T, call_msg, cancel_ms
                     line, n_iter, proc_status, run)
 
 # Scenarios that expose a library bug, with the bug: they run, their
-# failure is reported as "xfail" and does not fail make check.
+# failure is reported "# TODO" (XFAIL) and does not fail make check.
 EXPECTED_FAILURES = {
 }
 

@@ -28,7 +28,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from advlib import (BIN, SAN_PATTERNS, SANITIZER, VALGRIND, Fail, T, fd_count, n_iter,  # noqa: E402
+from advlib import (BIN, sanitizer_lines, SANITIZER, VALGRIND, Fail, T, fd_count, n_iter,  # noqa: E402
                     proc_status, run)
 import test_adv_load  # noqa: E402  (malloc_trim through gdb)
 
@@ -108,7 +108,7 @@ class HttpServer:
             raise Fail("the HTTP server did not exit after SIGTERM")
         took = time.monotonic() - t0
         self.t.join(5)
-        bad = [ln for ln in self.err if any(p in ln for p in SAN_PATTERNS)]
+        bad = sanitizer_lines(self.err)
         if bad:
             raise Fail(f"sanitizer report: {bad[0]}\n" + "\n".join(self.err[-30:]))
         if code != 0:

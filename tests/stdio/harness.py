@@ -2,16 +2,17 @@
 """harness.py - the bundled test harness: runs a server command over real
 pipes, sends scripted messages (or raw bytes), waits for expected messages
 with timeouts, closes stdin or stops reading stdout at chosen moments, and
-checks the invariants of DESIGN.md on everything the server printed:
-
-  1. every stdout line is one complete JSON-RPC 2.0 message;
-  2. at most one answer per request id (ids compared as exact JSON);
-  3. nothing for a request after its peer cancel (unless the cancel was
-     sent as racy, where zero or one answer is allowed).
+checks everything the server printed with the one invariant checker,
+tests/lib/invariants.py (Server.check_invariants): complete JSON-RPC 2.0
+lines, at most one answer per request, nothing after a strict peer cancel,
+well-formed errors, the server's own request ids, progress order, no
+sanitizer report.
 
 Used by test_stdio.py (the scenarios), test_eof_roots_loop.py (the race
-loops) and demo.py (make demo, verbose).  Standard library only.  Timeouts
-are generous upper bounds: they catch a hang, they never measure speed.
+loops), test_modern.py, test_args.py, demo.py (make demo, verbose) and, through
+AdvServer, by tests/scenarios/advlib.py.  The scenarios report through
+tests/lib/tap.py.  Standard library only.  Timeouts are generous upper
+bounds: they catch a hang, they never measure speed.
 """
 import json
 import os
@@ -19,6 +20,10 @@ import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import invariants  # noqa: E402
+from tap import Fail, Skip  # noqa: E402,F401  (re-exported for the scenario files)
 
 BIN = os.environ.get("MCP_EVERYTHING")
 LATEST = "2025-11-25"
@@ -30,11 +35,7 @@ def short(line, limit=160):
 
 
 # A sanitizer build reports on the server's stderr; any report fails.
-SAN_PATTERNS = ("ERROR: AddressSanitizer", "WARNING: ThreadSanitizer", "ERROR: LeakSanitizer",
-                "runtime error:", "UndefinedBehaviorSanitizer")
-
-class Fail(Exception):
-    pass
+SAN_PATTERNS = invariants.SAN_PATTERNS
 
 
 class Server:
@@ -49,7 +50,10 @@ class Server:
         self.cv = threading.Condition()
         self.cancelled = {}      # id text -> "strict" | "racy"
         self.sent = {}           # id text -> method, for schema recording
-        self.sent_count = {}     # id text -> requests sent with that id
+        self.requests_sent = {}  # id text -> requests sent with that id
+        self.progress_of = {}    # json(progressToken) -> json(request id)
+        self.unsent_cancel_ok = False  # see BUG-7 in test_adv_cancel.py
+        self.parse_limit = 1 << 20     # longer lines sent are not parsed for counting
         self.rev = None          # the negotiated revision once initialized
         self.stdout_done = False
         self.readers = []
@@ -101,10 +105,14 @@ class Server:
         with open(path, "a") as f:
             f.write(json.dumps({"rev": self.rev, "method": method, "msg": m}) + "\n")
 
-    def send_raw(self, data):
-        for ln in data.split(b"\n"):      # requests per id, for check_invariants
+    def _count_requests(self, data):
+        """Counts the requests in what we send, per id, so a legal reuse of
+        an id after its answer is not mistaken for a double answer."""
+        for ln in data.split(b"\n"):
+            if not ln.strip() or len(ln) > self.parse_limit:
+                continue
             try:
-                v = json.loads(ln) if ln.strip() else None
+                v = json.loads(ln)
             except (ValueError, RecursionError):
                 continue
             for one in (v if isinstance(v, list) else [v]):
@@ -113,7 +121,18 @@ class Server:
                 if isinstance(one, dict) and "id" in one and \
                         ("method" in one or not ("result" in one or "error" in one)):
                     k = json.dumps(one["id"])
-                    self.sent_count[k] = self.sent_count.get(k, 0) + 1
+                    self.requests_sent[k] = self.requests_sent.get(k, 0) + 1
+
+    def _note_progress(self, one):
+        if not isinstance(one, dict) or "id" not in one:
+            return
+        params = one.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and "progressToken" in meta:
+            self.progress_of[json.dumps(meta["progressToken"])] = json.dumps(one["id"])
+
+    def send_raw(self, data):
+        self._count_requests(data)
         if VERBOSE:
             for line in data.decode(errors="replace").splitlines():
                 print(">> " + short(line), flush=True)
@@ -125,6 +144,7 @@ class Server:
             for one in (m if isinstance(m, list) else [m]):
                 if isinstance(one, dict) and "method" in one and "id" in one:
                     self.sent[json.dumps(one["id"])] = one["method"]
+                self._note_progress(one)
         self.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in msgs))
 
     def call(self, rid, tool, args=None, meta=None):
@@ -151,10 +171,9 @@ class Server:
                     raise Fail(f"timed out waiting for {what}; last: {self.msgs[-3:]}")
                 self.cv.wait(left)
 
-    def answer(self, rid, timeout=10, start=0):
+    def answer(self, rid, timeout=10):
         return self.wait_for(lambda m: "method" not in m and m.get("id") == rid and
-                             type(m.get("id")) is type(rid), timeout, f"the answer to {rid!r}",
-                             start)
+                             type(m.get("id")) is type(rid), timeout, f"the answer to {rid!r}")
 
     def wait_err(self, text, timeout=10):
         end = time.monotonic() + timeout
@@ -204,45 +223,20 @@ class Server:
         return code, took
 
     def check_invariants(self):
-        """DESIGN.md invariants 1-3 on everything printed, and no sanitizer
-        report on stderr."""
+        """The checks of tests/lib/invariants.py on everything printed so
+        far (call it once the server has exited)."""
         with self.cv:
-            lines, msgs = list(self.lines), list(self.msgs)
-            san = [ln for ln in self.err if any(p in ln for p in SAN_PATTERNS)]
-        if san:
-            raise Fail(f"sanitizer report on stderr: {san[0]}")
-        answers = {}
-        for (_, raw), m in zip(lines, msgs):
-            if m is None or not isinstance(m, (dict, list)):
-                raise Fail(f"stdout line is not JSON: {raw[:120]!r}")
-            for one in (m if isinstance(m, list) else [m]):
-                if one.get("jsonrpc") != "2.0":
-                    raise Fail(f"not JSON-RPC 2.0: {one}")
-                if "method" in one:
-                    if not isinstance(one["method"], str):
-                        raise Fail(f"bad method: {one}")
-                    continue
-                if "id" not in one or (("result" in one) == ("error" in one)):
-                    raise Fail(f"malformed response: {one}")
-                if one["id"] is None:
-                    continue
-                key = json.dumps(one["id"])
-                answers[key] = answers.get(key, 0) + 1
-        # An id may be answered once per request that carried it: a
-        # duplicate in flight is refused under its id, beside the answer
-        # of the request it duplicates.
-        dup = {k: n for k, n in answers.items() if n > max(1, self.sent_count.get(k, 0))}
-        if dup:
-            raise Fail(f"more than one answer for ids {dup}")
-        for key, mode in self.cancelled.items():
-            if mode == "strict" and key in answers:
-                raise Fail(f"an answer was written for cancelled request {key}")
+            lines = [raw for _, raw in self.lines]
+            msgs, err = list(self.msgs), list(self.err)
+        invariants.check_output(lines, msgs, err, self.requests_sent, self.cancelled,
+                                self.progress_of, self.unsent_cancel_ok)
 
     def stats(self):
-        for line in reversed(self.err):
-            if line.startswith("stats "):
-                return json.loads(line[6:])
-        raise Fail("no stats line on stderr")
+        with self.cv:
+            st = invariants.stats_line(list(self.err))
+        if st is None:
+            raise Fail("no stats line on stderr")
+        return st
 
     def kill(self):
         if self.p.poll() is None:

@@ -12,6 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, Fail, Server  # noqa: E402
+import tap  # noqa: E402  (on the path through harness)
 
 
 def tool_error(text):
@@ -171,22 +172,9 @@ SCENARIOS = [add_calls_get_exact_answers, ranges_are_checked_too,
 
 
 def main(argv):
-    if not BIN or not os.access(BIN, os.X_OK):
-        print("skip: set MCP_EVERYTHING to the fixture binary")
-        return 77
-    chosen = [f for f in SCENARIOS if not argv or f.__name__ in argv]
-    passed = failed = 0
-    for f in chosen:
-        try:
-            f()
-        except Fail as e:
-            failed += 1
-            print(f"not ok - {f.__name__}: {e}")
-            continue
-        passed += 1
-        print(f"ok - {f.__name__}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    """One TAP test point per scenario (tests/lib/tap.py)."""
+    skip = None if BIN and os.access(BIN, os.X_OK) else "set MCP_EVERYTHING to the fixture binary"
+    return tap.run(SCENARIOS, argv, skip_reason=skip)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, Fail, Server  # noqa: E402
+import tap  # noqa: E402  (on the path through harness)
 
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {}}
@@ -151,21 +152,10 @@ SCENARIOS = [invalid_request_with_valid_id, invalid_or_missing_id_gives_null,
 
 
 def main(argv):
-    if not BIN or not os.access(BIN, os.X_OK):
-        print("skip: set MCP_EVERYTHING to the fixture binary")
-        return 77
-    passed = failed = 0
-    for f in [f for f in SCENARIOS if not argv or f.__name__ in argv]:
-        try:
-            f()
-        except Fail as e:
-            failed += 1
-            print(f"not ok - {f.__name__}: {e}")
-            continue
-        passed += 1
-        print(f"ok - {f.__name__}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    """Runs the scenarios (argv: [--list] [--repeat N] [NAME...]), one TAP
+    test point each (tests/lib/tap.py)."""
+    skip = None if BIN and os.access(BIN, os.X_OK) else "set MCP_EVERYTHING to the fixture binary"
+    return tap.run(SCENARIOS, argv, skip_reason=skip)
 
 
 if __name__ == "__main__":

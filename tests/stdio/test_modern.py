@@ -19,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, Fail, Server  # noqa: E402
+import tap  # noqa: E402  (on the path through harness)
 
 MODERN = "2026-07-28"
 
@@ -620,19 +621,9 @@ SCENARIOS = [listen_streams, listen_ends_silently_on_eof, probe_then_fallback, m
 
 
 def main(argv):
-    if not BIN or not os.access(BIN, os.X_OK):
-        print("skip: MCP_EVERYTHING is not set to the built binary")
-        return 77
-    failed = 0
-    for f in [f for f in SCENARIOS if not argv or f.__name__ in argv]:
-        try:
-            f()
-            print(f"ok - {f.__name__}")
-        except Fail as e:
-            failed += 1
-            print(f"not ok - {f.__name__}: {e}")
-    print(f"{len(SCENARIOS) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    """One TAP test point per scenario (tests/lib/tap.py)."""
+    skip = None if BIN and os.access(BIN, os.X_OK) else "MCP_EVERYTHING is not set to the built binary"
+    return tap.run(SCENARIOS, argv, skip_reason=skip)
 
 
 if __name__ == "__main__":

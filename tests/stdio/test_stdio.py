@@ -5,8 +5,8 @@ Each scenario spawns the real binary through the harness (harness.py),
 talks newline-delimited JSON-RPC to it, and checks the invariants of
 DESIGN.md on everything it printed plus its own expectations.
 
-Usage: MCP_EVERYTHING=path/to/mcp-everything test_stdio.py [--repeat N] [NAME...]
-Prints "ok - NAME" / "not ok - NAME" and a final "N passed, M failed".
+Usage: MCP_EVERYTHING=path/to/mcp-everything test_stdio.py [--list] [--repeat N] [NAME...]
+Prints TAP: one test point per scenario (tests/lib/tap.py).
 Timeouts are generous upper bounds (the machine is shared): they catch a
 hang, they do not measure speed.
 """
@@ -18,6 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, LATEST, Fail, Server  # noqa: E402
+import tap  # noqa: E402  (on the path through harness)
 
 
 # ---- scenarios -------------------------------------------------------------
@@ -513,27 +514,10 @@ SCENARIOS = [every_method_and_error_path, eof_cancel_aware_handler, eof_two_hand
 
 
 def main(argv):
-    if not BIN or not os.access(BIN, os.X_OK):
-        print("skip: set MCP_EVERYTHING to the fixture binary")
-        return 77
-    repeat = 1
-    if argv[:1] == ["--repeat"]:
-        repeat, argv = int(argv[1]), argv[2:]
-    chosen = [f for f in SCENARIOS if not argv or f.__name__ in argv]
-    passed = failed = 0
-    for f in chosen:
-        for i in range(repeat):
-            try:
-                f()
-            except Fail as e:
-                failed += 1
-                print(f"not ok - {f.__name__} (run {i + 1}): {e}")
-                break
-        else:
-            passed += 1
-            print(f"ok - {f.__name__}" + (f" ({repeat} runs)" if repeat > 1 else ""))
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    """Runs the scenarios (argv: [--list] [--repeat N] [NAME...]), one TAP
+    test point each (tests/lib/tap.py)."""
+    skip = None if BIN and os.access(BIN, os.X_OK) else "set MCP_EVERYTHING to the fixture binary"
+    return tap.run(SCENARIOS, argv, skip_reason=skip)
 
 
 if __name__ == "__main__":

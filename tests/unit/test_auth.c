@@ -23,6 +23,7 @@
 
 #include "api/auth.h"
 #include "api/internal.h"
+#include "tests/unit/runner.h"
 
 #define RESOURCE "https://mcp.example.test/mcp"
 #define ISSUER "https://auth.example.test"
@@ -1207,7 +1208,14 @@ START_TEST(jose_vectors)
 }
 END_TEST
 
-static Suite *suite(void)
+/* After the run: the vectors read for the jose tcase. */
+static void release_vectors(void)
+{
+	json_object_put(vectors);
+	vectors = NULL;
+}
+
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("auth");
 	TCase *tc = tcase_create("tokens");
@@ -1240,6 +1248,7 @@ static Suite *suite(void)
 			fprintf(stderr, "test_auth: cannot read the vectors in %s\n", path);
 			exit(EXIT_FAILURE);
 		}
+		atexit(release_vectors);
 		TCase *jose = tcase_create("jose");
 		tcase_set_timeout(jose, 120);
 		tcase_add_test(jose, jose_vectors);
@@ -1248,14 +1257,4 @@ static Suite *suite(void)
 		printf("test_auth: MCP_AUTH_VECTORS not set: the jose vectors run in make check-auth\n");
 	}
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	json_object_put(vectors);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

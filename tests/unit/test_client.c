@@ -17,6 +17,7 @@
 
 #include "engine/eng.h"
 #include "mcp/client.h"
+#include "tests/unit/runner.h"
 
 static const char *everything(void)
 {
@@ -869,7 +870,7 @@ START_TEST(input_rounds_and_their_limit)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("client");
 	TCase *tc = tcase_create("core");
@@ -894,16 +895,4 @@ static Suite *suite(void)
 	tcase_add_test(tc, input_rounds_and_their_limit);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int main(void)
-{
-	/* Children must not inherit a blocked or ignored SIGCHLD from the
-	 * test harness. */
-	signal(SIGCHLD, SIG_DFL);
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

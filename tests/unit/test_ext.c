@@ -19,6 +19,7 @@
 #include <sodium.h>
 
 #include "api/internal.h"
+#include "tests/unit/runner.h"
 
 /* ---- trace context ------------------------------------------------------------ */
 
@@ -667,7 +668,7 @@ START_TEST(app_rules)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("extensions");
 	TCase *tc = tcase_create("rules");
@@ -685,13 +686,4 @@ static Suite *suite(void)
 	tcase_add_test(tc, trace_context_in_handler_and_hooks);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/jschema.h"
+#include "tests/unit/runner.h"
 
 static json_object *parse(const char *text)
 {
@@ -538,7 +539,7 @@ START_TEST(threads_share_a_compiled_schema)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("jschema");
 	TCase *tc = tcase_create("jschema");
@@ -560,13 +561,4 @@ static Suite *suite(void)
 	tcase_add_test(tc, threads_share_a_compiled_schema);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
 }

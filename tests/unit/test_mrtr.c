@@ -8,7 +8,7 @@
  * turned off, and the legacy bridge (ctx.c) sending the same input
  * requests as real requests to a legacy client.
  */
-#include <check.h>
+#include "runner.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,7 +332,7 @@ START_TEST(legacy_client_asked_with_real_requests)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("mrtr");
 	TCase *tc = tcase_create("mrtr");
@@ -346,11 +346,3 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}

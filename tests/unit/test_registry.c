@@ -5,7 +5,7 @@
  * that adding and removing send (only to connections that are ready and
  * were promised them at initialize).
  */
-#include <check.h>
+#include "runner.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,7 +241,7 @@ START_TEST(list_changed_to_ready_connections_promised_it)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("registry");
 	TCase *tc = tcase_create("registry");
@@ -253,11 +253,3 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}

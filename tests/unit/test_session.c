@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "api/internal.h"
+#include "tests/unit/runner.h"
 
 typedef struct fixture {
 	mcp_server *srv;
@@ -915,7 +916,7 @@ START_TEST(local_requests_obey_the_shutdown)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("session");
 	TCase *tc = tcase_create("core");
@@ -936,13 +937,4 @@ static Suite *suite(void)
 	tcase_add_test(tc, local_requests_obey_the_shutdown);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

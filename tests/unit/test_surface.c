@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "tests/unit/runner.h"
 
 static mcp_server *srv;
 static mcp_memconn *conn;
@@ -618,7 +619,7 @@ START_TEST(tasks_lifecycle)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("surface");
 	TCase *tc = tcase_create("core");
@@ -636,13 +637,4 @@ static Suite *suite(void)
 	tcase_add_test(tc, sampling_needs_the_capability);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/eng.h"
+#include "tests/unit/runner.h"
 
 typedef struct node {
 	eng_idnode n;
@@ -562,7 +563,7 @@ START_TEST(call_answer_races_removal_and_fail_all)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("tables");
 	TCase *tc = tcase_create("core");
@@ -578,13 +579,4 @@ static Suite *suite(void)
 	tcase_add_test(tc, json_parse_keeps_the_thread_locale);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

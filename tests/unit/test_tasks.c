@@ -8,7 +8,7 @@
  * result, the -32021 of a request that does not declare it, the
  * idempotent cancel, input asked inside a task and given by tasks/update).
  */
-#include <check.h>
+#include "runner.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,7 +356,7 @@ START_TEST(modern_input_inside_a_task)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("tasks");
 	TCase *tc = tcase_create("tasks");
@@ -369,11 +369,3 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}

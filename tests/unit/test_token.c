@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine/eng.h"
+#include "tests/unit/runner.h"
 
 static void *fire_later(void *arg)
 {
@@ -161,7 +162,7 @@ START_TEST(fire_races_registration)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("token");
 	TCase *tc = tcase_create("core");
@@ -175,13 +176,4 @@ static Suite *suite(void)
 	tcase_add_test(tc, fire_races_registration);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

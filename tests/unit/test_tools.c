@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "tests/unit/runner.h"
 
 static mcp_server *srv;
 static mcp_memconn *conn;
@@ -561,7 +562,7 @@ START_TEST(elicitation_answers_are_checked)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("tools");
 	TCase *reg = tcase_create("registration");
@@ -578,13 +579,4 @@ static Suite *suite(void)
 	tcase_add_test(tc, elicitation_answers_are_checked);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
 }

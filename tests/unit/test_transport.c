@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "transport/tp.h"
+#include "tests/unit/runner.h"
 
 START_TEST(utf8_validation)
 {
@@ -220,7 +221,7 @@ START_TEST(mem_pair_roundtrip)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *unit_suite(void)
 {
 	Suite *s = suite_create("transport");
 	TCase *tc = tcase_create("core");
@@ -234,13 +235,4 @@ static Suite *suite(void)
 	tcase_add_test(tc, mem_pair_roundtrip);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
