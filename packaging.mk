@@ -73,12 +73,15 @@ uninstall-man3-links:
 TEST_EXTENSIONS += .sh
 SH_LOG_COMPILER = $(SHELL)
 AM_TESTS_ENVIRONMENT += MCP_SRCDIR='$(abs_top_srcdir)'; MCP_BUILDDIR='$(abs_top_builddir)'; \
-	MCP_MAN_PAGES='$(dist_man_MANS)'; export MCP_SRCDIR MCP_BUILDDIR MCP_MAN_PAGES;
+	MCP_MAN_PAGES='$(dist_man_MANS)'; export MCP_SRCDIR MCP_BUILDDIR MCP_MAN_PAGES; \
+	MCP_SAN_CFLAGS='$(SAN_CFLAGS)'; MCP_SAN_LDFLAGS='$(SAN_LDFLAGS)'; \
+	export MCP_SAN_CFLAGS MCP_SAN_LDFLAGS;
 # check-facts.py: what the header, the manual pages and the setters' code
 # each say of a signature or a range agrees (the header is the source).
-TESTS += tests/pkg/check-abi.sh tests/pkg/check-man.sh tests/pkg/check-facts.py
+TESTS += tests/pkg/check-abi.sh tests/pkg/check-man.sh tests/pkg/check-facts.py \
+	tests/pkg/readme-example.sh
 EXTRA_DIST += libmcp.sym tests/pkg/api-list.sh tests/pkg/check-abi.sh \
-	tests/pkg/abi-layout.py tests/pkg/abi-layout.x86_64.txt \
+	tests/pkg/abi-layout.py tests/pkg/abi-layout.x86_64.txt tests/pkg/readme-example.sh \
 	tests/pkg/check-man.sh tests/pkg/check-facts.py tests/pkg/greeter.c tests/pkg/run-server.sh \
 	tests/pkg/staged-greeter.sh tests/pkg/installed-build.sh \
 	tests/pkg/deb-install.sh tests/pkg/make-deb.sh

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/desc.h"
 #include "api/internal.h"
 #include "api/jschema.h"
 
@@ -205,9 +206,16 @@ bad:
 	return NULL;
 }
 
-MCP_EXTERN int mcp_form_add(mcp_form *form, const mcp_field *field)
+MCP_EXTERN int mcp_form_add(mcp_form *form, const mcp_field *caller)
 {
-	if (!form || !field || !field->name || !*field->name)
+	mcp_field desc;
+	if (!form)
+		return MCP_EINVAL;
+	int drc = desc_read(&desc, sizeof desc, caller, DESC_FIELD_V1);
+	if (drc != MCP_OK)
+		return drc;
+	const mcp_field *field = &desc;
+	if (!field->name || !*field->name)
 		return MCP_EINVAL;
 	json_object *props = NULL;
 	json_object_object_get_ex(form->schema, "properties", &props);

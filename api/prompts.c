@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/desc.h"
 #include "api/internal.h"
 #include "api/jschema.h"
 
@@ -54,14 +55,42 @@ static int compile_arg_check(api_prompt_entry *p)
 	return rc == JSCHEMA_OK ? MCP_OK : rc == JSCHEMA_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
 }
 
-MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
+/* The caller's i-th argument, read through its own struct_size: the
+ * array's stride is the size the caller was compiled with, which every
+ * element states (MCP_PROMPT_ARG_INIT). */
+static int read_arg(const mcp_prompt *prompt, size_t i, mcp_prompt_arg *out)
 {
-	if (!srv || !prompt || !prompt->name || !*prompt->name || !prompt->get ||
-	    (prompt->nargs && !prompt->args))
+	size_t stride;
+	memcpy(&stride, prompt->args, sizeof stride);
+	if (stride < DESC_PROMPT_ARG_V1)
 		return MCP_EINVAL;
-	for (size_t i = 0; i < prompt->nargs; i++)
-		if (!prompt->args[i].name || !*prompt->args[i].name)
+	const unsigned char *at = (const unsigned char *)prompt->args + i * stride;
+	size_t own;
+	memcpy(&own, at, sizeof own);
+	if (own != stride)
+		return MCP_EINVAL;
+	return desc_read(out, sizeof *out, at, DESC_PROMPT_ARG_V1);
+}
+
+MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *caller)
+{
+	mcp_prompt desc;
+	if (!srv)
+		return MCP_EINVAL;
+	int drc = desc_read(&desc, sizeof desc, caller, DESC_PROMPT_V1);
+	if (drc != MCP_OK)
+		return drc;
+	const mcp_prompt *prompt = &desc;
+	if (!prompt->name || !*prompt->name || !prompt->get || (prompt->nargs && !prompt->args))
+		return MCP_EINVAL;
+	for (size_t i = 0; i < prompt->nargs; i++) {
+		mcp_prompt_arg a;
+		drc = read_arg(prompt, i, &a);
+		if (drc != MCP_OK)
+			return drc;
+		if (!a.name || !*a.name)
 			return MCP_EINVAL;
+	}
 	api_prompt_entry *p = calloc(1, sizeof *p);
 	if (!p)
 		return MCP_ENOMEM;
@@ -83,10 +112,12 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt)
 			p->nargs = prompt->nargs;
 	}
 	for (size_t i = 0; i < p->nargs; i++) {
-		p->args[i].name = api_strdup_opt(prompt->args[i].name, &failed);
-		p->args[i].title = api_strdup_opt(prompt->args[i].title, &failed);
-		p->args[i].description = api_strdup_opt(prompt->args[i].description, &failed);
-		p->args[i].required = prompt->args[i].required;
+		mcp_prompt_arg a;
+		read_arg(prompt, i, &a); /* checked above */
+		p->args[i].name = api_strdup_opt(a.name, &failed);
+		p->args[i].title = api_strdup_opt(a.title, &failed);
+		p->args[i].description = api_strdup_opt(a.description, &failed);
+		p->args[i].required = a.required;
 	}
 	int rc = failed ? MCP_ENOMEM : compile_arg_check(p);
 	if (rc != MCP_OK) {

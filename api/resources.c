@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/desc.h"
 #include "api/internal.h"
 
 static void resource_destroy(api_entry *e)
@@ -79,9 +80,16 @@ static api_resource_entry *entry_new(const char *key, const char *name, const ch
 	return r;
 }
 
-MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *res)
+MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *caller)
 {
-	if (!srv || !res || !res->uri || !*res->uri || !res->name || !res->read || res->size < 0)
+	mcp_resource desc;
+	if (!srv)
+		return MCP_EINVAL;
+	int drc = desc_read(&desc, sizeof desc, caller, DESC_RESOURCE_V1);
+	if (drc != MCP_OK)
+		return drc;
+	const mcp_resource *res = &desc;
+	if (!res->uri || !*res->uri || !res->name || !res->read || res->size < 0)
 		return MCP_EINVAL;
 	api_resource_entry *r = entry_new(res->uri, res->name, res->title, res->description,
 					  res->mime_type, res->read, res->user);
@@ -110,9 +118,16 @@ int api_resource_add_owned(mcp_server *srv, const char *uri, const char *name,
 }
 
 MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
-						const mcp_resource_template *tpl)
+						const mcp_resource_template *caller)
 {
-	if (!srv || !tpl || !tpl->uri_template || !tpl->name || !tpl->read ||
+	mcp_resource_template desc;
+	if (!srv)
+		return MCP_EINVAL;
+	int drc = desc_read(&desc, sizeof desc, caller, DESC_TEMPLATE_V1);
+	if (drc != MCP_OK)
+		return drc;
+	const mcp_resource_template *tpl = &desc;
+	if (!tpl->uri_template || !tpl->name || !tpl->read ||
 	    !template_valid(tpl->uri_template))
 		return MCP_EINVAL;
 	api_resource_entry *r = entry_new(tpl->uri_template, tpl->name, tpl->title,

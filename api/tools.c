@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/desc.h"
 #include "api/internal.h"
 #include "api/jschema.h"
 
@@ -151,16 +152,31 @@ static int prepare(const mcp_tool *tool, api_tool_entry *t, char *why, size_t wh
 	return rc;
 }
 
-MCP_EXTERN int mcp_tool_check(const mcp_tool *tool, char *why, size_t whylen)
+MCP_EXTERN int mcp_tool_check(const mcp_tool *caller, char *why, size_t whylen)
 {
 	if (!why && whylen)
 		return MCP_EINVAL;
-	return prepare(tool, NULL, why, whylen);
+	if (!caller)
+		return prepare(NULL, NULL, why, whylen);
+	mcp_tool tool;
+	int rc = desc_read(&tool, sizeof tool, caller, DESC_TOOL_V1);
+	if (rc != MCP_OK) {
+		refuse(why, whylen, "%s", desc_why(rc));
+		return rc;
+	}
+	return prepare(&tool, NULL, why, whylen);
 }
 
-MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool)
+MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *caller)
 {
-	if (!srv || !tool || !tool->name)
+	mcp_tool desc;
+	if (!srv)
+		return MCP_EINVAL;
+	int drc = desc_read(&desc, sizeof desc, caller, DESC_TOOL_V1);
+	if (drc != MCP_OK)
+		return drc;
+	const mcp_tool *tool = &desc;
+	if (!tool->name)
 		return MCP_EINVAL;
 	api_tool_entry *t = calloc(1, sizeof *t);
 	if (!t)

@@ -368,7 +368,7 @@ static int tool_trigger_tool_change(mcp_ctx *ctx, json_object *args, mcp_result 
 	(void)ctx;
 	(void)args;
 	(void)user;
-	static const mcp_tool dynamic = { .name = "test_dynamic_tool", .title = "Dynamic",
+	static const mcp_tool dynamic = { MCP_TOOL_INIT, .name = "test_dynamic_tool", .title = "Dynamic",
 					  .description = "Added and removed by "
 							 "test_trigger_tool_change",
 					  .fn = tool_dynamic };
@@ -384,7 +384,7 @@ static int tool_trigger_prompt_change(mcp_ctx *ctx, json_object *args, mcp_resul
 	(void)ctx;
 	(void)args;
 	(void)user;
-	static const mcp_prompt dynamic = { .name = "test_dynamic_prompt", .title = "Dynamic",
+	static const mcp_prompt dynamic = { MCP_PROMPT_INIT, .name = "test_dynamic_prompt", .title = "Dynamic",
 					    .description = "Added and removed by "
 							   "test_trigger_prompt_change",
 					    .get = prompt_dynamic };
@@ -706,9 +706,9 @@ static int tool_elicitation(mcp_ctx *ctx, json_object *args, mcp_result *out, vo
 	if (!message)
 		return tool_error(out, "Invalid arguments: message (string) is required");
 	const mcp_field fields[] = {
-		{ .kind = MCP_FIELD_STRING, .name = "username", .description = "User's response",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_STRING, .name = "username", .description = "User's response",
 		  .required = 1 },
-		{ .kind = MCP_FIELD_STRING, .name = "email", .description = "User's email address",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_STRING, .name = "email", .description = "User's email address",
 		  .required = 1 },
 	};
 	mcp_form *form = build_form(message, fields, sizeof fields / sizeof fields[0]);
@@ -725,16 +725,16 @@ static int tool_elicitation_defaults(mcp_ctx *ctx, json_object *args, mcp_result
 	(void)user;
 	static const char *const statuses[] = { "active", "inactive", "pending" };
 	const mcp_field fields[] = {
-		{ .kind = MCP_FIELD_STRING, .name = "name", .description = "User name",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_STRING, .name = "name", .description = "User name",
 		  .has_default = 1, .default_string = "John Doe" },
-		{ .kind = MCP_FIELD_INTEGER, .name = "age", .description = "User age",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_INTEGER, .name = "age", .description = "User age",
 		  .has_default = 1, .default_number = 30 },
-		{ .kind = MCP_FIELD_NUMBER, .name = "score", .description = "User score",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_NUMBER, .name = "score", .description = "User score",
 		  .has_default = 1, .default_number = 95.5 },
-		{ .kind = MCP_FIELD_ENUM, .name = "status", .description = "User status",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_ENUM, .name = "status", .description = "User status",
 		  .options = statuses, .noptions = 3, .style = MCP_ENUM_UNTITLED,
 		  .has_default = 1, .default_string = "active" },
-		{ .kind = MCP_FIELD_BOOLEAN, .name = "verified", .description = "Verification status",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_BOOLEAN, .name = "verified", .description = "Verification status",
 		  .has_default = 1, .default_bool = 1 },
 	};
 	mcp_form *form = build_form("Please review and update the form fields with defaults",
@@ -767,19 +767,19 @@ static int tool_elicitation_enums(mcp_ctx *ctx, json_object *args, mcp_result *o
 	static const char *const choice_titles[] = { "First Choice", "Second Choice",
 						     "Third Choice" };
 	const mcp_field fields[] = {
-		{ .kind = MCP_FIELD_ENUM, .name = "untitledSingle",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_ENUM, .name = "untitledSingle",
 		  .description = "Select one option", .options = options, .noptions = 3,
 		  .style = MCP_ENUM_UNTITLED },
-		{ .kind = MCP_FIELD_ENUM, .name = "titledSingle",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_ENUM, .name = "titledSingle",
 		  .description = "Select one option with titles", .options = values,
 		  .option_titles = option_titles, .noptions = 3, .style = MCP_ENUM_TITLED },
-		{ .kind = MCP_FIELD_ENUM, .name = "legacyEnum",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_ENUM, .name = "legacyEnum",
 		  .description = "Select one option (legacy)", .options = legacy,
 		  .option_titles = legacy_names, .noptions = 3, .style = MCP_ENUM_LEGACY },
-		{ .kind = MCP_FIELD_MULTI_ENUM, .name = "untitledMulti",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_MULTI_ENUM, .name = "untitledMulti",
 		  .description = "Select multiple options", .options = options, .noptions = 3,
 		  .style = MCP_ENUM_UNTITLED, .has_items = 1, .min_items = 1, .max_items = 3 },
-		{ .kind = MCP_FIELD_MULTI_ENUM, .name = "titledMulti",
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_MULTI_ENUM, .name = "titledMulti",
 		  .description = "Select multiple options with titles", .options = values,
 		  .option_titles = choice_titles, .noptions = 3, .style = MCP_ENUM_TITLED,
 		  .has_items = 1, .min_items = 1, .max_items = 3 },
@@ -827,103 +827,103 @@ static int tool_json_schema_2020_12(mcp_ctx *ctx, json_object *args, mcp_result 
 #define NO_ARGS "{\"type\":\"object\",\"properties\":{}}"
 
 static const mcp_tool conformance_tools[] = {
-	{ .name = "test_simple_text", .title = "Simple text",
+	{ MCP_TOOL_INIT, .name = "test_simple_text", .title = "Simple text",
 	  .description = "Tests simple text content response", .input_schema = NO_ARGS,
 	  .fn = tool_simple_text },
-	{ .name = "test_image_content", .title = "Image content",
+	{ MCP_TOOL_INIT, .name = "test_image_content", .title = "Image content",
 	  .description = "Tests image content response (a 1x1 red PNG)", .input_schema = NO_ARGS,
 	  .fn = tool_image_content },
-	{ .name = "test_audio_content", .title = "Audio content",
+	{ MCP_TOOL_INIT, .name = "test_audio_content", .title = "Audio content",
 	  .description = "Tests audio content response (a short WAV tone)",
 	  .input_schema = NO_ARGS, .fn = tool_audio_content },
-	{ .name = "test_embedded_resource", .title = "Embedded resource",
+	{ MCP_TOOL_INIT, .name = "test_embedded_resource", .title = "Embedded resource",
 	  .description = "Tests embedded resource content response", .input_schema = NO_ARGS,
 	  .fn = tool_embedded_resource },
-	{ .name = "test_multiple_content_types", .title = "Multiple content types",
+	{ MCP_TOOL_INIT, .name = "test_multiple_content_types", .title = "Multiple content types",
 	  .description = "Tests response with multiple content types (text, image, resource)",
 	  .input_schema = NO_ARGS, .fn = tool_multiple_content_types },
-	{ .name = "test_tool_with_logging", .title = "Tool with logging",
+	{ MCP_TOOL_INIT, .name = "test_tool_with_logging", .title = "Tool with logging",
 	  .description = "Tests tool that emits log messages during execution",
 	  .input_schema = NO_ARGS, .fn = tool_with_logging },
-	{ .name = "test_error_handling", .title = "Error handling",
+	{ MCP_TOOL_INIT, .name = "test_error_handling", .title = "Error handling",
 	  .description = "Tests error response handling (always returns isError)",
 	  .input_schema = NO_ARGS, .fn = tool_error_handling },
-	{ .name = "test_tool_with_progress", .title = "Tool with progress",
+	{ MCP_TOOL_INIT, .name = "test_tool_with_progress", .title = "Tool with progress",
 	  .description = "Tests tool that reports progress notifications",
 	  .input_schema = NO_ARGS, .fn = tool_with_progress },
-	{ .name = "test_sampling", .title = "Sampling",
+	{ MCP_TOOL_INIT, .name = "test_sampling", .title = "Sampling",
 	  .description = "Tests server-initiated sampling (LLM completion request)",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"prompt\":{\"type\":\"string\","
 			  "\"description\":\"The prompt to send to the LLM\"}},"
 			  "\"required\":[\"prompt\"]}",
 	  .fn = tool_sampling },
-	{ .name = "test_elicitation", .title = "Elicitation",
+	{ MCP_TOOL_INIT, .name = "test_elicitation", .title = "Elicitation",
 	  .description = "Tests server-initiated elicitation (user input request)",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"string\","
 			  "\"description\":\"The message to show the user\"}},"
 			  "\"required\":[\"message\"]}",
 	  .fn = tool_elicitation },
-	{ .name = "test_elicitation_sep1034_defaults", .title = "Elicitation defaults",
+	{ MCP_TOOL_INIT, .name = "test_elicitation_sep1034_defaults", .title = "Elicitation defaults",
 	  .description = "Tests elicitation with default values per SEP-1034",
 	  .input_schema = NO_ARGS, .fn = tool_elicitation_defaults },
-	{ .name = "test_elicitation_sep1330_enums", .title = "Elicitation enums",
+	{ MCP_TOOL_INIT, .name = "test_elicitation_sep1330_enums", .title = "Elicitation enums",
 	  .description = "Tests elicitation with enum schema improvements per SEP-1330",
 	  .input_schema = NO_ARGS, .fn = tool_elicitation_enums },
-	{ .name = "json_schema_2020_12_tool", .title = "JSON Schema 2020-12",
+	{ MCP_TOOL_INIT, .name = "json_schema_2020_12_tool", .title = "JSON Schema 2020-12",
 	  .description = "Tool with JSON Schema 2020-12 features for conformance testing "
 			 "(SEP-1613)",
 	  .input_schema = json_schema_2020_12, .fn = tool_json_schema_2020_12 },
-	{ .name = "test_missing_capability", .title = "Missing capability",
+	{ MCP_TOOL_INIT, .name = "test_missing_capability", .title = "Missing capability",
 	  .description = "Needs the client's sampling capability (2026-07-28: -32021 "
 			 "without it)",
 	  .input_schema = NO_ARGS, .fn = tool_missing_capability },
-	{ .name = "test_logging_tool", .title = "Logging",
+	{ MCP_TOOL_INIT, .name = "test_logging_tool", .title = "Logging",
 	  .description = "Sends three log messages, then answers",
 	  .input_schema = NO_ARGS, .fn = tool_logging },
-	{ .name = "test_custom_header", .title = "Custom header",
+	{ MCP_TOOL_INIT, .name = "test_custom_header", .title = "Custom header",
 	  .description = "Echoes its region argument, which HTTP clients also send in the "
 			 "Mcp-Param-Region header",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":"
 			  "\"string\",\"x-mcp-header\":\"Region\"}},\"required\":[\"region\"]}",
 	  .fn = tool_custom_header },
-	{ .name = "test_trigger_tool_change", .title = "Change the tool list",
+	{ MCP_TOOL_INIT, .name = "test_trigger_tool_change", .title = "Change the tool list",
 	  .description = "Adds test_dynamic_tool, or removes it when present",
 	  .input_schema = NO_ARGS, .fn = tool_trigger_tool_change },
-	{ .name = "test_trigger_prompt_change", .title = "Change the prompt list",
+	{ MCP_TOOL_INIT, .name = "test_trigger_prompt_change", .title = "Change the prompt list",
 	  .description = "Adds test_dynamic_prompt, or removes it when present",
 	  .input_schema = NO_ARGS, .fn = tool_trigger_prompt_change },
-	{ .name = "test_streaming_elicitation", .title = "Elicitation on the request's stream",
+	{ MCP_TOOL_INIT, .name = "test_streaming_elicitation", .title = "Elicitation on the request's stream",
 	  .description = "Asks the user's name: the answer is an input_required result, "
 			 "never a request of its own on the stream",
 	  .input_schema = NO_ARGS, .fn = tool_ir_elicitation },
-	{ .name = "test_input_required_result_elicitation", .title = "Input required: elicitation",
+	{ MCP_TOOL_INIT, .name = "test_input_required_result_elicitation", .title = "Input required: elicitation",
 	  .description = "Asks the user's name through input_required, then greets",
 	  .input_schema = NO_ARGS, .fn = tool_ir_elicitation },
-	{ .name = "test_input_required_result_sampling", .title = "Input required: sampling",
+	{ MCP_TOOL_INIT, .name = "test_input_required_result_sampling", .title = "Input required: sampling",
 	  .description = "Asks the model a question through input_required",
 	  .input_schema = NO_ARGS, .fn = tool_ir_sampling },
-	{ .name = "test_input_required_result_list_roots", .title = "Input required: roots",
+	{ MCP_TOOL_INIT, .name = "test_input_required_result_list_roots", .title = "Input required: roots",
 	  .description = "Asks for the client's roots through input_required",
 	  .input_schema = NO_ARGS, .fn = tool_ir_list_roots },
-	{ .name = "test_input_required_result_request_state", .title = "Input required: state",
+	{ MCP_TOOL_INIT, .name = "test_input_required_result_request_state", .title = "Input required: state",
 	  .description = "Round-trips a request state through input_required",
 	  .input_schema = NO_ARGS, .fn = tool_ir_request_state },
-	{ .name = "test_input_required_result_multiple_inputs",
+	{ MCP_TOOL_INIT, .name = "test_input_required_result_multiple_inputs",
 	  .title = "Input required: three inputs",
 	  .description = "Asks for an elicitation, a sampling and the roots at once",
 	  .input_schema = NO_ARGS, .fn = tool_ir_multiple },
-	{ .name = "test_input_required_result_multi_round", .title = "Input required: two rounds",
+	{ MCP_TOOL_INIT, .name = "test_input_required_result_multi_round", .title = "Input required: two rounds",
 	  .description = "Asks twice, with the state evolving between rounds",
 	  .input_schema = NO_ARGS, .fn = tool_ir_multi_round },
-	{ .name = "test_input_required_result_tampered_state",
+	{ MCP_TOOL_INIT, .name = "test_input_required_result_tampered_state",
 	  .title = "Input required: sealed state",
 	  .description = "Its request state is sealed; a tampered one is refused",
 	  .input_schema = NO_ARGS, .fn = tool_ir_tampered },
-	{ .name = "test_input_required_result_capabilities",
+	{ MCP_TOOL_INIT, .name = "test_input_required_result_capabilities",
 	  .title = "Input required: declared capabilities",
 	  .description = "Asks only through the capabilities the client declared",
 	  .input_schema = NO_ARGS, .fn = tool_ir_capabilities },
-	{ .name = "test_reconnection", .title = "Reconnection",
+	{ MCP_TOOL_INIT, .name = "test_reconnection", .title = "Reconnection",
 	  .description = "Tests SSE stream disconnection and client reconnection (SEP-1699)",
 	  .input_schema = NO_ARGS, .fn = tool_reconnection },
 };
@@ -1018,21 +1018,21 @@ static int complete_template(mcp_ctx *ctx, const char *argument, const char *val
 }
 
 static const mcp_resource conformance_resources[] = {
-	{ .uri = "test://static-text", .name = "static-text", .title = "Static Text Resource",
+	{ MCP_RESOURCE_INIT, .uri = "test://static-text", .name = "static-text", .title = "Static Text Resource",
 	  .description = "A static text resource for testing", .mime_type = "text/plain",
 	  .size = sizeof static_text - 1, .read = read_static_text },
-	{ .uri = "test://static-binary", .name = "static-binary",
+	{ MCP_RESOURCE_INIT, .uri = "test://static-binary", .name = "static-binary",
 	  .title = "Static Binary Resource",
 	  .description = "A static binary resource (a 1x1 red PNG) for testing",
 	  .mime_type = "image/png", .size = sizeof red_pixel_png, .read = read_static_binary },
-	{ .uri = "test://watched-resource", .name = "watched-resource",
+	{ MCP_RESOURCE_INIT, .uri = "test://watched-resource", .name = "watched-resource",
 	  .title = "Watched Resource",
 	  .description = "A resource clients may subscribe to (resources/subscribe)",
 	  .mime_type = "text/plain", .read = read_watched },
 };
 
 static const mcp_resource_template conformance_templates[] = {
-	{ .uri_template = "test://template/{id}/data", .name = "template",
+	{ MCP_RESOURCE_TEMPLATE_INIT, .uri_template = "test://template/{id}/data", .name = "template",
 	  .title = "Resource Template",
 	  .description = "A resource template with parameter substitution",
 	  .mime_type = "application/json", .read = read_template,
@@ -1131,12 +1131,12 @@ static int complete_prompt_argument(mcp_ctx *ctx, const char *argument, const ch
 }
 
 static const mcp_prompt_arg with_arguments_args[] = {
-	{ .name = "arg1", .description = "First test argument", .required = 1 },
-	{ .name = "arg2", .description = "Second test argument", .required = 1 },
+	{ MCP_PROMPT_ARG_INIT, .name = "arg1", .description = "First test argument", .required = 1 },
+	{ MCP_PROMPT_ARG_INIT, .name = "arg2", .description = "Second test argument", .required = 1 },
 };
 
 static const mcp_prompt_arg embedded_resource_args[] = {
-	{ .name = "resourceUri", .description = "URI of the resource to embed", .required = 1 },
+	{ MCP_PROMPT_ARG_INIT, .name = "resourceUri", .description = "URI of the resource to embed", .required = 1 },
 };
 
 /* A prompt that needs input (2026-07-28 input_required, or the legacy
@@ -1162,18 +1162,18 @@ static int prompt_input_required(mcp_ctx *ctx, json_object *args, mcp_prompt_res
 }
 
 static const mcp_prompt conformance_prompts[] = {
-	{ .name = "test_simple_prompt", .title = "Simple Test Prompt",
+	{ MCP_PROMPT_INIT, .name = "test_simple_prompt", .title = "Simple Test Prompt",
 	  .description = "A simple prompt without arguments", .get = prompt_simple },
-	{ .name = "test_prompt_with_arguments", .title = "Prompt With Arguments",
+	{ MCP_PROMPT_INIT, .name = "test_prompt_with_arguments", .title = "Prompt With Arguments",
 	  .description = "A prompt with required arguments", .args = with_arguments_args,
 	  .nargs = 2, .get = prompt_with_arguments, .complete = complete_prompt_argument },
-	{ .name = "test_prompt_with_embedded_resource", .title = "Prompt With Embedded Resource",
+	{ MCP_PROMPT_INIT, .name = "test_prompt_with_embedded_resource", .title = "Prompt With Embedded Resource",
 	  .description = "A prompt that includes an embedded resource",
 	  .args = embedded_resource_args, .nargs = 1, .get = prompt_with_embedded_resource,
 	  .complete = complete_prompt_argument },
-	{ .name = "test_prompt_with_image", .title = "Prompt With Image",
+	{ MCP_PROMPT_INIT, .name = "test_prompt_with_image", .title = "Prompt With Image",
 	  .description = "A prompt that includes image content", .get = prompt_with_image },
-	{ .name = "test_input_required_result_prompt", .title = "Input required prompt",
+	{ MCP_PROMPT_INIT, .name = "test_input_required_result_prompt", .title = "Input required prompt",
 	  .description = "A prompt that asks the user for context first",
 	  .get = prompt_input_required },
 };

@@ -190,40 +190,40 @@ static int tool_with_task(mcp_ctx *ctx, json_object *args, mcp_result *out, void
 }
 
 static const mcp_tool task_tools[] = {
-	{ .name = "greet", .title = "Greet",
+	{ MCP_TOOL_INIT, .name = "greet", .title = "Greet",
 	  .description = "Says hello; never runs as a task",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}",
 	  .fn = tool_greet },
-	{ .name = "slow_compute", .title = "Slow computation",
+	{ MCP_TOOL_INIT, .name = "slow_compute", .title = "Slow computation",
 	  .description = "Works for `seconds` seconds (cancellable), then answers; runs as a "
 			 "task when the client can take one",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\","
 			  "\"minimum\":0,\"maximum\":3600},\"label\":{\"type\":\"string\"}}}",
 	  .fn = tool_slow_compute, .task_support = MCP_TASKS_OPTIONAL },
-	{ .name = "failing_job", .title = "Failing job",
+	{ MCP_TOOL_INIT, .name = "failing_job", .title = "Failing job",
 	  .description = "Always ends with a tool error; runs only as a task",
 	  .input_schema = "{\"type\":\"object\"}", .fn = tool_failing_job,
 	  .task_support = MCP_TASKS_REQUIRED },
-	{ .name = "protocol_error_job", .title = "Protocol error job",
+	{ MCP_TOOL_INIT, .name = "protocol_error_job", .title = "Protocol error job",
 	  .description = "Always ends with a JSON-RPC internal error",
 	  .input_schema = "{\"type\":\"object\"}", .fn = tool_protocol_error_job,
 	  .task_support = MCP_TASKS_OPTIONAL },
-	{ .name = "confirm_delete", .title = "Confirm a deletion",
+	{ MCP_TOOL_INIT, .name = "confirm_delete", .title = "Confirm a deletion",
 	  .description = "Asks the user to confirm, then reports what it did",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"filename\":{\"type\":"
 			  "\"string\"}}}",
 	  .fn = tool_confirm_delete, .task_support = MCP_TASKS_OPTIONAL },
-	{ .name = "multi_input", .title = "Two confirmations",
+	{ MCP_TOOL_INIT, .name = "multi_input", .title = "Two confirmations",
 	  .description = "Asks for two confirmations at once",
 	  .input_schema = "{\"type\":\"object\"}", .fn = tool_multi_input,
 	  .task_support = MCP_TASKS_OPTIONAL },
-	{ .name = "approve", .title = "Ask for approval",
+	{ MCP_TOOL_INIT, .name = "approve", .title = "Ask for approval",
 	  .description = "Asks the user to approve a change (a blocking elicitation), then "
 			 "reports the answer",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"change\":{\"type\":"
 			  "\"string\"}}}",
 	  .fn = tool_approve, .task_support = MCP_TASKS_OPTIONAL },
-	{ .name = "test_tool_with_task", .title = "Input, then a task",
+	{ MCP_TOOL_INIT, .name = "test_tool_with_task", .title = "Input, then a task",
 	  .description = "Asks the user's name through input_required, then becomes a task",
 	  .input_schema = "{\"type\":\"object\"}", .fn = tool_with_task,
 	  .task_support = MCP_TASKS_REQUIRED, .flags = MCP_TOOL_TASK_BY_HANDLER },
@@ -284,7 +284,7 @@ static int tool_dice(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 	return mcp_result_add_text(out, text);
 }
 
-static const mcp_tool dice_tool = {
+static const mcp_tool dice_tool = { MCP_TOOL_INIT,
 	.name = "dice", .title = "Roll dice",
 	.description = "Rolls six-sided dice; hosts with MCP Apps show the roll in "
 		       DICE_UI,

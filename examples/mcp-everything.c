@@ -256,13 +256,13 @@ static int tool_admin_echo(mcp_ctx *ctx, json_object *args, mcp_result *out, voi
 }
 
 static const mcp_tool tools[] = {
-	{ .name = "echo", .title = "Echo",
+	{ MCP_TOOL_INIT, .name = "echo", .title = "Echo",
 	  .description = "Returns the text it was given, optionally padded with pad_bytes of 'x'.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"},"
 			  "\"pad_bytes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":67108864}},"
 			  "\"required\":[\"text\"]}",
 	  .fn = tool_echo },
-	{ .name = "sleep", .title = "Sleep",
+	{ MCP_TOOL_INIT, .name = "sleep", .title = "Sleep",
 	  .description = "Waits ms milliseconds; wakes early on cancellation unless "
 			 "cancellable is false.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\","
@@ -270,18 +270,18 @@ static const mcp_tool tools[] = {
 			  "\"boolean\"}},\"required\":[\"ms\"]}",
 	  .fn = tool_sleep,
 	  .task_support = MCP_TASKS_OPTIONAL /* 2025-11-25 clients may run it as a task */ },
-	{ .name = "spin", .title = "Spin",
+	{ MCP_TOOL_INIT, .name = "spin", .title = "Spin",
 	  .description = "Busy-loops for ms milliseconds and never looks at cancellation.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\","
 			  "\"minimum\":0,\"maximum\":3600000}},\"required\":[\"ms\"]}",
 	  .fn = tool_spin },
-	{ .name = "burn", .title = "Burn",
+	{ MCP_TOOL_INIT, .name = "burn", .title = "Burn",
 	  .description = "Spends a fixed amount of CPU (rounds of a xorshift mix; default "
 			 "1000000).",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"rounds\":{\"type\":"
 			  "\"integer\",\"minimum\":0,\"maximum\":1099511627776}}}",
 	  .fn = tool_burn },
-	{ .name = "roots", .title = "Roots",
+	{ MCP_TOOL_INIT, .name = "roots", .title = "Roots",
 	  .description = "Asks the client for its roots (roots/list) `times` times, sleeps "
 			 "sleep_ms, and returns the last answer.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"timeout_ms\":{\"type\":"
@@ -289,13 +289,13 @@ static const mcp_tool tools[] = {
 			  "\"integer\",\"minimum\":1,\"maximum\":8},\"sleep_ms\":{\"type\":"
 			  "\"integer\",\"minimum\":0,\"maximum\":3600000}}}",
 	  .fn = tool_roots },
-	{ .name = "progress", .title = "Progress",
+	{ MCP_TOOL_INIT, .name = "progress", .title = "Progress",
 	  .description = "Reports steps progress notifications, one every interval_ms.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"steps\":{\"type\":\"integer\","
 			  "\"minimum\":0,\"maximum\":100000},\"interval_ms\":{\"type\":\"integer\","
 			  "\"minimum\":0,\"maximum\":3600000}}}",
 	  .fn = tool_progress },
-	{ .name = "add", .title = "Add",
+	{ MCP_TOOL_INIT, .name = "add", .title = "Add",
 	  .description = "Adds two numbers a and b.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},"
 			  "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"],"
@@ -303,7 +303,7 @@ static const mcp_tool tools[] = {
 	  .output_schema = "{\"type\":\"object\",\"properties\":{\"sum\":{\"type\":\"number\"}},"
 			   "\"required\":[\"sum\"]}",
 	  .fn = tool_add },
-	{ .name = "bad_output", .title = "Bad output",
+	{ MCP_TOOL_INIT, .name = "bad_output", .title = "Bad output",
 	  .description = "Returns structuredContent that breaks its own outputSchema (a test "
 			 "of the server-side check); with as_error, as an error result.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"as_error\":{\"type\":"
@@ -311,12 +311,12 @@ static const mcp_tool tools[] = {
 	  .output_schema = "{\"type\":\"object\",\"properties\":{\"sum\":{\"type\":\"number\"}},"
 			   "\"required\":[\"sum\"]}",
 	  .fn = tool_bad_output },
-	{ .name = "whoami", .title = "Who am I",
+	{ MCP_TOOL_INIT, .name = "whoami", .title = "Who am I",
 	  .description = "Returns the caller's principal: subject, client id and scopes of "
 			 "its bearer token (none over stdio).",
 	  .input_schema = "{\"type\":\"object\"}",
 	  .fn = tool_whoami },
-	{ .name = "admin_echo", .title = "Admin echo",
+	{ MCP_TOOL_INIT, .name = "admin_echo", .title = "Admin echo",
 	  .description = "Echoes text; needs the scope mcp:admin over HTTP with authorization.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
 			  "\"required\":[\"text\"]}",

@@ -1380,7 +1380,7 @@ done:
 	"\"openWorldHint\":false}"
 
 static const mcp_tool tools[] = {
-	{ .name = "search", .title = "Search files",
+	{ MCP_TOOL_INIT, .name = "search", .title = "Search files",
 	  .description = "Searches the text files under the root (or under path) for a "
 			 "literal string, line by line, like grep -F.  Returns "
 			 "'path:line: text' lines.  Case-insensitive (ASCII) unless "
@@ -1406,7 +1406,7 @@ static const mcp_tool tools[] = {
 		  "\"truncated\":{\"type\":\"boolean\"}},"
 		  "\"required\":[\"matches\",\"files_searched\",\"truncated\"]}",
 	  .fn = tool_search, .annotations = RO_ANNOTATIONS },
-	{ .name = "stat", .title = "File information",
+	{ MCP_TOOL_INIT, .name = "stat", .title = "File information",
 	  .description = "Size, modification time (ISO 8601, UTC), type and permissions of "
 			 "a file or directory relative to the root.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\","
@@ -1420,7 +1420,7 @@ static const mcp_tool tools[] = {
 		  "\"mime_type\":{\"type\":\"string\"}},"
 		  "\"required\":[\"path\",\"type\",\"size\",\"mtime\",\"mode\"]}",
 	  .fn = tool_stat, .annotations = RO_ANNOTATIONS },
-	{ .name = "list", .title = "List a directory",
+	{ MCP_TOOL_INIT, .name = "list", .title = "List a directory",
 	  .description = "The entries of a directory relative to the root (default: the "
 			 "root), sorted by name, with type and size.",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\","
@@ -1515,7 +1515,7 @@ static int complete_prompt(mcp_ctx *ctx, const char *argument, const char *value
 }
 
 static const mcp_prompt_arg summarize_args[] = {
-	{ .name = "path", .title = "File",
+	{ MCP_PROMPT_ARG_INIT, .name = "path", .title = "File",
 	  .description = "the file to summarize, relative to the root", .required = 1 },
 };
 
@@ -1638,13 +1638,13 @@ int main(int argc, char **argv)
 		fentry *f = &cfg.index.v[i];
 		char *uri = file_uri(f->rel);
 		const mime_map *m = guess_mime(f->rel);
-		mcp_resource r = { .uri = uri, .name = f->rel, .mime_type = m ? m->type : NULL,
+		mcp_resource r = { MCP_RESOURCE_INIT, .uri = uri, .name = f->rel, .mime_type = m ? m->type : NULL,
 				   .size = f->size, .read = read_static, .user = f };
 		rc = uri ? mcp_server_add_resource(srv, &r) : MCP_ENOMEM;
 		free(uri);
 	}
 	if (rc == MCP_OK) {
-		mcp_resource_template t = {
+		mcp_resource_template t = { MCP_RESOURCE_TEMPLATE_INIT,
 			.uri_template = "files://{name}", .name = "file", .title = "File by path",
 			.description = "Any file under the root by its relative path, with '/' "
 				       "written as %2F (files://src%2Fmain.c).",
@@ -1653,7 +1653,7 @@ int main(int argc, char **argv)
 		rc = mcp_server_add_resource_template(srv, &t);
 	}
 	if (rc == MCP_OK) {
-		mcp_prompt p = { .name = "summarize_file", .title = "Summarize a file",
+		mcp_prompt p = { MCP_PROMPT_INIT, .name = "summarize_file", .title = "Summarize a file",
 				 .description = "Asks the model to summarize one file, which is "
 						"embedded in the message.",
 				 .args = summarize_args, .nargs = 1, .get = prompt_summarize,

@@ -170,6 +170,28 @@ typedef struct mcp_ctx mcp_ctx;       /* one running request, for a handler */
 typedef struct mcp_result mcp_result; /* a tool result being built */
 
 /* ---------------------------------------------------------------------- */
+/* Descriptors                                                             */
+/* ---------------------------------------------------------------------- */
+
+/* The structs a caller fills to describe a tool, resource, resource
+ * template, prompt, prompt argument or form field start with
+ * `size_t struct_size`, which the caller sets to the size of the struct it
+ * was compiled with, always through the struct's initializer macro:
+ *
+ *     mcp_tool t = { MCP_TOOL_INIT, .name = "greet", .fn = greet };
+ *
+ * (or `memset(&t, 0, sizeof t); t.struct_size = sizeof t;`).  New members
+ * are only ever added at the end, so the library reads a struct by the
+ * size it declares: members past that size count as zero (a program built
+ * against an older header keeps working with a newer library), and a
+ * struct larger than the library knows is accepted when its unknown tail
+ * is all zero bytes (a program built against a newer header runs with an
+ * older library as long as it leaves the newer members unset), else
+ * refused with MCP_ENOTSUP.  A struct_size smaller than the first release
+ * of the struct (0: the macro was forgotten) is MCP_EINVAL.  Leave unused
+ * members zero: the macros zero every member they do not name. */
+
+/* ---------------------------------------------------------------------- */
 /* Server object                                                           */
 /* ---------------------------------------------------------------------- */
 
@@ -369,6 +391,7 @@ typedef enum mcp_task_support {
 #define MCP_TOOL_TASK_BY_HANDLER 0x8u
 
 typedef struct mcp_tool {
+	size_t struct_size;        /* MCP_TOOL_INIT */
 	const char *name;          /* required: 1 to 128 characters of A-Z,
 				      a-z, 0-9, '_', '-' and '.'; unique */
 	const char *title;         /* optional display name (2025-06-18+) */
@@ -388,6 +411,7 @@ typedef struct mcp_tool {
 	unsigned flags;            /* MCP_TOOL_* above; 0 checks arguments and
 				      results, formats as annotations */
 } mcp_tool;
+#define MCP_TOOL_INIT .struct_size = sizeof(mcp_tool)
 
 /* Registers a tool, compiling its schemas once.  Returns MCP_OK;
  * MCP_EINVAL for a description that would break clients: no fn, a name
@@ -395,8 +419,11 @@ typedef struct mcp_tool {
  * JSON object with "type": "object", a schema that does not compile as
  * JSON Schema 2020-12 (a $ref to another document included: schemas are
  * never fetched), annotations that are not an object, an unknown
- * task_support; mcp_tool_check() says which.  MCP_EEXIST when the name is
- * taken, MCP_ENOMEM.  Any thread, also while the server runs. */
+ * task_support, a struct_size smaller than the first mcp_tool;
+ * mcp_tool_check() says which.  MCP_ENOTSUP for a struct larger than this
+ * library's mcp_tool that sets members it does not know (see
+ * "Descriptors").  MCP_EEXIST when the name is taken, MCP_ENOMEM.  Any
+ * thread, also while the server runs. */
 MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool);
 
 /* Checks a description as mcp_server_add_tool() does, without a server:
@@ -404,7 +431,7 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *tool);
  * NUL-terminated, cut to `whylen` bytes; `why` may be NULL when `whylen` is
  * 0), such as "input_schema: \"type\" must be \"object\"" or
  * "input_schema: schema /properties/a/pattern: invalid regular expression
- * ...", or MCP_ENOMEM.  Any thread. */
+ * ...", MCP_ENOTSUP as mcp_server_add_tool, or MCP_ENOMEM.  Any thread. */
 MCP_EXTERN int mcp_tool_check(const mcp_tool *tool, char *why, size_t whylen);
 
 /* Reading a handler's arguments.  Each looks up the member `key` of `args`
@@ -476,6 +503,7 @@ typedef int (*mcp_complete_fn)(mcp_ctx *ctx, const char *argument, const char *v
 
 /* A static resource.  Strings are copied at registration. */
 typedef struct mcp_resource {
+	size_t struct_size;       /* MCP_RESOURCE_INIT */
 	const char *uri;          /* required; unique among resources */
 	const char *name;         /* required */
 	const char *title;        /* optional display name (2025-06-18+) */
@@ -485,10 +513,12 @@ typedef struct mcp_resource {
 	mcp_resource_fn read;     /* required */
 	void *user;               /* passed to read */
 } mcp_resource;
+#define MCP_RESOURCE_INIT .struct_size = sizeof(mcp_resource)
 
 /* A resource template (RFC 6570 level 1: `{name}` expressions, each
  * matching one non-empty run of characters other than '/', '?' and '#'). */
 typedef struct mcp_resource_template {
+	size_t struct_size;       /* MCP_RESOURCE_TEMPLATE_INIT */
 	const char *uri_template; /* required; unique among templates */
 	const char *name;         /* required */
 	const char *title;
@@ -498,9 +528,12 @@ typedef struct mcp_resource_template {
 	mcp_complete_fn complete; /* optional: completes the variables */
 	void *user;
 } mcp_resource_template;
+#define MCP_RESOURCE_TEMPLATE_INIT .struct_size = sizeof(mcp_resource_template)
 
 /* Registers a resource or a template.  Returns MCP_OK, MCP_EINVAL (a
- * required field missing, or a malformed template), MCP_EEXIST or
+ * required field missing, a malformed template, or a struct_size smaller
+ * than the struct's first release), MCP_ENOTSUP (a larger struct that sets
+ * members this library does not know; see "Descriptors"), MCP_EEXIST or
  * MCP_ENOMEM.  Any thread, also while serving: initialized clients that
  * were told resources may change receive
  * notifications/resources/list_changed. */
@@ -693,11 +726,14 @@ typedef struct mcp_prompt_result mcp_prompt_result; /* a prompts/get result */
 typedef enum mcp_role { MCP_ROLE_USER = 0, MCP_ROLE_ASSISTANT } mcp_role;
 
 typedef struct mcp_prompt_arg {
+	size_t struct_size;       /* MCP_PROMPT_ARG_INIT, the same in every
+				     element of an array */
 	const char *name;         /* required */
 	const char *title;
 	const char *description;
 	int required;             /* non-zero: prompts/get without it is -32602 */
 } mcp_prompt_arg;
+#define MCP_PROMPT_ARG_INIT .struct_size = sizeof(mcp_prompt_arg)
 
 /* Renders a prompt.  `args` is an object of strings (borrowed; every
  * required argument is present): the library checked the request's
@@ -711,6 +747,7 @@ typedef int (*mcp_prompt_fn)(mcp_ctx *ctx, json_object *args, mcp_prompt_result 
 
 /* A prompt.  Strings and the argument array are copied at registration. */
 typedef struct mcp_prompt {
+	size_t struct_size;           /* MCP_PROMPT_INIT */
 	const char *name;             /* required; unique */
 	const char *title;
 	const char *description;
@@ -720,8 +757,12 @@ typedef struct mcp_prompt {
 	mcp_complete_fn complete;     /* optional: completes the arguments */
 	void *user;
 } mcp_prompt;
+#define MCP_PROMPT_INIT .struct_size = sizeof(mcp_prompt)
 
-/* Registers or removes a prompt; as mcp_server_add_resource(). */
+/* Registers or removes a prompt; as mcp_server_add_resource().  Every
+ * element of `args` carries the same struct_size (MCP_PROMPT_ARG_INIT):
+ * the library steps through the array by it.  MCP_EINVAL when they
+ * differ. */
 MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt);
 MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name);
 
@@ -1073,6 +1114,7 @@ typedef enum mcp_enum_style {
 /* One form field.  Zero-initialise and set what applies; strings and arrays
  * are copied by mcp_form_add(). */
 typedef struct mcp_field {
+	size_t struct_size;               /* MCP_FIELD_INIT */
 	mcp_field_kind kind;
 	const char *name;                 /* required: the property name */
 	const char *title;
@@ -1102,6 +1144,7 @@ typedef struct mcp_field {
 	const char *const *default_options;
 	size_t ndefault_options;
 } mcp_field;
+#define MCP_FIELD_INIT .struct_size = sizeof(mcp_field)
 
 /* Creates an empty form that will show `message` (copied).  NULL when out
  * of memory or message is NULL.  The caller frees it with mcp_form_free(). */
@@ -1109,7 +1152,9 @@ MCP_EXTERN mcp_form *mcp_form_new(const char *message);
 MCP_EXTERN void mcp_form_free(mcp_form *form);
 /* Adds a field.  MCP_OK, MCP_EINVAL (missing name, unknown format, enum
  * without options, titles missing for a titled style, a legacy multi-select,
- * a default of the wrong shape), MCP_EEXIST (name taken) or MCP_ENOMEM. */
+ * a default of the wrong shape, a struct_size smaller than the first
+ * mcp_field), MCP_ENOTSUP (unknown members set; see "Descriptors"),
+ * MCP_EEXIST (name taken) or MCP_ENOMEM. */
 MCP_EXTERN int mcp_form_add(mcp_form *form, const mcp_field *field);
 /* The requested schema as built so far (borrowed; valid until the next
  * mcp_form_add or mcp_form_free).  For inspection and tests. */
@@ -1242,10 +1287,9 @@ MCP_EXTERN const char *const *mcp_ctx_auth_scopes(const mcp_ctx *ctx, size_t *n)
 MCP_EXTERN int mcp_ctx_auth_has_scope(const mcp_ctx *ctx, const char *scope);
 
 /* Scopes per tool, resource, template and prompt.  Declared apart from the
- * registration structs (which cannot grow without breaking callers) and
- * kept by key, so they may be set before the item is registered (then it
- * is never reachable without them) and stay when it is removed and added
- * again.  For a request with a principal: lists show only the items whose
+ * registration structs and kept by key, so they may be set before the item
+ * is registered (then it is never reachable without them) and stay when it
+ * is removed and added again.  For a request with a principal: lists show only the items whose
  * scopes it holds, and a call, read or get (and completion of a prompt or
  * template) without them is refused with MCP_JSONRPC_FORBIDDEN (data:
  * error "insufficient_scope", scope naming what to ask for; over HTTP

@@ -110,10 +110,10 @@ static int t_sleep(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 }
 
 static const mcp_tool tools[] = {
-	{ .name = "echo", .description = "echoes text",
+	{ MCP_TOOL_INIT, .name = "echo", .description = "echoes text",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}",
 	  .fn = t_echo },
-	{ .name = "sleep", .fn = t_sleep },
+	{ MCP_TOOL_INIT, .name = "sleep", .fn = t_sleep },
 };
 
 static void fail_check(run *r, const char *fmt, const char *a, const char *b)

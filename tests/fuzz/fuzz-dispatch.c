@@ -125,7 +125,7 @@ static int tool_ask(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user
 		return rc;
 	mcp_form *form = mcp_form_new("who are you?");
 	if (form) {
-		mcp_field f = { .kind = MCP_FIELD_STRING, .name = "name", .required = 1 };
+		mcp_field f = { MCP_FIELD_INIT, .kind = MCP_FIELD_STRING, .name = "name", .required = 1 };
 		mcp_form_add(form, &f);
 		rc = mcp_ctx_elicit_form(ctx, form, timeout, &res);
 		json_object_put(res);
@@ -137,15 +137,15 @@ static int tool_ask(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user
 }
 
 static const mcp_tool tools[] = {
-	{ .name = "echo", .description = "echo",
+	{ MCP_TOOL_INIT, .name = "echo", .description = "echo",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}",
 	  .output_schema = "{\"type\":\"object\"}", .fn = tool_echo,
 	  .annotations = "{\"readOnlyHint\":true}" },
-	{ .name = "sleep", .title = "Sleep", .fn = tool_sleep,
+	{ MCP_TOOL_INIT, .name = "sleep", .title = "Sleep", .fn = tool_sleep,
 	  .task_support = MCP_TASKS_OPTIONAL },
-	{ .name = "progress", .fn = tool_progress },
-	{ .name = "ask", .fn = tool_ask },
-	{ .name = "task_only", .fn = tool_sleep, .task_support = MCP_TASKS_REQUIRED },
+	{ MCP_TOOL_INIT, .name = "progress", .fn = tool_progress },
+	{ MCP_TOOL_INIT, .name = "ask", .fn = tool_ask },
+	{ MCP_TOOL_INIT, .name = "task_only", .fn = tool_sleep, .task_support = MCP_TASKS_REQUIRED },
 };
 
 static int read_resource(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_contents *out,
@@ -194,8 +194,8 @@ static int get_prompt(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out, v
 }
 
 static const mcp_prompt_arg prompt_args[] = {
-	{ .name = "name", .required = 1 },
-	{ .name = "style", .description = "how" },
+	{ MCP_PROMPT_ARG_INIT, .name = "name", .required = 1 },
+	{ MCP_PROMPT_ARG_INIT, .name = "style", .description = "how" },
 };
 
 /* ---- one session per input ------------------------------------------------ */
@@ -233,14 +233,14 @@ static mcp_server *new_server(tally *t)
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
 		if (mcp_server_add_tool(srv, &tools[i]) != MCP_OK)
 			FAILF("adding tool %s failed", tools[i].name);
-	mcp_resource a = { .uri = "mem://a", .name = "a", .mime_type = "text/plain",
+	mcp_resource a = { MCP_RESOURCE_INIT, .uri = "mem://a", .name = "a", .mime_type = "text/plain",
 			   .size = 7, .read = read_resource };
-	mcp_resource b = { .uri = "mem://b", .name = "b", .read = read_resource };
-	mcp_resource_template tpl = { .uri_template = "file:///{path}", .name = "files",
+	mcp_resource b = { MCP_RESOURCE_INIT, .uri = "mem://b", .name = "b", .read = read_resource };
+	mcp_resource_template tpl = { MCP_RESOURCE_TEMPLATE_INIT, .uri_template = "file:///{path}", .name = "files",
 				      .read = read_resource, .complete = complete };
-	mcp_resource_template tpl2 = { .uri_template = "db://{table}/{row}", .name = "rows",
+	mcp_resource_template tpl2 = { MCP_RESOURCE_TEMPLATE_INIT, .uri_template = "db://{table}/{row}", .name = "rows",
 				       .read = read_resource };
-	mcp_prompt p = { .name = "greet", .description = "greets", .args = prompt_args,
+	mcp_prompt p = { MCP_PROMPT_INIT, .name = "greet", .description = "greets", .args = prompt_args,
 			 .nargs = 2, .get = get_prompt, .complete = complete };
 	if (mcp_server_add_resource(srv, &a) || mcp_server_add_resource(srv, &b) ||
 	    mcp_server_add_resource_template(srv, &tpl) ||

@@ -32,7 +32,7 @@ static int t_report(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user
 int main(void)
 {
 	mcp_server *srv = mcp_server_new("repro", "1.0");
-	mcp_tool tool = { .name = "report", .fn = t_report };
+	mcp_tool tool = { MCP_TOOL_INIT, .name = "report", .fn = t_report };
 	mcp_memconn *c = NULL;
 	if (!srv || mcp_server_add_tool(srv, &tool) != MCP_OK ||
 	    mcp_server_start_memory(srv, &c) != MCP_OK) {

@@ -59,6 +59,7 @@ int main(void)
 		return 1;
 	}
 	memset(&tool, 0, sizeof tool);
+	tool.struct_size = sizeof tool; /* what MCP_TOOL_INIT sets */
 	tool.name = "greet";
 	tool.description = "Says hello";
 	tool.input_schema = "{\"type\":\"object\",\"properties\":"

@@ -119,9 +119,9 @@ static void one_server(long iter, int timeout_ms)
 		return;
 	mcp_server_set_workers(srv, 2);
 	mcp_server_set_grace_ms(srv, 2000);
-	check(mcp_server_add_tool(srv, &(mcp_tool){ .name = "echo", .fn = tool_echo }) == MCP_OK,
+	check(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "echo", .fn = tool_echo }) == MCP_OK,
 	      "add echo", iter);
-	check(mcp_server_add_tool(srv, &(mcp_tool){ .name = "sleep", .fn = tool_sleep }) == MCP_OK,
+	check(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "sleep", .fn = tool_sleep }) == MCP_OK,
 	      "add sleep", iter);
 	mcp_memconn *c = NULL;
 	int rc = mcp_server_start_memory(srv, &c);

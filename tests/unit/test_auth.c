@@ -779,27 +779,27 @@ static void setup(void)
 	nlog = 0;
 	nbuckets = 0;
 	srv = mcp_server_new("auth", "1.0");
-	mcp_tool t1 = { .name = "whoami", .fn = whoami };
-	mcp_tool t2 = { .name = "secret", .fn = whoami };
+	mcp_tool t1 = { MCP_TOOL_INIT, .name = "whoami", .fn = whoami };
+	mcp_tool t2 = { MCP_TOOL_INIT, .name = "secret", .fn = whoami };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &t1), MCP_OK);
 	/* Declared before registration: never reachable without it. */
 	ck_assert_int_eq(mcp_server_set_scopes(srv, MCP_ITEM_TOOL, "secret", "admin"), MCP_OK);
 	ck_assert_int_eq(mcp_server_set_scopes(srv, MCP_ITEM_TOOL, "secret", "bad\"scope"),
 			 MCP_EINVAL);
 	ck_assert_int_eq(mcp_server_add_tool(srv, &t2), MCP_OK);
-	mcp_resource r = { .uri = "test://secret", .name = "secret", .read = read_secret };
-	mcp_resource r2 = { .uri = "test://open", .name = "open", .read = read_secret };
+	mcp_resource r = { MCP_RESOURCE_INIT, .uri = "test://secret", .name = "secret", .read = read_secret };
+	mcp_resource r2 = { MCP_RESOURCE_INIT, .uri = "test://open", .name = "open", .read = read_secret };
 	ck_assert_int_eq(mcp_server_add_resource(srv, &r), MCP_OK);
 	ck_assert_int_eq(mcp_server_add_resource(srv, &r2), MCP_OK);
 	ck_assert_int_eq(mcp_server_set_scopes(srv, MCP_ITEM_RESOURCE, "test://secret", "admin"),
 			 MCP_OK);
-	mcp_resource_template tpl = { .uri_template = "test://doc/{id}", .name = "doc",
+	mcp_resource_template tpl = { MCP_RESOURCE_TEMPLATE_INIT, .uri_template = "test://doc/{id}", .name = "doc",
 				      .read = read_secret };
 	ck_assert_int_eq(mcp_server_add_resource_template(srv, &tpl), MCP_OK);
 	ck_assert_int_eq(mcp_server_set_scopes(srv, MCP_ITEM_TEMPLATE, "test://doc/{id}",
 					       "docs admin"),
 			 MCP_OK);
-	mcp_prompt p = { .name = "p", .get = get_prompt };
+	mcp_prompt p = { MCP_PROMPT_INIT, .name = "p", .get = get_prompt };
 	ck_assert_int_eq(mcp_server_add_prompt(srv, &p), MCP_OK);
 	ck_assert_int_eq(mcp_server_set_scopes(srv, MCP_ITEM_PROMPT, "p", "prompts"), MCP_OK);
 	ck_assert_int_eq(mcp_server_set_request_hooks(srv, before_hook, after_hook, NULL), MCP_OK);

@@ -250,7 +250,7 @@ static int tool_twice(mcp_ctx *ctx, json_object *args, mcp_result *out, void *us
 START_TEST(memory_connection)
 {
 	mcp_server *srv = mcp_server_new("embedded", "1.0");
-	mcp_server_add_tool(srv, &(mcp_tool){ .name = "twice",
+	mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "twice",
 					       .input_schema = "{\"type\":\"object\"}",
 					       .fn = tool_twice });
 	mcp_memconn *conn;
@@ -765,7 +765,7 @@ START_TEST(list_follows_cursors)
 	char names[7][16];
 	for (int i = 0; i < 7; i++) {
 		snprintf(names[i], sizeof names[i], "tool%d", i);
-		mcp_server_add_tool(srv, &(mcp_tool){ .name = names[i],
+		mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = names[i],
 						       .input_schema = "{\"type\":\"object\"}",
 						       .fn = tool_nop });
 	}

@@ -591,7 +591,7 @@ static void after_hook(mcp_ctx *ctx, const char *outcome, int code, int64_t us, 
 START_TEST(trace_context_in_handler_and_hooks)
 {
 	mcp_server *srv = mcp_server_new("t", "1");
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "traced",
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "traced",
 							       .fn = traced_tool }),
 			 MCP_OK);
 	ck_assert_int_eq(mcp_server_set_request_hooks(srv, before_hook, after_hook, NULL), MCP_OK);

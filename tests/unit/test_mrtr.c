@@ -136,9 +136,9 @@ static int error_of(json_object *answer)
 static mcp_server *server(void)
 {
 	mcp_server *srv = mcp_server_new("t", "1");
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "ask", .fn = ask }), MCP_OK);
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "ask2", .fn = ask }), MCP_OK);
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "blocking", .fn = blocking }),
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "ask", .fn = ask }), MCP_OK);
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "ask2", .fn = ask }), MCP_OK);
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "blocking", .fn = blocking }),
 			 MCP_OK);
 	return srv;
 }

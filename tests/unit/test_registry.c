@@ -206,7 +206,7 @@ START_TEST(list_changed_to_ready_connections_promised_it)
 	mcp_server *srv = mcp_server_new("t", "1");
 	/* Tools exist at initialize: the connection is promised tools'
 	 * listChanged, not prompts'. */
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "one", .fn = tool_fn }),
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "one", .fn = tool_fn }),
 			 MCP_OK);
 	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
 	send_line("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
@@ -214,7 +214,7 @@ START_TEST(list_changed_to_ready_connections_promised_it)
 		  "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
 	ck_assert_str_eq(notes_until(1), "");
 	/* Not ready before notifications/initialized: nothing is sent. */
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "two", .fn = tool_fn }),
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "two", .fn = tool_fn }),
 			 MCP_OK);
 	ping(2);
 	ck_assert_str_eq(notes_until(2), "");
@@ -222,15 +222,15 @@ START_TEST(list_changed_to_ready_connections_promised_it)
 	/* The reader has taken it once it answers what follows it. */
 	ping(4);
 	ck_assert_str_eq(notes_until(4), "");
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "three", .fn = tool_fn }),
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "three", .fn = tool_fn }),
 			 MCP_OK);
 	ck_assert_int_eq(mcp_server_remove_tool(srv, "two"), MCP_OK);
 	/* A failed add or remove changes nothing and says nothing. */
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "three", .fn = tool_fn }),
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "three", .fn = tool_fn }),
 			 MCP_EEXIST);
 	ck_assert_int_eq(mcp_server_remove_tool(srv, "two"), MCP_ENOENT);
 	/* Prompts were not promised. */
-	ck_assert_int_eq(mcp_server_add_prompt(srv, &(mcp_prompt){ .name = "p", .get = prompt_fn }),
+	ck_assert_int_eq(mcp_server_add_prompt(srv, &(mcp_prompt){ MCP_PROMPT_INIT, .name = "p", .get = prompt_fn }),
 			 MCP_OK);
 	ping(3);
 	ck_assert_str_eq(notes_until(3),

@@ -115,11 +115,11 @@ static fixture *start(int workers)
 	mcp_server_set_grace_ms(f->srv, 5000);
 	mcp_server_set_trace(f->srv, on_trace, f);
 	mcp_tool tools[] = {
-		{ .name = "echo", .fn = t_echo },
-		{ .name = "sleep", .fn = t_sleep },
-		{ .name = "roots", .fn = t_roots },
-		{ .name = "roots_timeout", .fn = t_roots_timeout },
-		{ .name = "chatty", .fn = t_chatty },
+		{ MCP_TOOL_INIT, .name = "echo", .fn = t_echo },
+		{ MCP_TOOL_INIT, .name = "sleep", .fn = t_sleep },
+		{ MCP_TOOL_INIT, .name = "roots", .fn = t_roots },
+		{ MCP_TOOL_INIT, .name = "roots_timeout", .fn = t_roots_timeout },
+		{ MCP_TOOL_INIT, .name = "chatty", .fn = t_chatty },
 	};
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
 		ck_assert_int_eq(mcp_server_add_tool(f->srv, &tools[i]), MCP_OK);
@@ -385,7 +385,7 @@ START_TEST(embedded_memconn_roundtrip)
 {
 	/* The public embedding API: the same engine, no pipes. */
 	mcp_server *srv = mcp_server_new("embedded", "1.0");
-	mcp_tool echo = { .name = "echo", .fn = t_echo };
+	mcp_tool echo = { MCP_TOOL_INIT, .name = "echo", .fn = t_echo };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &echo), MCP_OK);
 	mcp_memconn *c;
 	ck_assert_int_eq(mcp_server_start_memory(srv, &c), MCP_OK);
@@ -589,8 +589,8 @@ static pipe_server *pipe_start(int workers, int max_queue, int poll_us)
 	pipe_server *ps = calloc(1, sizeof *ps);
 	ck_assert_ptr_nonnull(ps);
 	ps->srv = mcp_server_new("pipes", "1.0");
-	mcp_tool echo = { .name = "echo", .fn = t_echo };
-	mcp_tool block = { .name = "block", .fn = t_block };
+	mcp_tool echo = { MCP_TOOL_INIT, .name = "echo", .fn = t_echo };
+	mcp_tool block = { MCP_TOOL_INIT, .name = "block", .fn = t_block };
 	ck_assert_int_eq(mcp_server_add_tool(ps->srv, &echo), MCP_OK);
 	ck_assert_int_eq(mcp_server_add_tool(ps->srv, &block), MCP_OK);
 	ck_assert_int_eq(mcp_server_set_workers(ps->srv, workers), MCP_OK);

@@ -85,33 +85,33 @@ static int form_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 	static const char *const titles[] = { "Red", "Green" };
 	static const char *const dflt[] = { "green" };
 	mcp_field fields[] = {
-		{ .kind = MCP_FIELD_STRING, .name = "email", .format = "email", .required = 1,
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_STRING, .name = "email", .format = "email", .required = 1,
 		  .has_lengths = 1, .min_length = 3, .max_length = -1 },
-		{ .kind = MCP_FIELD_INTEGER, .name = "age", .has_minimum = 1, .minimum = 0,
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_INTEGER, .name = "age", .has_minimum = 1, .minimum = 0,
 		  .has_default = 1, .default_number = 30 },
-		{ .kind = MCP_FIELD_NUMBER, .name = "score", .has_maximum = 1, .maximum = 9.5 },
-		{ .kind = MCP_FIELD_BOOLEAN, .name = "ok", .has_default = 1, .default_bool = 1 },
-		{ .kind = MCP_FIELD_ENUM, .name = "plain", .options = colors, .noptions = 2,
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_NUMBER, .name = "score", .has_maximum = 1, .maximum = 9.5 },
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_BOOLEAN, .name = "ok", .has_default = 1, .default_bool = 1 },
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_ENUM, .name = "plain", .options = colors, .noptions = 2,
 		  .has_default = 1, .default_string = "red" },
-		{ .kind = MCP_FIELD_ENUM, .name = "titled", .options = colors, .option_titles = titles,
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_ENUM, .name = "titled", .options = colors, .option_titles = titles,
 		  .noptions = 2, .style = MCP_ENUM_TITLED },
-		{ .kind = MCP_FIELD_ENUM, .name = "legacy", .options = colors, .option_titles = titles,
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_ENUM, .name = "legacy", .options = colors, .option_titles = titles,
 		  .noptions = 2, .style = MCP_ENUM_LEGACY },
-		{ .kind = MCP_FIELD_MULTI_ENUM, .name = "many", .options = colors, .noptions = 2,
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_MULTI_ENUM, .name = "many", .options = colors, .noptions = 2,
 		  .has_items = 1, .min_items = 1, .max_items = 2, .has_default = 1,
 		  .default_options = dflt, .ndefault_options = 1 },
-		{ .kind = MCP_FIELD_MULTI_ENUM, .name = "many_titled", .options = colors,
+		{ MCP_FIELD_INIT, .kind = MCP_FIELD_MULTI_ENUM, .name = "many_titled", .options = colors,
 		  .option_titles = titles, .noptions = 2, .style = MCP_ENUM_TITLED },
 	};
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
 		ck_assert_int_eq(mcp_form_add(f, &fields[i]), MCP_OK);
 	ck_assert_int_eq(mcp_form_add(f, &fields[0]), MCP_EEXIST);
-	mcp_field bad_format = { .kind = MCP_FIELD_STRING, .name = "x", .format = "phone" };
+	mcp_field bad_format = { MCP_FIELD_INIT, .kind = MCP_FIELD_STRING, .name = "x", .format = "phone" };
 	ck_assert_int_eq(mcp_form_add(f, &bad_format), MCP_EINVAL);
-	mcp_field bad_default = { .kind = MCP_FIELD_ENUM, .name = "y", .options = colors,
+	mcp_field bad_default = { MCP_FIELD_INIT, .kind = MCP_FIELD_ENUM, .name = "y", .options = colors,
 				  .noptions = 2, .has_default = 1, .default_string = "blue" };
 	ck_assert_int_eq(mcp_form_add(f, &bad_default), MCP_EINVAL);
-	mcp_field legacy_multi = { .kind = MCP_FIELD_MULTI_ENUM, .name = "z", .options = colors,
+	mcp_field legacy_multi = { MCP_FIELD_INIT, .kind = MCP_FIELD_MULTI_ENUM, .name = "z", .options = colors,
 				   .option_titles = titles, .noptions = 2,
 				   .style = MCP_ENUM_LEGACY };
 	ck_assert_int_eq(mcp_form_add(f, &legacy_multi), MCP_EINVAL);
@@ -254,35 +254,35 @@ static void setup(void)
 {
 	srv = mcp_server_new("surface", "1.0");
 	mcp_server_set_page_size(srv, 2);
-	mcp_resource r = { .uri = "test://static", .name = "static", .title = "Static",
+	mcp_resource r = { MCP_RESOURCE_INIT, .uri = "test://static", .name = "static", .title = "Static",
 			   .mime_type = "text/plain", .size = 11, .read = read_static };
 	ck_assert_int_eq(mcp_server_add_resource(srv, &r), MCP_OK);
 	ck_assert_int_eq(mcp_server_add_resource(srv, &r), MCP_EEXIST);
-	mcp_resource_template t = { .uri_template = "test://item/{id}/data", .name = "item",
+	mcp_resource_template t = { MCP_RESOURCE_TEMPLATE_INIT, .uri_template = "test://item/{id}/data", .name = "item",
 				    .read = read_template, .complete = complete_id };
 	ck_assert_int_eq(mcp_server_add_resource_template(srv, &t), MCP_OK);
-	mcp_resource_template bad = { .uri_template = "test://{a}{b}", .name = "bad",
+	mcp_resource_template bad = { MCP_RESOURCE_TEMPLATE_INIT, .uri_template = "test://{a}{b}", .name = "bad",
 				      .read = read_template };
 	ck_assert_int_eq(mcp_server_add_resource_template(srv, &bad), MCP_EINVAL);
-	mcp_prompt_arg args[] = { { .name = "topic", .required = 1 }, { .name = "style" } };
-	mcp_prompt p = { .name = "greet", .title = "Greet", .args = args, .nargs = 2,
+	mcp_prompt_arg args[] = { { MCP_PROMPT_ARG_INIT, .name = "topic", .required = 1 }, { MCP_PROMPT_ARG_INIT, .name = "style" } };
+	mcp_prompt p = { MCP_PROMPT_INIT, .name = "greet", .title = "Greet", .args = args, .nargs = 2,
 			 .get = get_prompt, .complete = complete_id };
 	ck_assert_int_eq(mcp_server_add_prompt(srv, &p), MCP_OK);
 	for (int i = 0; i < 5; i++) {
 		char name[16];
 		snprintf(name, sizeof name, "tool%d", i);
-		mcp_tool tool = { .name = name, .fn = noop_tool };
+		mcp_tool tool = { MCP_TOOL_INIT, .name = name, .fn = noop_tool };
 		ck_assert_int_eq(mcp_server_add_tool(srv, &tool), MCP_OK);
 	}
-	mcp_tool st = { .name = "slow", .fn = slow_tool, .task_support = MCP_TASKS_OPTIONAL };
+	mcp_tool st = { MCP_TOOL_INIT, .name = "slow", .fn = slow_tool, .task_support = MCP_TASKS_OPTIONAL };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &st), MCP_OK);
-	mcp_tool at_ = { .name = "ask", .fn = ask_tool,
+	mcp_tool at_ = { MCP_TOOL_INIT, .name = "ask", .fn = ask_tool,
 			 .annotations = "{\"readOnlyHint\":true}" };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &at_), MCP_OK);
-	mcp_tool bad_ann = { .name = "bad", .fn = ask_tool, .annotations = "[1]" };
+	mcp_tool bad_ann = { MCP_TOOL_INIT, .name = "bad", .fn = ask_tool, .annotations = "[1]" };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &bad_ann), MCP_EINVAL);
-	mcp_tool ft = { .name = "form", .fn = form_tool };
-	mcp_tool ut = { .name = "url", .fn = url_tool };
+	mcp_tool ft = { MCP_TOOL_INIT, .name = "form", .fn = form_tool };
+	mcp_tool ut = { MCP_TOOL_INIT, .name = "url", .fn = url_tool };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &ft), MCP_OK);
 	ck_assert_int_eq(mcp_server_add_tool(srv, &ut), MCP_OK);
 	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
@@ -473,7 +473,7 @@ END_TEST
 
 START_TEST(runtime_changes_notify)
 {
-	mcp_tool extra = { .name = "extra", .fn = noop_tool };
+	mcp_tool extra = { MCP_TOOL_INIT, .name = "extra", .fn = noop_tool };
 	ck_assert_int_eq(mcp_server_add_tool(srv, &extra), MCP_OK);
 	json_object *m = recv_msg();
 	ck_assert_str_eq(str_at(m, "method"), "notifications/tools/list_changed");

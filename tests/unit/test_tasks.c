@@ -122,19 +122,19 @@ static void wait_status(int *id, const char *tid, const char *meta, const char *
 static mcp_server *server(void)
 {
 	mcp_server *srv = mcp_server_new("t", "1");
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "quick", .fn = quick,
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "quick", .fn = quick,
 								.task_support =
 									MCP_TASKS_OPTIONAL }),
 			 MCP_OK);
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "slow", .fn = slow,
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "slow", .fn = slow,
 								.task_support =
 									MCP_TASKS_OPTIONAL }),
 			 MCP_OK);
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "asks", .fn = asks,
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "asks", .fn = asks,
 								.task_support =
 									MCP_TASKS_OPTIONAL }),
 			 MCP_OK);
-	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ .name = "plain", .fn = quick }),
+	ck_assert_int_eq(mcp_server_add_tool(srv, &(mcp_tool){ MCP_TOOL_INIT, .name = "plain", .fn = quick }),
 			 MCP_OK);
 	return srv;
 }

@@ -7,6 +7,7 @@
  * checked too.
  */
 #include <check.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,15 @@ static int read_args(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 	return mcp_result_add_text(out, text);
 }
 
+static int read_resource(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_contents *out,
+			 void *user)
+{
+	(void)ctx;
+	(void)vars;
+	(void)user;
+	return mcp_contents_add_text(out, uri, "text/plain", "r");
+}
+
 static int get_prompt(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out, void *user)
 {
 	(void)ctx;
@@ -130,7 +140,7 @@ static int ask_age(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
 	(void)args;
 	(void)user;
 	mcp_form *f = mcp_form_new("Your age?");
-	mcp_field age = { .kind = MCP_FIELD_INTEGER, .name = "age", .required = 1,
+	mcp_field age = { MCP_FIELD_INIT, .kind = MCP_FIELD_INTEGER, .name = "age", .required = 1,
 			  .has_minimum = 1, .minimum = 0 };
 	mcp_form_add(f, &age);
 	json_object *res = NULL;
@@ -219,31 +229,31 @@ static void setup(void)
 {
 	srv = mcp_server_new("tools", "1.0");
 	const mcp_tool tools[] = {
-		{ .name = "add", .input_schema = ADD_SCHEMA, .fn = noop },
-		{ .name = "unchecked", .input_schema = ADD_SCHEMA, .fn = noop,
+		{ MCP_TOOL_INIT, .name = "add", .input_schema = ADD_SCHEMA, .fn = noop },
+		{ MCP_TOOL_INIT, .name = "unchecked", .input_schema = ADD_SCHEMA, .fn = noop,
 		  .flags = MCP_TOOL_UNCHECKED_ARGS },
-		{ .name = "dated",
+		{ MCP_TOOL_INIT, .name = "dated",
 		  .input_schema = "{\"type\":\"object\",\"properties\":{\"d\":{\"type\":\"string\","
 				  "\"format\":\"date\"}}}",
 		  .fn = noop, .flags = MCP_TOOL_CHECK_FORMATS },
-		{ .name = "set_error", .fn = returns_set_error },
-		{ .name = "set_error_ok", .fn = set_error_then_ok },
-		{ .name = "tool_error", .fn = returns_tool_error },
-		{ .name = "einval", .fn = returns_einval },
-		{ .name = "url", .fn = returns_url_required },
-		{ .name = "structured", .fn = structured,
+		{ MCP_TOOL_INIT, .name = "set_error", .fn = returns_set_error },
+		{ MCP_TOOL_INIT, .name = "set_error_ok", .fn = set_error_then_ok },
+		{ MCP_TOOL_INIT, .name = "tool_error", .fn = returns_tool_error },
+		{ MCP_TOOL_INIT, .name = "einval", .fn = returns_einval },
+		{ MCP_TOOL_INIT, .name = "url", .fn = returns_url_required },
+		{ MCP_TOOL_INIT, .name = "structured", .fn = structured,
 		  .output_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
 				   "\"integer\"}},\"required\":[\"n\"]}" },
-		{ .name = "structured_unchecked", .fn = structured, .flags = MCP_TOOL_UNCHECKED_OUTPUT,
+		{ MCP_TOOL_INIT, .name = "structured_unchecked", .fn = structured, .flags = MCP_TOOL_UNCHECKED_OUTPUT,
 		  .output_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
 				   "\"integer\"}},\"required\":[\"n\"]}" },
-		{ .name = "read_args", .fn = read_args, .flags = MCP_TOOL_UNCHECKED_ARGS },
-		{ .name = "ask_age", .fn = ask_age },
+		{ MCP_TOOL_INIT, .name = "read_args", .fn = read_args, .flags = MCP_TOOL_UNCHECKED_ARGS },
+		{ MCP_TOOL_INIT, .name = "ask_age", .fn = ask_age },
 	};
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
 		ck_assert_int_eq(mcp_server_add_tool(srv, &tools[i]), MCP_OK);
-	mcp_prompt_arg args[] = { { .name = "topic", .required = 1 }, { .name = "style" } };
-	mcp_prompt p = { .name = "greet", .args = args, .nargs = 2, .get = get_prompt };
+	mcp_prompt_arg args[] = { { MCP_PROMPT_ARG_INIT, .name = "topic", .required = 1 }, { MCP_PROMPT_ARG_INIT, .name = "style" } };
+	mcp_prompt p = { MCP_PROMPT_INIT, .name = "greet", .args = args, .nargs = 2, .get = get_prompt };
 	ck_assert_int_eq(mcp_server_add_prompt(srv, &p), MCP_OK);
 	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
 	json_object_put(request("initialize", "{\"protocolVersion\":\"2025-11-25\","
@@ -268,27 +278,27 @@ START_TEST(registration_refuses_what_breaks_clients)
 		mcp_tool tool;
 		const char *why;
 	} bad[] = {
-		{ { .name = "", .fn = noop }, "name \"\": a tool name is 1 to 128 characters" },
-		{ { .name = "has space/and:colon", .fn = noop },
+		{ { MCP_TOOL_INIT, .name = "", .fn = noop }, "name \"\": a tool name is 1 to 128 characters" },
+		{ { MCP_TOOL_INIT, .name = "has space/and:colon", .fn = noop },
 		  "name \"has space/and:colon\": a tool name is 1 to 128 characters" },
-		{ { .name = "t", .fn = noop, .input_schema = "{\"type\":\"string\"}" },
+		{ { MCP_TOOL_INIT, .name = "t", .fn = noop, .input_schema = "{\"type\":\"string\"}" },
 		  "input_schema: \"type\" must be \"object\"" },
-		{ { .name = "t", .fn = noop, .input_schema = "{\"properties\":{}}" },
+		{ { MCP_TOOL_INIT, .name = "t", .fn = noop, .input_schema = "{\"properties\":{}}" },
 		  "input_schema: \"type\" must be \"object\"" },
-		{ { .name = "t", .fn = noop, .input_schema = "[1]" },
+		{ { MCP_TOOL_INIT, .name = "t", .fn = noop, .input_schema = "[1]" },
 		  "input_schema: not the text of a JSON object" },
-		{ { .name = "t", .fn = noop,
+		{ { MCP_TOOL_INIT, .name = "t", .fn = noop,
 		    .input_schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"pattern\":\"(\"}}}" },
 		  "input_schema: schema /properties/a/pattern: invalid regular expression" },
-		{ { .name = "t", .fn = noop,
+		{ { MCP_TOOL_INIT, .name = "t", .fn = noop,
 		    .input_schema = "{\"type\":\"object\",\"$ref\":\"https://example.com/x.json\"}" },
 		  "input_schema: schema /$ref: \"https://example.com/x.json\" names" },
-		{ { .name = "t", .fn = noop, .output_schema = "{\"type\":\"array\"}" },
+		{ { MCP_TOOL_INIT, .name = "t", .fn = noop, .output_schema = "{\"type\":\"array\"}" },
 		  "output_schema: \"type\" must be \"object\"" },
-		{ { .name = "t", .fn = noop, .annotations = "3" },
+		{ { MCP_TOOL_INIT, .name = "t", .fn = noop, .annotations = "3" },
 		  "annotations: not the text of a JSON object" },
-		{ { .name = "t" }, "t: fn (the handler) is required" },
-		{ { .name = "t", .fn = noop, .input_schema = "{\"type\":\"object\",\"$ref\":\"#\"}" },
+		{ { MCP_TOOL_INIT, .name = "t" }, "t: fn (the handler) is required" },
+		{ { MCP_TOOL_INIT, .name = "t", .fn = noop, .input_schema = "{\"type\":\"object\",\"$ref\":\"#\"}" },
 		  "input_schema: schema /$ref: a loop" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -302,11 +312,11 @@ START_TEST(registration_refuses_what_breaks_clients)
 	char name[130];
 	memset(name, 'n', 129);
 	name[129] = 0;
-	mcp_tool t = { .name = name, .fn = noop };
+	mcp_tool t = { MCP_TOOL_INIT, .name = name, .fn = noop };
 	ck_assert_int_eq(mcp_server_add_tool(s, &t), MCP_EINVAL);
 	name[128] = 0;
 	ck_assert_int_eq(mcp_server_add_tool(s, &t), MCP_OK);
-	mcp_tool ok = { .name = "Ab-9_.z", .fn = noop, .input_schema = ADD_SCHEMA };
+	mcp_tool ok = { MCP_TOOL_INIT, .name = "Ab-9_.z", .fn = noop, .input_schema = ADD_SCHEMA };
 	char why[64] = "untouched";
 	ck_assert_int_eq(mcp_tool_check(&ok, why, sizeof why), MCP_OK);
 	ck_assert_str_eq(why, "");
@@ -319,6 +329,98 @@ START_TEST(registration_refuses_what_breaks_clients)
 	ck_assert_str_eq(tiny, "input_s");
 	ck_assert_int_eq(mcp_tool_check(&bad[2].tool, NULL, 0), MCP_EINVAL);
 	ck_assert_int_eq(mcp_tool_check(NULL, NULL, 0), MCP_EINVAL);
+	mcp_server_free(s);
+}
+END_TEST
+
+/* ---- descriptor sizes ----------------------------------------------------------- */
+
+/* A descriptor as a program built against a newer header passes it: the
+ * struct this library knows, then members it does not. */
+struct newer_tool {
+	mcp_tool known;
+	void *later_pointer;
+	int64_t later_number;
+};
+
+START_TEST(descriptors_are_read_by_their_declared_size)
+{
+	mcp_server *s = mcp_server_new("sizes", "1");
+	char why[256];
+
+	/* struct_size not set: the INIT macro was forgotten. */
+	mcp_tool bare = { .name = "bare", .fn = noop };
+	ck_assert_int_eq(mcp_server_add_tool(s, &bare), MCP_EINVAL);
+	ck_assert_int_eq(mcp_tool_check(&bare, why, sizeof why), MCP_EINVAL);
+	ck_assert_msg(strstr(why, "struct_size") != NULL, "why: %s", why);
+	/* Smaller than the first release of the struct. */
+	mcp_tool small = { MCP_TOOL_INIT, .name = "small", .fn = noop };
+	small.struct_size = offsetof(mcp_tool, flags);
+	ck_assert_int_eq(mcp_server_add_tool(s, &small), MCP_EINVAL);
+
+	/* Newer and larger, the unknown members left zero: accepted. */
+	struct newer_tool nt;
+	memset(&nt, 0, sizeof nt);
+	nt.known = (mcp_tool){ MCP_TOOL_INIT, .name = "newer", .fn = noop };
+	nt.known.struct_size = sizeof nt;
+	ck_assert_int_eq(mcp_tool_check(&nt.known, why, sizeof why), MCP_OK);
+	ck_assert_int_eq(mcp_server_add_tool(s, &nt.known), MCP_OK);
+	/* ... and with an unknown member set: refused, nothing registered. */
+	nt.known.name = "newer2";
+	nt.later_number = 7;
+	ck_assert_int_eq(mcp_server_add_tool(s, &nt.known), MCP_ENOTSUP);
+	ck_assert_int_eq(mcp_tool_check(&nt.known, why, sizeof why), MCP_ENOTSUP);
+	ck_assert_msg(strstr(why, "newer than this library") != NULL, "why: %s", why);
+	ck_assert_int_eq(mcp_server_remove_tool(s, "newer2"), MCP_ENOENT);
+	ck_assert_int_eq(mcp_server_remove_tool(s, "newer"), MCP_OK);
+
+	/* The other descriptors follow the same rule. */
+	mcp_resource r = { .uri = "test://r", .name = "r", .read = read_resource };
+	ck_assert_int_eq(mcp_server_add_resource(s, &r), MCP_EINVAL);
+	r.struct_size = sizeof r;
+	ck_assert_int_eq(mcp_server_add_resource(s, &r), MCP_OK);
+	mcp_resource_template t = { .uri_template = "test://t/{x}", .name = "t",
+				    .read = read_resource };
+	ck_assert_int_eq(mcp_server_add_resource_template(s, &t), MCP_EINVAL);
+	t.struct_size = sizeof t;
+	ck_assert_int_eq(mcp_server_add_resource_template(s, &t), MCP_OK);
+	mcp_form *f = mcp_form_new("m");
+	mcp_field fld = { .kind = MCP_FIELD_STRING, .name = "x" };
+	ck_assert_int_eq(mcp_form_add(f, &fld), MCP_EINVAL);
+	fld.struct_size = sizeof fld;
+	ck_assert_int_eq(mcp_form_add(f, &fld), MCP_OK);
+	mcp_form_free(f);
+
+	/* Prompt arguments: the array is stepped through by the elements'
+	 * struct_size, which must be the same in each. */
+	mcp_prompt_arg args[2] = { { MCP_PROMPT_ARG_INIT, .name = "a" },
+				   { MCP_PROMPT_ARG_INIT, .name = "b" } };
+	mcp_prompt p = { MCP_PROMPT_INIT, .name = "p", .args = args, .nargs = 2,
+			 .get = get_prompt };
+	args[1].struct_size = 0;
+	ck_assert_int_eq(mcp_server_add_prompt(s, &p), MCP_EINVAL);
+	args[1].struct_size = sizeof args[1];
+	p.struct_size = 0;
+	ck_assert_int_eq(mcp_server_add_prompt(s, &p), MCP_EINVAL);
+	p.struct_size = sizeof p;
+	ck_assert_int_eq(mcp_server_add_prompt(s, &p), MCP_OK);
+	/* A newer caller's larger elements: read at its stride. */
+	struct newer_arg {
+		mcp_prompt_arg known;
+		const char *later;
+	} wide[2];
+	memset(wide, 0, sizeof wide);
+	for (int i = 0; i < 2; i++)
+		wide[i].known.struct_size = sizeof wide[i];
+	wide[0].known.name = "first";
+	wide[1].known.name = "second";
+	wide[1].known.required = 1;
+	mcp_prompt pw = { MCP_PROMPT_INIT, .name = "pw", .args = &wide[0].known, .nargs = 2,
+			  .get = get_prompt };
+	ck_assert_int_eq(mcp_server_add_prompt(s, &pw), MCP_OK);
+	wide[1].later = "set";
+	pw.name = "pw2";
+	ck_assert_int_eq(mcp_server_add_prompt(s, &pw), MCP_ENOTSUP);
 	mcp_server_free(s);
 }
 END_TEST
@@ -567,6 +669,7 @@ Suite *unit_suite(void)
 	Suite *s = suite_create("tools");
 	TCase *reg = tcase_create("registration");
 	tcase_add_test(reg, registration_refuses_what_breaks_clients);
+	tcase_add_test(reg, descriptors_are_read_by_their_declared_size);
 	suite_add_tcase(s, reg);
 	TCase *tc = tcase_create("calls");
 	tcase_set_timeout(tc, 60);
