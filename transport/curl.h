@@ -44,6 +44,10 @@ extern struct tp_curl_api tp_curl;
 int tp_curl_load(void);
 
 #ifndef TP_CURL_IMPL
+/* curl.h defines these two as type-checking macros of its own (gcc); the
+ * table's pointers take their place. */
+#undef curl_easy_setopt
+#undef curl_easy_getinfo
 #define curl_global_init (tp_curl.global_init)
 #define curl_easy_init (tp_curl.easy_init)
 #define curl_easy_cleanup (tp_curl.easy_cleanup)
