@@ -23,11 +23,15 @@ fails, naming the function and the place, when
   - an mcp_server_set_* function is declared outside the header's one
     "Server configuration" section.
 
-Standard library only.
+Prints TAP (tests/lib/tap.py): one test point per kind of fact, its
+disagreements as the diagnostic.  Standard library only.
 """
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tap  # noqa: E402
 
 HEADERS = ("api/mcp/mcp.h", "api/mcp/client.h")
 
@@ -226,6 +230,7 @@ def main():
         print("usage: check-facts.py SRCDIR", file=sys.stderr)
         return 2
     decls = header_decls(src)
+    points = tap.Points()
     problems = []
     checked = 0
     for name, (page, ret, params) in sorted(man_synopses(src).items()):
@@ -238,8 +243,11 @@ def main():
         if params != hparams:
             problems.append(f"{page}: {name}({', '.join(params)}); the header says "
                             f"({', '.join(hparams)})")
+    points.check(f"{checked} manual SYNOPSIS lines agree with the header",
+                 checked > 0 and not problems, "\n".join(problems) or "no synopsis compared")
     paras = man_paragraphs(src)
     ranges = 0
+    problems = []
     for name, (lo, hi) in sorted(code_ranges(src).items()):
         want = (value(lo), value(hi))
         comment = decls.get(name, (None, None, ""))[2]
@@ -259,15 +267,15 @@ def main():
                 if got != want:
                     problems.append(f"{page}: {name}: the page says {m.group(1)} to {m.group(2)}, "
                                     f"the code enforces {lo}..{hi}")
-    problems += version_problems(src)
-    problems += setter_problems(src)
-    for p in problems:
-        print(f"check-facts: {p}")
+    points.check(f"{ranges} stated setter ranges agree with the code",
+                 ranges > 0 and not problems, "\n".join(problems) or "no range compared")
     places = 4 if os.path.exists(os.path.join(src, "debian/changelog")) else 3
-    print(f"check-facts: {checked} synopses and {ranges} stated ranges compared, "
-          f"the version in {places} places; {len(problems)} disagreements")
-    return 1 if problems else 0
-
+    problems = version_problems(src)
+    points.check(f"the version agrees in {places} places", not problems, "\n".join(problems))
+    problems = setter_problems(src)
+    points.check("every mcp_server_set_* is in the 'Server configuration' section",
+                 not problems, "\n".join(problems))
+    return points.finish()
 
 if __name__ == "__main__":
     sys.exit(main())

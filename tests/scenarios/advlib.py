@@ -224,8 +224,8 @@ class AdvServer(Server):
     def wait_err(self, text, timeout=10):
         super().wait_err(text, T(timeout))
 
-    def answer(self, rid, timeout=10):
-        return super().answer(rid, timeout)   # scaled by wait_for
+    def answer(self, rid, timeout=10, start=0):
+        return super().answer(rid, timeout, start)   # scaled by wait_for
 
     def wait_for(self, pred, timeout=10, what="a message", start=0):
         def safe(m):   # batch answers are lists: predicates written for dicts skip them

@@ -171,9 +171,10 @@ class Server:
                     raise Fail(f"timed out waiting for {what}; last: {self.msgs[-3:]}")
                 self.cv.wait(left)
 
-    def answer(self, rid, timeout=10):
+    def answer(self, rid, timeout=10, start=0):
         return self.wait_for(lambda m: "method" not in m and m.get("id") == rid and
-                             type(m.get("id")) is type(rid), timeout, f"the answer to {rid!r}")
+                             type(m.get("id")) is type(rid), timeout, f"the answer to {rid!r}",
+                             start)
 
     def wait_err(self, text, timeout=10):
         end = time.monotonic() + timeout

@@ -7,12 +7,10 @@
  * the most recently active worker and its poll before sleeping.
  *
  * pool.c is included here, not linked from the library: the test sees its
- * idle stack and counters, and supplies the two things it calls in
- * session.c.  eng_req_dispatch runs the test's item, and
- * eng_req_ref/unref count the references the queue takes and drops.  So
- * the pool is tested alone, with work the test controls.  (When the pool
- * takes a generic work item instead of an eng_req, only the item and
- * these stand-ins change.)
+ * idle stack and counters.  The pool runs generic work items (eng_work:
+ * a link and a run function) and owns none of them: an item queued is run
+ * exactly once, an item refused stays the caller's and never runs.  So
+ * the pool is tested alone, with work the test controls.
  */
 #include <check.h>
 #include <errno.h>
@@ -23,8 +21,6 @@
 
 #include "engine/eng.h"
 #include "tests/unit/runner.h"
-
-void eng_req_dispatch(eng_req *r);
 
 #include "engine/pool.c"
 
@@ -48,11 +44,10 @@ static unsigned long long getu(_Atomic uint64_t *p)
 enum { RECORD, GATE, QUIET, REPORT_ALONE };
 
 typedef struct item {
-	eng_req r; /* first: the pool queues &r */
+	eng_work r; /* first: the pool queues &r */
 	int id;
 	int kind;
 	_Atomic int runs;
-	_Atomic int released; /* the last reference went */
 	pthread_t thread;
 	int alone;            /* eng_pool_alone() as it ran */
 } item;
@@ -85,7 +80,7 @@ static void teardown(void)
 	pthread_cond_destroy(&cv);
 }
 
-void eng_req_dispatch(eng_req *r)
+static void item_run(eng_work *r)
 {
 	item *it = (item *)r;
 	atomic_fetch_add(&it->runs, 1);
@@ -134,17 +129,6 @@ void eng_req_dispatch(eng_req *r)
 	pthread_mutex_unlock(&mu);
 }
 
-void eng_req_ref(eng_req *r)
-{
-	atomic_fetch_add(&r->refs, 1);
-}
-
-void eng_req_unref(eng_req *r)
-{
-	if (atomic_fetch_sub(&r->refs, 1) == 1)
-		atomic_store(&((item *)r)->released, 1);
-}
-
 static item *items_new(int n, int kind)
 {
 	item *v = calloc((size_t)n, sizeof *v);
@@ -152,16 +136,16 @@ static item *items_new(int n, int kind)
 	for (int i = 0; i < n; i++) {
 		v[i].id = i;
 		v[i].kind = kind;
-		atomic_init(&v[i].r.refs, 1); /* the caller's */
+		v[i].r.run = item_run;
 	}
 	return v;
 }
 
 /* Links v[from..to) into a chain for eng_pool_submit_list. */
-static eng_req *chain(item *v, int from, int to)
+static eng_work *chain(item *v, int from, int to)
 {
 	for (int i = from; i < to; i++)
-		v[i].r.qnext = i + 1 < to ? &v[i + 1].r : NULL;
+		v[i].r.next = i + 1 < to ? &v[i + 1].r : NULL;
 	return from < to ? &v[from].r : NULL;
 }
 
@@ -256,7 +240,7 @@ START_TEST(one_worker_runs_the_queue_in_order)
 	item *v = items_new(300, RECORD);
 	for (int i = 0; i < 100; i++)
 		ck_assert_int_eq(eng_pool_submit(p, &v[i].r), MCP_OK);
-	eng_req *l = chain(v, 100, 200);
+	eng_work *l = chain(v, 100, 200);
 	int why = 0;
 	ck_assert_int_eq(eng_pool_submit_list(p, &l, &why), 100);
 	ck_assert_ptr_null(l);
@@ -269,14 +253,8 @@ START_TEST(one_worker_runs_the_queue_in_order)
 	ck_assert_int_eq(norder, 301);
 	for (int i = 0; i < 300; i++)
 		ck_assert_int_eq(order[i + 1], i);
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < 300; i++)
 		ck_assert_int_eq(geti(&v[i].runs), 1);
-		/* submit took and dropped a reference; a list gives its own */
-		if (i >= 100 && i < 200)
-			ck_assert_int_eq(geti(&v[i].released), 1);
-		else
-			ck_assert_int_eq(geti(&v[i].r.refs), 1);
-	}
 	free(v);
 	free(g);
 	pool_free(p);
@@ -293,25 +271,22 @@ START_TEST(full_queue_refuses_the_rest_of_a_list)
 	ck_assert_int_eq(eng_pool_submit(p, &g[0].r), MCP_OK);
 	WAIT_UNTIL(started == 1, "the gate item");
 	item *v = items_new(6, RECORD);
-	eng_req *l = chain(v, 0, 5);
+	eng_work *l = chain(v, 0, 5);
 	int why = 0;
 	ck_assert_int_eq(eng_pool_submit_list(p, &l, &why), 3);
 	ck_assert_int_eq(why, MCP_EBUSY);
 	ck_assert_ptr_eq(l, &v[3].r);
-	ck_assert_ptr_eq(v[3].r.qnext, &v[4].r);
-	ck_assert_ptr_null(v[4].r.qnext);
+	ck_assert_ptr_eq(v[3].r.next, &v[4].r);
+	ck_assert_ptr_null(v[4].r.next);
 	ck_assert_uint_eq(eng_pool_depth(p), 3);
 	ck_assert_int_eq(eng_pool_submit(p, &v[5].r), MCP_EBUSY);
-	ck_assert_int_eq(geti(&v[5].r.refs), 1);
 	open_gate();
 	WAIT_UNTIL(finished == 4, "the three queued");
 	ck_assert_int_eq(eng_pool_stop(p, ENG_NO_DEADLINE), 0);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(geti(&v[i].runs), 1);
-	for (int i = 3; i < 6; i++) {
+	for (int i = 3; i < 6; i++) /* refused: still the caller's, never run */
 		ck_assert_int_eq(geti(&v[i].runs), 0);
-		ck_assert_int_eq(geti(&v[i].r.refs), 1);
-	}
 	free(v);
 	free(g);
 	pool_free(p);
@@ -347,7 +322,7 @@ START_TEST(stop_refuses_new_work_and_drains_the_queue)
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, stop_thread, &s), 0);
 	POOL_WAIT(p, p->stopping, "the stop to begin");
-	eng_req *l = chain(v, 3, 5);
+	eng_work *l = chain(v, 3, 5);
 	int why = 0;
 	ck_assert_int_eq(eng_pool_submit_list(p, &l, &why), 0);
 	ck_assert_int_eq(why, MCP_ECLOSED);
@@ -429,7 +404,7 @@ START_TEST(wake_policy_bounds)
 	pthread_mutex_unlock(&p->mu);
 
 	item *v = items_new(8, GATE);
-	eng_req *l = chain(v, 0, 8);
+	eng_work *l = chain(v, 0, 8);
 	ck_assert_int_eq(eng_pool_submit_list(p, &l, NULL), 8);
 	WAIT_UNTIL(started >= 2, "two items to start");
 	pthread_mutex_lock(&p->mu);
@@ -494,10 +469,8 @@ START_TEST(wake_policy_bounds)
 	ck_assert_int_eq(p->running, 0);
 	pthread_mutex_unlock(&p->mu);
 	ck_assert_int_eq(eng_pool_stop(p, ENG_NO_DEADLINE), 0);
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 8; i++)
 		ck_assert_int_eq(geti(&v[i].runs), 1);
-		ck_assert_int_eq(geti(&v[i].released), 1);
-	}
 	free(v);
 	pool_free(p);
 }
@@ -587,7 +560,7 @@ static void *submit_many(void *arg)
 	for (int i = 0; i < PER_SUBMITTER;) {
 		if (i % 4 == 0) {
 			int to = i + 4 < PER_SUBMITTER ? i + 4 : PER_SUBMITTER;
-			eng_req *l = chain(s->v, i, to);
+			eng_work *l = chain(s->v, i, to);
 			int why = 0;
 			int k = eng_pool_submit_list(s->p, &l, &why);
 			atomic_fetch_add(&s->accepted, k);
