@@ -40,6 +40,14 @@ BENCH_BINS += bench/http-floor$(EXEEXT)
 endif
 EXTRA_DIST += bench/http-floor.c
 
+# The event-stream floor: raw sockets and epoll, no libmicrohttpd, no MCP;
+# a broadcast to every GET stream with nothing but the kernel's send path.
+EXTRA_PROGRAMS += bench/sse-floor
+bench_sse_floor_SOURCES = bench/sse-floor.c
+bench_sse_floor_LDADD = $(PTHREAD_LIBS)
+CLEANFILES += bench/sse-floor$(EXEEXT)
+BENCH_BINS += bench/sse-floor$(EXEEXT)
+
 BENCH_ENV = CC='$(CC)' CFLAGS='$(CFLAGS)' SANITIZER='$(SANITIZER_KIND)'
 if HAVE_MHD
 BENCH_ENV += BENCH_HTTP=1

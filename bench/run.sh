@@ -204,6 +204,13 @@ start_floor() {
 	"$FLOOR" "127.0.0.1:$port" >/dev/null 2>>"$out/servers.err" &
 	srv_pid=$!
 }
+# The event-stream floor (raw epoll, no MHD, no MCP) takes HOST:PORT alone.
+SSE_FLOOR="$build/bench/sse-floor"
+start_sse_floor() {
+	port=$("$LG" free-port)
+	"$SSE_FLOOR" "127.0.0.1:$port" >/dev/null 2>>"$out/servers.err" &
+	srv_pid=$!
+}
 stop_http() {
 	if [ -n "$srv_pid" ]; then
 		kill "$srv_pid" 2>/dev/null || :
@@ -365,6 +372,15 @@ if [ "$http" = 1 ]; then
 	lg scale-streams http-streams -n "$streams_n" -w 8 --settle-ms 500 --pid "$srv_pid" \
 		--timeout-ms 600000 "127.0.0.1:$port"
 	stop_http
+	# The same broadcast from a server that is nothing but sockets, epoll
+	# and one send per stream on two threads: what the kernel's send path
+	# and this machine allow.
+	if [ -x "$SSE_FLOOR" ]; then
+		start_sse_floor
+		lg scale-streams-floor http-streams -n "$streams_n" -w 8 --settle-ms 500 \
+			--pid "$srv_pid" --timeout-ms 600000 "127.0.0.1:$port"
+		stop_http
+	fi
 	for r in $(seq 1 "$repeat"); do
 		start_http "$OURS" --stateless --json
 		lg sl-ours http --stateless -w 64 $tput --pid "$srv_pid" "127.0.0.1:$port"
@@ -474,7 +490,12 @@ row "HTTP $streams_n GET streams: threads (vs none open)" "$(get scale-streams t
 	"$(get scale-streams threads_before)" "no stream" divabs le 12 threads
 row "HTTP GET stream, bytes each" "$(get scale-streams bytes_per_stream)" - - none - - B
 row "list_changed to $streams_n streams, p99 ms" "$(get scale-streams broadcast_p99_ms)" - - none lt 50 ms
-row "list_changed to $streams_n streams, max ms" "$(get scale-streams broadcast_max_ms)" - - none - - ms
+row "list_changed to $streams_n streams, p99 ms vs floor" "$(get scale-streams broadcast_p99_ms)" \
+	"$(get scale-streams-floor broadcast_p99_ms)" "epoll + send floor" div - - ms
+row "list_changed to $streams_n streams, p50 ms vs floor" "$(get scale-streams broadcast_p50_ms)" \
+	"$(get scale-streams-floor broadcast_p50_ms)" "epoll + send floor" div - - ms
+row "list_changed to $streams_n streams, max ms" "$(get scale-streams broadcast_max_ms)" \
+	"$(get scale-streams-floor broadcast_max_ms)" "epoll + send floor" div - - ms
 row "HTTP stateless echo, 64 connections, req/s vs floor" "$(get sl-ours rps)" \
 	"$(get sl-floor rps)" "MHD + json-c floor" div ge 0.8 req/s
 row "HTTP stateless echo, 64 connections, req/s vs TS SDK" "$(get sl-ours rps)" \
@@ -532,7 +553,7 @@ if ! awk '{
 fi
 need="ours-w1 ours-w16 ours-w64 base-w1 base-w16 base-w64 close-sleep close-roots cancel ping-base"
 need="$need cpu-1 cpu-2 mem-ours mem-base"
-[ "$http" = 0 ] || need="$need http-ours-json http-ours-sse scale-idle scale-streams sl-ours sl-floor"
+[ "$http" = 0 ] || need="$need http-ours-json http-ours-sse scale-idle scale-streams scale-streams-floor sl-ours sl-floor"
 for label in $need; do
 	if ! grep -q " label=$label " "$R"; then
 		echo "bench: FAIL: no result for $label" >&2
