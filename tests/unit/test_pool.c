@@ -15,6 +15,7 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -558,6 +559,10 @@ static void *submit_many(void *arg)
 {
 	submitter *s = arg;
 	for (int i = 0; i < PER_SUBMITTER;) {
+		/* Give the stop its chance at any point, also where threads run
+		 * in long turns (valgrind serialises them). */
+		if (i % 16 == 0)
+			sched_yield();
 		if (i % 4 == 0) {
 			int to = i + 4 < PER_SUBMITTER ? i + 4 : PER_SUBMITTER;
 			eng_work *l = chain(s->v, i, to);
