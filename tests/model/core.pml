@@ -159,7 +159,8 @@ inline admit_locked(id)
 	fi
 }
 
-/* A duplicate gets -32600 with a null id, then its outcome. */
+/* A duplicate gets -32600 under its id (the one in flight), then its
+ * outcome. */
 inline admit_after()
 {
 	if

@@ -132,7 +132,7 @@
 #define L_PROG  2   /* progress tied to the request (eng_req_emit) */
 #define L_CALL  3   /* roots/list on its behalf (seq != 0) */
 #define L_CNOTE 4   /* notifications/cancelled for that roots/list */
-#define L_ERR   5   /* -32600 "id is already in flight", null id */
+#define L_ERR   5   /* -32600 "id is already in flight", under that id */
 #define LINE(k, r) ((k) * 8 + (r))
 #define LKIND(x) ((x) / 8)
 #define LREQ(x) ((x) % 8)

@@ -67,7 +67,7 @@ inline write_line(y)
 	:: LKIND(y) == L_PROG -> printf("@ wire: progress of r%d\n", LREQ(y))
 	:: LKIND(y) == L_CALL -> printf("@ wire: roots/list %d (for r%d)\n", p_id[LREQ(y)], LREQ(y))
 	:: LKIND(y) == L_CNOTE -> printf("@ wire: notifications/cancelled for roots/list %d\n", p_id[LREQ(y)])
-	:: LKIND(y) == L_ERR -> printf("@ wire: -32600 (null id) for r%d\n", LREQ(y))
+	:: LKIND(y) == L_ERR -> printf("@ wire: -32600 (id in flight) for r%d\n", LREQ(y))
 	fi;
 	CHK_CLOSED(!out_closed);
 	if
