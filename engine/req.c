@@ -76,7 +76,7 @@ eng_req *eng_req_live(eng_idnode *n)
  * and the request is then being freed (its free waits for this lock to
  * unlink it).  A reference is taken only from a count that is not zero.
  * (The SPIN model found the double free this prevents:
- * tests/model/trails/life.txt.) */
+ * tests/model/trails/plain_ref.txt.) */
 eng_req *eng_req_live_ref(eng_idnode *n)
 {
 	eng_req *r = eng_req_live(n);
