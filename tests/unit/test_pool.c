@@ -553,16 +553,22 @@ typedef struct submitter {
 	eng_pool *p;
 	item *v;
 	_Atomic int accepted;
+	int want;            /* items accepted before it waits for ... */
+	_Atomic int *go;     /* ... the stop's start, then races it */
 } submitter;
 
 static void *submit_many(void *arg)
 {
 	submitter *s = arg;
 	for (int i = 0; i < PER_SUBMITTER;) {
-		/* Give the stop its chance at any point, also where threads run
-		 * in long turns (valgrind serialises them). */
-		if (i % 16 == 0)
+		/* Past `want`, go on only once the stop is starting: the rest
+		 * of the items race it however the threads are scheduled
+		 * (a loaded machine, or valgrind running one thread at a time,
+		 * would otherwise let every submitter finish first). */
+		if (i >= s->want && !atomic_load(s->go)) {
 			sched_yield();
+			continue;
+		}
 		if (i % 4 == 0) {
 			int to = i + 4 < PER_SUBMITTER ? i + 4 : PER_SUBMITTER;
 			eng_work *l = chain(s->v, i, to);
@@ -595,16 +601,21 @@ START_TEST(submits_racing_the_stop_run_once_or_never)
 		eng_pool *p = pool_new(3, SUBMITTERS * PER_SUBMITTER, 0);
 		submitter s[SUBMITTERS];
 		pthread_t th[SUBMITTERS];
+		_Atomic int go;
+		atomic_init(&go, 0);
+		int want = 1 + round * 10;
 		for (int i = 0; i < SUBMITTERS; i++) {
 			s[i].p = p;
 			s[i].v = items_new(PER_SUBMITTER, RECORD);
 			atomic_init(&s[i].accepted, 0);
+			s[i].want = want;
+			s[i].go = &go;
 			ck_assert_int_eq(pthread_create(&th[i], NULL, submit_many, &s[i]), 0);
 		}
-		int want = 1 + round * 10;
 		for (int i = 0; i < SUBMITTERS; i++)
 			while (atomic_load(&s[i].accepted) < want)
 				sched_yield();
+		atomic_store(&go, 1);
 		ck_assert_int_eq(eng_pool_stop(p, ENG_NO_DEADLINE), 0);
 		pthread_mutex_lock(&mu);
 		int ran_by_stop = finished;
