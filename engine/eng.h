@@ -8,7 +8,9 @@
  *
  * Lock order (take left before right, never the reverse):
  *   session->feed_mu  ->  session->mu  ->  token->mu  ->  writer->mu
- *   pending->mu  ->  token->mu
+ *   pending->mu is never held while taking another lock: an entry is
+ *   settled under its token->mu once pending->mu is released (the
+ *   shutdown's eng_pending_fail_all included)
  *   writer->mu  ->  the transport's own locks (a push session's writer
  *   delivers under its lock, so a transport never holds its lock while it
  *   feeds or closes a session)

@@ -43,9 +43,9 @@ model=$(cd "$model" && pwd)
 
 SAFE="-DNOCLAIM -DSAFETY"
 FULL2="-DNREQ=2"                         # all handlers, ids 0/1, one cancel,
-                                         # EPIPE, no-memory fallback
-LIGHT2="-DNREQ=2 -DNO_EPIPE -DNO_OOM"
-SMALL3="-DNREQ=3 -DNO_EPIPE -DNO_OOM"
+                                         # EPIPE
+LIGHT2="-DNREQ=2 -DNO_EPIPE"
+SMALL3="-DNREQ=3 -DNO_EPIPE"
 
 # name | kind | expected violation (mutations) | spin -D flags | cc flags | pan flags
 RUNS=$(cat <<EOF
@@ -73,7 +73,6 @@ reuse_pid|mutation|assertion violated \(p_ans\[.\]==.\)|$FULL2 -DM_REUSE_PID -DP
 no_broadcast|mutation|assertion violated .*kind\[t\]==2|$FULL2 -DM_NO_BROADCAST -DGRACE_QUIET -DPROPS=32|$SAFE|-m100000 -E
 idle_nolock|mutation|assertion violated \(inflight_n>0\)|$FULL2 -DM_IDLE_NOLOCK -DGRACE_QUIET -DPROPS=32|$SAFE|-m100000 -E
 no_grace|mutation|acceptance cycle|$LIGHT2 -DM_NO_GRACE -DBLIND_FOREVER -DPROPS=0|-DNFAIR=3|-m200000 -a -f
-lock_order|mutation|invalid end state|$FULL2 -DM_LOCK_ORDER -DPROPS=0|$SAFE|-m100000
 no_broadcast_end|mutation|invalid end state|$FULL2 -DM_NO_BROADCAST -DPROPS=0|$SAFE|-m100000
 EOF
 )

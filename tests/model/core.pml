@@ -394,10 +394,11 @@ inline pending_fail_all()
 	};
 	t = 0
 #else
-	if
-	:: atomic {
-		/* swap the table out under the lock; no waiter can reach the
-		 * snapshot, and no entry can be added (closed) */
+	atomic {
+		/* take every entry out under the lock (the code chains them
+		 * into one list through their own links: no memory needed);
+		 * no waiter can reach the snapshot, and no entry can be added
+		 * (closed) */
 		LOCK(pt_mu);
 		pt_closed = 1;
 		snap = 0; t = 0;
@@ -409,38 +410,18 @@ inline pending_fail_all()
 		od;
 		t = 0;
 		UNLOCK(pt_mu)
-	   };
-		/* fail each swapped entry outside the lock */
-		do
-		:: t < NREQ ->
-			if
-			:: (snap >> t) & 1 -> settle(t, P_FAIL, NREQ); pending_unref(t)
-			:: else -> skip
-			fi;
-			t++
-		:: else -> break
-		od;
-		t = 0; snap = 0
-#ifndef NO_OOM
-	:: /* no memory for the new table: fail in place holding the lock
-	    * (pt_mu -> tok_mu is the allowed order) */
-		atomic {
-			LOCK(pt_mu); pt_closed = 1;
-			printf("@ shutdown 3: no memory for a new table: fails it in place, holding its lock\n")
-		};
-		do
-		:: t < NREQ ->
-			if
-			:: p_in[t] -> atomic { p_in[t] = 0; MARK(13) }; settle(t, P_FAIL, NREQ); pending_unref(t)
-			:: else -> skip
-			fi;
-			t++
-		:: else -> break
-		od;
-		t = 0;
-		UNLOCK(pt_mu)
-#endif
-	fi
+	};
+	/* fail each entry taken out, outside the lock */
+	do
+	:: t < NREQ ->
+		if
+		:: (snap >> t) & 1 -> settle(t, P_FAIL, NREQ); pending_unref(t)
+		:: else -> skip
+		fi;
+		t++
+	:: else -> break
+	od;
+	t = 0; snap = 0
 #endif
 }
 

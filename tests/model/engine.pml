@@ -19,15 +19,14 @@
  *            (the "grace is long" reading; see README.md); otherwise the
  *            grace may expire at any moment after step 3
  *   NO_EPIPE the peer never stops reading (no write errors)
- *   NO_OOM   fail_all never takes its no-memory fallback
  *   REFS     also model the requests' reference counts and the reap
  *            stack (request lifetime, P_LIFE); the in-flight lookups
  *            take a reference only from a non-zero count, as the code
  *            does (M_PLAIN_REF: as it did before, the double free)
- *   M_*      one mutation of the code (mutations.md lists them)
+ *   M_*      one mutation of the code (README.md lists them)
  *
- * Lock order (engine/eng.h): sess_mu -> tok_mu[r] -> w_mu,
- * pt_mu -> tok_mu[r]; pool_mu is a leaf.
+ * Locks: no process holds two of sess_mu, tok_mu[r], pt_mu and w_mu at
+ * once, as in the code (engine/eng.h gives the order it allows).
  */
 
 #ifndef NREQ

@@ -255,11 +255,6 @@ inline handler_call(q)
 					pending_unref(q);
 					rc = RC_OK
 				:: else ->
-#ifdef M_LOCK_ORDER
-					/* remove the entry before letting go of the token */
-					tok_mu[q] = _pid + 1;
-					printf("@ worker: r%d's waiter, holding its token's lock, reaches for the pending table's lock\n", q);
-#endif
 					/* eng_pending_remove: the entry may be gone already
 					 * (the shutdown's swap) */
 					LOCK(pt_mu);
@@ -268,9 +263,6 @@ inline handler_call(q)
 					:: else -> skip
 					fi;
 					UNLOCK(pt_mu);
-#ifdef M_LOCK_ORDER
-					tok_mu[q] = 0;
-#endif
 					if
 					:: !found -> MARK(6)
 					:: else -> skip

@@ -19,7 +19,7 @@ MODEL_TRAILS = tests/model/trails/live_iter.txt tests/model/trails/no_broadcast.
 	tests/model/trails/done_before_queue.txt tests/model/trails/forget_late.txt \
 	tests/model/trails/writer_ignores_inline.txt tests/model/trails/no_join.txt \
 	tests/model/trails/reuse_pid.txt tests/model/trails/idle_nolock.txt \
-	tests/model/trails/no_grace.txt tests/model/trails/lock_order.txt \
+	tests/model/trails/no_grace.txt \
 	tests/model/trails/no_broadcast_end.txt tests/model/trails/plain_ref.txt
 EXTRA_DIST += $(MODEL_FILES) $(MODEL_TRAILS) tests/model/check-mapping.py
 
