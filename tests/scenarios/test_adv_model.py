@@ -59,7 +59,7 @@ def _index_of(s, pred):
     return None
 
 
-# ---- trails/live_iter.txt, trails/lock_order.txt ------------------------------------
+# ---- trails/live_iter.txt ---------------------------------------------------------
 
 def eof_while_roots_waiters_remove_themselves():
     """EOF while two handlers wait on roots and one answer is in flight:
