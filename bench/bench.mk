@@ -38,7 +38,7 @@ bench_http_floor_LDADD = $(MHD_LIBS) $(JSONC_LIBS)
 CLEANFILES += bench/http-floor$(EXEEXT)
 BENCH_BINS += bench/http-floor$(EXEEXT)
 endif
-EXTRA_DIST += bench/http-floor.c
+EXTRA_DIST += bench/http-floor.c bench/scan.h
 
 # The event-stream floor: raw sockets and epoll, no libmicrohttpd, no MCP;
 # a broadcast to every GET stream with nothing but the kernel's send path.

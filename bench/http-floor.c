@@ -21,6 +21,8 @@
 #include <json-c/json.h>
 #include <microhttpd.h>
 
+#include "scan.h"
+
 struct body {
 	char *p;
 	size_t len, cap;
@@ -142,14 +144,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: http-floor HOST:PORT\n");
 		return 2;
 	}
-	char host[64];
-	const char *colon = strrchr(argv[1], ':');
-	snprintf(host, sizeof host, "%.*s", (int)(colon - argv[1]), argv[1]);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	if (inet_pton(AF_INET, strcmp(host, "localhost") ? host : "127.0.0.1", &sa.sin_addr) != 1) {
-		fprintf(stderr, "http-floor: IPv4 HOST:PORT only\n");
+	struct sockaddr_in sa;
+	if (scan_ipv4_target("http-floor", argv[1], &sa) != 0)
 		return 2;
-	}
 	struct MHD_Daemon *d = MHD_start_daemon(
 		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,

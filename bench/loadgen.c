@@ -39,6 +39,8 @@
 
 #include <json-c/json.h>
 
+#include "scan.h"
+
 #define HANDSHAKE_ID 1000000000L /* ids of our own requests; bench ids are 1..N */
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -179,116 +181,7 @@ static void buf_clear(struct buf *b)
 	b->len = b->off = 0;
 }
 
-/* ---- a scanner of one JSON-RPC message's top-level members ------------- */
-
-struct msg {
-	int has_id, id_is_num, has_method, has_result, has_error;
-	long id;                /* when id_is_num */
-	const char *id_raw;     /* the id exactly as written */
-	size_t id_raw_len;
-	const char *method;     /* without quotes */
-	size_t method_len;
-};
-
-/* s[i] is '"'; returns the index of the closing quote, or n. */
-static size_t string_end(const char *s, size_t n, size_t i)
-{
-	for (i++; i < n; i++) {
-		if (s[i] == '\\')
-			i++;
-		else if (s[i] == '"')
-			return i;
-	}
-	return n;
-}
-
-/* Returns the index just past the JSON value that starts at s[i]. */
-static size_t value_end(const char *s, size_t n, size_t i)
-{
-	int depth = 0;
-	for (; i < n; i++) {
-		char c = s[i];
-		if (c == '"') {
-			i = string_end(s, n, i);
-			if (i >= n)
-				return n;
-			if (depth == 0)
-				return i + 1;
-		} else if (c == '{' || c == '[') {
-			depth++;
-		} else if (c == '}' || c == ']') {
-			if (depth == 0)
-				return i;
-			if (--depth == 0)
-				return i + 1;
-		} else if (depth == 0 && (c == ',' || isspace((unsigned char)c))) {
-			return i;
-		}
-	}
-	return n;
-}
-
-static size_t skip_ws(const char *s, size_t n, size_t i)
-{
-	while (i < n && isspace((unsigned char)s[i]))
-		i++;
-	return i;
-}
-
-/* Fills `m` from the top-level members of the object in s[0..n); returns 0,
- * or -1 when s is not an object. */
-static int msg_scan(const char *s, size_t n, struct msg *m)
-{
-	memset(m, 0, sizeof *m);
-	size_t i = skip_ws(s, n, 0);
-	if (i >= n || s[i] != '{')
-		return -1;
-	i++;
-	for (;;) {
-		i = skip_ws(s, n, i);
-		if (i >= n)
-			return -1;
-		if (s[i] == '}')
-			return 0;
-		if (s[i] != '"')
-			return -1;
-		size_t k0 = i + 1, k1 = string_end(s, n, i);
-		if (k1 >= n)
-			return -1;
-		i = skip_ws(s, n, k1 + 1);
-		if (i >= n || s[i] != ':')
-			return -1;
-		i = skip_ws(s, n, i + 1);
-		size_t v0 = i, v1 = value_end(s, n, i);
-		size_t klen = k1 - k0;
-		if (klen == 2 && memcmp(s + k0, "id", 2) == 0) {
-			m->has_id = 1;
-			m->id_raw = s + v0;
-			m->id_raw_len = v1 - v0;
-			if (v0 < n && (isdigit((unsigned char)s[v0]) || s[v0] == '-')) {
-				m->id_is_num = 1;
-				m->id = strtol(s + v0, NULL, 10);
-			}
-		} else if (klen == 6 && memcmp(s + k0, "method", 6) == 0 && v1 - v0 >= 2) {
-			m->has_method = 1;
-			m->method = s + v0 + 1;
-			m->method_len = v1 - v0 - 2;
-		} else if (klen == 6 && memcmp(s + k0, "result", 6) == 0) {
-			m->has_result = 1;
-		} else if (klen == 5 && memcmp(s + k0, "error", 5) == 0) {
-			m->has_error = 1;
-		}
-		i = skip_ws(s, n, v1);
-		if (i < n && s[i] == ',')
-			i++;
-	}
-}
-
-static int method_is(const struct msg *m, const char *name)
-{
-	return m->has_method && m->method_len == strlen(name) &&
-	       memcmp(m->method, name, m->method_len) == 0;
-}
+/* The scanner of a message's top-level members: scan.h. */
 
 /* ---- options ------------------------------------------------------------ */
 

@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "scan.h"
+
 #define MAX_HEAD (64 * 1024)
 #define MAX_BODY (4 * 1024 * 1024)
 
@@ -234,94 +236,6 @@ static void broadcast(void)
 
 /* ---- requests --------------------------------------------------------------- */
 
-/* s[i] is '"'; the index of the closing quote, or n. */
-static size_t string_end(const char *s, size_t n, size_t i)
-{
-	for (i++; i < n; i++) {
-		if (s[i] == '\\')
-			i++;
-		else if (s[i] == '"')
-			return i;
-	}
-	return n;
-}
-
-/* The index just past the JSON value at s[i]. */
-static size_t value_end(const char *s, size_t n, size_t i)
-{
-	int depth = 0;
-	for (; i < n; i++) {
-		char c = s[i];
-		if (c == '"') {
-			if ((i = string_end(s, n, i)) >= n)
-				return n;
-			if (depth == 0)
-				return i + 1;
-		} else if (c == '{' || c == '[') {
-			depth++;
-		} else if (c == '}' || c == ']') {
-			if (depth == 0)
-				return i;
-			if (--depth == 0)
-				return i + 1;
-		} else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
-			return i;
-		}
-	}
-	return n;
-}
-
-static size_t skip_ws(const char *s, size_t n, size_t i)
-{
-	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
-		i++;
-	return i;
-}
-
-/* The top-level members of a JSON-RPC message that decide the answer. */
-struct rpc {
-	const char *id, *method;        /* id as written; method without quotes */
-	size_t id_len, method_len;
-};
-
-static void rpc_scan(const char *s, size_t n, struct rpc *m)
-{
-	memset(m, 0, sizeof *m);
-	size_t i = skip_ws(s, n, 0);
-	if (i >= n || s[i] != '{')
-		return;
-	for (i++;;) {
-		i = skip_ws(s, n, i);
-		if (i >= n || s[i] != '"')
-			return;
-		size_t k0 = i + 1, k1 = string_end(s, n, i);
-		if (k1 >= n)
-			return;
-		i = skip_ws(s, n, k1 + 1);
-		if (i >= n || s[i] != ':')
-			return;
-		size_t v0 = skip_ws(s, n, i + 1), v1 = value_end(s, n, v0);
-		if (k1 - k0 == 2 && memcmp(s + k0, "id", 2) == 0 && v1 > v0) {
-			m->id = s + v0;
-			m->id_len = v1 - v0;
-		} else if (k1 - k0 == 6 && memcmp(s + k0, "method", 6) == 0 && v1 - v0 >= 2 &&
-			   s[v0] == '"') {
-			m->method = s + v0 + 1;
-			m->method_len = v1 - v0 - 2;
-		}
-		i = skip_ws(s, n, v1);
-		if (i < n && s[i] == ',')
-			i++;
-		else
-			return;
-	}
-}
-
-static int method_is(const struct rpc *m, const char *name)
-{
-	return m->method && m->method_len == strlen(name) && memcmp(m->method, name, m->method_len) == 0;
-}
-
 static uint64_t session_base, session_count;
 
 static int reply_json(struct conn *c, const char *extra_head, const char *body, size_t len)
@@ -344,13 +258,12 @@ static int reply_empty(struct conn *c, const char *status)
  * the list, so the caller broadcasts once the answer is sent. */
 static int on_post(struct conn *c, const char *body, size_t len)
 {
-	struct rpc m;
-	rpc_scan(body, len, &m);
-	if (!m.method && !m.id)
+	struct msg m;
+	if (msg_scan(body, len, &m) != 0 || (!m.has_method && !m.has_id))
 		return reply_empty(c, "400 Bad Request");
-	if (!m.id) /* a notification, or an answer to us */
+	if (!m.has_id) /* a notification */
 		return reply_empty(c, "202 Accepted");
-	if (!m.method) /* an answer to a request we never sent */
+	if (!m.has_method) /* an answer to a request we never sent */
 		return reply_empty(c, "202 Accepted");
 	char out[1024];
 	int n;
@@ -365,7 +278,7 @@ static int on_post(struct conn *c, const char *body, size_t len)
 			     "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"protocolVersion\":\"%.*s\","
 			     "\"capabilities\":{\"tools\":{\"listChanged\":true}},"
 			     "\"serverInfo\":{\"name\":\"sse-floor\",\"version\":\"1\"}}}",
-			     (int)m.id_len, m.id, pvl, pe ? pv + 19 : "2025-06-18");
+			     (int)m.id_raw_len, m.id_raw, pvl, pe ? pv + 19 : "2025-06-18");
 		if (n < 0 || (size_t)n >= sizeof out)
 			return reply_empty(c, "400 Bad Request");
 		return reply_json(c, head, out, (size_t)n);
@@ -376,10 +289,10 @@ static int on_post(struct conn *c, const char *body, size_t len)
 		n = snprintf(out, sizeof out,
 			     "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{\"content\":"
 			     "[{\"type\":\"text\",\"text\":\"ok\"}]}}",
-			     (int)m.id_len, m.id);
+			     (int)m.id_raw_len, m.id_raw);
 	else
 		n = snprintf(out, sizeof out, "{\"jsonrpc\":\"2.0\",\"id\":%.*s,\"result\":{}}",
-			     (int)m.id_len, m.id);
+			     (int)m.id_raw_len, m.id_raw);
 	if (n < 0 || (size_t)n >= sizeof out)
 		return reply_empty(c, "400 Bad Request");
 	if (reply_json(c, "", out, (size_t)n))
@@ -558,14 +471,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sse-floor [--threads N] HOST:PORT\n");
 		return 2;
 	}
-	char host[64];
-	const char *colon = strrchr(argv[1], ':');
-	snprintf(host, sizeof host, "%.*s", (int)(colon - argv[1]), argv[1]);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	if (inet_pton(AF_INET, strcmp(host, "localhost") ? host : "127.0.0.1", &sa.sin_addr) != 1) {
-		fprintf(stderr, "sse-floor: IPv4 HOST:PORT only\n");
+	struct sockaddr_in sa;
+	if (scan_ipv4_target("sse-floor", argv[1], &sa) != 0)
 		return 2;
-	}
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
