@@ -303,6 +303,17 @@ static int push(eng_writer *w, const char *s, eng_req *r, int is_response)
 	return eng_writer_push(w, p, n, r, is_response);
 }
 
+/* Starts the writer thread on `f` with its first line `first` (tied to
+ * `r`, or to none) held inside the transport's send, so that what the
+ * test pushes next waits in the queue behind it. */
+static void start_held(eng_writer *w, fake *f, eng_stats *st, const char *first, eng_req *r)
+{
+	ck_assert_int_eq(eng_writer_start(w, &f->base, st, on_error, f), MCP_OK);
+	set_hold(f, 1);
+	ck_assert_int_eq(push(w, first, r, 0), MCP_OK);
+	wait_at_least(f, &f->in_write, 1, "the held write");
+}
+
 /* A request stand-in: the test's reference is its only one. */
 static void req_init(eng_req *r, const char *key)
 {
@@ -510,10 +521,7 @@ START_TEST(close_drains_then_nothing_more)
 	eng_writer w;
 	eng_req r;
 	req_init(&r, "7");
-	ck_assert_int_eq(eng_writer_start(&w, &f->base, &st, on_error, f), MCP_OK);
-	set_hold(f, 1);
-	ck_assert_int_eq(push(&w, "held", NULL, 0), MCP_OK);
-	wait_at_least(f, &f->in_write, 1, "the held write");
+	start_held(&w, f, &st, "held", NULL);
 	for (int i = 0; i < 5; i++)
 		ck_assert_int_eq(push(&w, "queued", &r, 0), MCP_OK);
 	closer c = { &w, ENG_NO_DEADLINE };
@@ -574,10 +582,7 @@ START_TEST(lines_of_a_peer_cancelled_request_are_discarded)
 	eng_req a, b;
 	req_init(&a, "\"a\"");
 	req_init(&b, "\"b\"");
-	ck_assert_int_eq(eng_writer_start(&w, &f->base, &st, on_error, f), MCP_OK);
-	set_hold(f, 1);
-	ck_assert_int_eq(push(&w, "head", NULL, 0), MCP_OK);
-	wait_at_least(f, &f->in_write, 1, "the held write");
+	start_held(&w, f, &st, "head", NULL);
 	ck_assert_int_eq(push(&w, "a-progress", &a, 0), MCP_OK);
 	ck_assert_int_eq(push(&w, "b-progress", &b, 0), MCP_OK);
 	size_t n;
@@ -692,10 +697,7 @@ START_TEST(end_of_route_follows_the_request_lines)
 	eng_req a, b;
 	req_init(&a, "1");
 	req_init(&b, "2");
-	ck_assert_int_eq(eng_writer_start(&w, &f->base, &st, on_error, f), MCP_OK);
-	set_hold(f, 1);
-	ck_assert_int_eq(push(&w, "b-1", &b, 0), MCP_OK);
-	wait_at_least(f, &f->in_write, 1, "the held write");
+	start_held(&w, f, &st, "b-1", &b);
 	ck_assert_int_eq(push(&w, "a-1", &a, 0), MCP_OK);
 	ck_assert_int_eq(push(&w, "a-2", &a, 0), MCP_OK);
 	eng_writer_end_route(&w, &a);
@@ -744,10 +746,7 @@ START_TEST(unqueue_withdraws_a_waiting_request)
 	eng_writer w;
 	eng_req a;
 	req_init(&a, "1");
-	ck_assert_int_eq(eng_writer_start(&w, &f->base, &st, on_error, f), MCP_OK);
-	set_hold(f, 1);
-	ck_assert_int_eq(push(&w, "head", NULL, 0), MCP_OK);
-	wait_at_least(f, &f->in_write, 1, "the held write");
+	start_held(&w, f, &st, "head", NULL);
 	uint64_t s1 = 0, s2 = 0, s3 = 0;
 	size_t n;
 	char *l = line_of("call-1", &n);
