@@ -705,6 +705,13 @@ static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, js
 			/* P5 over HTTP: the first request keeps its stream. */
 			reply_error(rq, 200, id, MCP_JSONRPC_INVALID_REQUEST,
 				    "Invalid Request: id is already in flight", NULL, NULL);
+		else if (rc == -EPIPE && atomic_load(&h->stopping))
+			/* The shutdown closed the session between its lookup
+			 * (or, stateless, its creation) and this stream: the
+			 * server, not the session, is going away. */
+			reply_error(rq, 503, id, MCP_JSONRPC_CONNECTION_CLOSED,
+				    "Server shutting down: the request was not answered", NULL,
+				    retry_1);
 		else if (rc == -EPIPE)
 			reply_session_not_found(rq, id);
 		else

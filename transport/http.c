@@ -46,6 +46,7 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,8 +172,14 @@ struct tp_http {
 	tp_http_sess *lru_head, *lru_tail;  /* published, least recent first */
 	tp_http_sess *gone_list;    /* published sessions whose output closed */
 	_Atomic unsigned connections;
+	_Atomic unsigned requests_open; /* MHD requests begun, not completed:
+					   the shutdown waits for them, so no
+					   answer queued is cut by the stop */
 	_Atomic unsigned get_streams;
 	_Atomic int refusing;
+	int quiesced_fd;            /* the listening socket MHD gave back at
+				       tp_http_refuse: closed only after
+				       MHD_stop_daemon, -1 before */
 	int epfd;                   /* the watch */
 	pthread_mutex_t watch_mu;   /* the slots; after a session's lock */
 	stream *pending_watch;      /* suspended, to watch at the next tick */
@@ -1503,6 +1510,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->method = method;
 		rq->url = url;
 		*con_cls = rq;
+		atomic_fetch_add(&h->requests_open, 1);
 		/* RFC 9112 section 6.3: a message whose length is ambiguous
 		 * is refused and the connection closed, or a proxy in front
 		 * and this server could split it differently (smuggling). */
@@ -1618,6 +1626,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	free(rq->body);
 	free(rq);
 	*con_cls = NULL;
+	atomic_fetch_sub(&h->requests_open, 1);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -1647,6 +1656,7 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
 	h->buckets = calloc(h->nbuckets, sizeof *h->buckets);
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	h->free_watch = -1;
+	h->quiesced_fd = -1;
 	if (!h->buckets || h->epfd < 0) {
 		int rc = h->epfd < 0 ? -errno : -ENOMEM;
 		if (h->epfd >= 0)
@@ -1771,7 +1781,12 @@ void tp_http_run(tp_http *h, int wake_fd, int64_t until_ns)
 		}
 		if (woken)
 			break;
-		if (wake_fd < 0 && (now >= until_ns || tp_http_sessions(h) == 0))
+		/* The shutdown's wait ends when every session is done and
+		 * every response begun has been handed to its client (a
+		 * stateless request's session can be gone while its answer
+		 * is still on the way out), or at the deadline. */
+		if (wake_fd < 0 && (now >= until_ns || (tp_http_sessions(h) == 0 &&
+							atomic_load(&h->requests_open) == 0)))
 			break;
 	}
 	if (wake_fd >= 0)
@@ -1785,8 +1800,15 @@ void tp_http_refuse(tp_http *h)
 	 * ECONNREFUSED), and those open are told 503 and closed, until the
 	 * daemon stops with nothing left in them. */
 	MHD_socket fd = MHD_quiesce_daemon(h->daemon);
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
+	if (fd != MHD_INVALID_SOCKET) {
+		/* shutdown() stops the listening now; the descriptor itself
+		 * stays open until the daemon has stopped, because MHD's
+		 * threads may still remove it from their epoll set (closing it
+		 * here raced that epoll_ctl, and its number could be reused
+		 * under them; MHD's manual says the same). */
+		shutdown(fd, SHUT_RDWR);
+		h->quiesced_fd = fd;
+	}
 }
 
 static void http_unref(tp_http *h)
@@ -1807,6 +1829,10 @@ void tp_http_stop(tp_http *h)
 	 * with them every watch). */
 	MHD_stop_daemon(h->daemon);
 	h->daemon = NULL;
+	if (h->quiesced_fd >= 0) {
+		close(h->quiesced_fd);
+		h->quiesced_fd = -1;
+	}
 	watch_pending(h, 0);
 	housekeeping(h, 0, 0); /* gone sessions, without expiring any */
 	/* Sessions an abandoned handler still holds keep the rest. */

@@ -94,8 +94,9 @@ typedef struct tp_http_config {
  * loaded, -EADDRINUSE or another -errno when it cannot listen, -ENOMEM. */
 int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port);
 /* Runs the watch loop on the calling thread until `wake_fd` is readable
- * (or, with wake_fd -1, until `until_ns` passes or no session is left,
- * whichever is first). */
+ * (or, with wake_fd -1, until `until_ns` passes or no session and no
+ * HTTP request is left, whichever is first: every response begun has
+ * then been handed to its client). */
 void tp_http_run(tp_http *h, int wake_fd, int64_t until_ns);
 /* From now on requests get 503 (shutting down) without reaching the
  * request hook, and no session is created. */
