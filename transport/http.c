@@ -46,7 +46,6 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -177,9 +176,6 @@ struct tp_http {
 					   answer queued is cut by the stop */
 	_Atomic unsigned get_streams;
 	_Atomic int refusing;
-	int quiesced_fd;            /* the listening socket MHD gave back at
-				       tp_http_refuse: closed only after
-				       MHD_stop_daemon, -1 before */
 	int epfd;                   /* the watch */
 	pthread_mutex_t watch_mu;   /* the slots; after a session's lock */
 	stream *pending_watch;      /* suspended, to watch at the next tick */
@@ -1656,7 +1652,6 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
 	h->buckets = calloc(h->nbuckets, sizeof *h->buckets);
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	h->free_watch = -1;
-	h->quiesced_fd = -1;
 	if (!h->buckets || h->epfd < 0) {
 		int rc = h->epfd < 0 ? -errno : -ENOMEM;
 		if (h->epfd >= 0)
@@ -1795,20 +1790,15 @@ void tp_http_run(tp_http *h, int wake_fd, int64_t until_ns)
 
 void tp_http_refuse(tp_http *h)
 {
+	/* From now on every request, on a connection open or new, is told
+	 * 503 with Retry-After and its connection closed, until the daemon
+	 * stops and its listening socket with it.  MHD_quiesce_daemon, which
+	 * would stop the listening sooner, is not used: on a daemon whose
+	 * threads run epoll it races those threads' own removal of the
+	 * listening socket from their epoll sets, and the loser aborts the
+	 * process ("Failed to remove listen FD from epoll set", an open
+	 * libmicrohttpd defect, seen here in make distcheck). */
 	atomic_store(&h->refusing, 1);
-	/* New connections are refused by the kernel from now on (a clean
-	 * ECONNREFUSED), and those open are told 503 and closed, until the
-	 * daemon stops with nothing left in them. */
-	MHD_socket fd = MHD_quiesce_daemon(h->daemon);
-	if (fd != MHD_INVALID_SOCKET) {
-		/* shutdown() stops the listening now; the descriptor itself
-		 * stays open until the daemon has stopped, because MHD's
-		 * threads may still remove it from their epoll set (closing it
-		 * here raced that epoll_ctl, and its number could be reused
-		 * under them; MHD's manual says the same). */
-		shutdown(fd, SHUT_RDWR);
-		h->quiesced_fd = fd;
-	}
 }
 
 static void http_unref(tp_http *h)
@@ -1829,10 +1819,6 @@ void tp_http_stop(tp_http *h)
 	 * with them every watch). */
 	MHD_stop_daemon(h->daemon);
 	h->daemon = NULL;
-	if (h->quiesced_fd >= 0) {
-		close(h->quiesced_fd);
-		h->quiesced_fd = -1;
-	}
 	watch_pending(h, 0);
 	housekeeping(h, 0, 0); /* gone sessions, without expiring any */
 	/* Sessions an abandoned handler still holds keep the rest. */

@@ -49,7 +49,6 @@ static void load(void)
 	LOAD(resume_connection, "MHD_resume_connection");
 	LOAD(get_connection_values, "MHD_get_connection_values");
 	LOAD(get_connection_info, "MHD_get_connection_info");
-	LOAD(quiesce_daemon, "MHD_quiesce_daemon");
 #undef LOAD
 	if (missing) {
 		dlclose(h);

@@ -27,7 +27,6 @@ struct tp_mhd_api {
 	__typeof__(&MHD_resume_connection) resume_connection;
 	__typeof__(&MHD_get_connection_values) get_connection_values;
 	__typeof__(&MHD_get_connection_info) get_connection_info;
-	__typeof__(&MHD_quiesce_daemon) quiesce_daemon;
 };
 
 /* Filled by tp_mhd_load(); read-only afterwards. */
@@ -51,7 +50,6 @@ int tp_mhd_load(void);
 #define MHD_resume_connection (tp_mhd.resume_connection)
 #define MHD_get_connection_values (tp_mhd.get_connection_values)
 #define MHD_get_connection_info (tp_mhd.get_connection_info)
-#define MHD_quiesce_daemon (tp_mhd.quiesce_daemon)
 #endif
 
 #endif

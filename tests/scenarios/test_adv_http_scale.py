@@ -516,8 +516,8 @@ def limits_each_with_status():
 def stateless_requests_race_sigterm():
     """1,000 stateless requests from 16 clients, SIGTERM in the middle:
     every request the server read (its handler started) gets its answer or
-    503 with a JSON-RPC body; the rest are refused at the socket (the
-    listening socket closes at once); none is left hanging; the process
+    503 with a JSON-RPC body; the rest are answered 503 the same way, or
+    refused at the socket once the daemon stops; none is left hanging; the process
     exits 0 within its grace."""
     n = n_iter(1000, 100)
     srv = HttpServer("--stateless", "--grace-ms", "2000", "--trace")
