@@ -1034,20 +1034,45 @@ static void finish_with(eng_req *r, json_object *m)
 	req_done(r);
 }
 
+/* What a detach needs before it takes a lock: the new key's copy and the
+ * client's answer as a line.  MCP_OK, or MCP_ENOMEM with nothing kept. */
+static int detach_prepare(eng_req *r, json_object *result, const char *key, char **nkey,
+			  char **line, size_t *len)
+{
+	*nkey = strdup(key);
+	json_object *m = result_message(r->id, result);
+	*len = 0;
+	*line = m ? eng_json_dup(m, len) : NULL;
+	json_object_put(m);
+	if (!*nkey || !*line) {
+		free(*nkey);
+		free(*line);
+		return MCP_ENOMEM;
+	}
+	return MCP_OK;
+}
+
+/* Under the session lock, out of the table: the request takes `nkey`
+ * (its own) as its key; the client's id text is kept once, from the
+ * first detach. */
+static void rekey_locked(eng_req *r, char *nkey)
+{
+	if (r->client_key)
+		free(r->id_key);
+	else
+		r->client_key = r->id_key;
+	r->id_key = nkey;
+	r->node.key = nkey;
+}
+
 int eng_req_detach(eng_req *r, json_object *result, const char *key,
 		   void (*sink)(eng_req *r, json_object *msg, void *arg), void *arg)
 {
 	eng_session *s = r->sess;
-	char *nkey = strdup(key);
-	json_object *m = result_message(r->id, result);
-	size_t len = 0;
-	char *line = m ? eng_json_dup(m, &len) : NULL;
-	json_object_put(m);
-	if (!nkey || !line) {
-		free(nkey);
-		free(line);
+	char *nkey, *line;
+	size_t len;
+	if (detach_prepare(r, result, key, &nkey, &line, &len) != MCP_OK)
 		return MCP_ENOMEM;
-	}
 	if (atomic_load(&r->outcome) != ENG_OUT_NONE) {
 		free(nkey);
 		free(line);
@@ -1064,12 +1089,7 @@ int eng_req_detach(eng_req *r, json_object *result, const char *key,
 		free(line);
 		return MCP_ECANCELED;
 	}
-	if (r->client_key)
-		free(r->id_key);
-	else
-		r->client_key = r->id_key;
-	r->id_key = nkey;
-	r->node.key = nkey;
+	rekey_locked(r, nkey);
 	int rc = table_put_locked(s, r);
 	r->sink = sink;
 	r->sink_arg = arg;
@@ -1111,16 +1131,10 @@ int eng_req_detach_to(eng_req *r, eng_session *to, json_object *result, const ch
 	eng_session *s = r->sess;
 	if (!to || to == s)
 		return eng_req_detach(r, result, key, sink, arg);
-	char *nkey = strdup(key);
-	json_object *m = result_message(r->id, result);
-	size_t len = 0;
-	char *line = m ? eng_json_dup(m, &len) : NULL;
-	json_object_put(m);
-	if (!nkey || !line) {
-		free(nkey);
-		free(line);
+	char *nkey, *line;
+	size_t len;
+	if (detach_prepare(r, result, key, &nkey, &line, &len) != MCP_OK)
 		return MCP_ENOMEM;
-	}
 	/* A place in the new session first: counted there before it leaves
 	 * the old one, so that neither can finish a shutdown while the
 	 * request is between them.  A session already closing takes no
@@ -1147,12 +1161,7 @@ int eng_req_detach_to(eng_req *r, eng_session *to, json_object *result, const ch
 		inflight_leave(to);
 		return MCP_ECANCELED;
 	}
-	if (r->client_key)
-		free(r->id_key);
-	else
-		r->client_key = r->id_key;
-	r->id_key = nkey;
-	r->node.key = nkey;
+	rekey_locked(r, nkey);
 	r->sink = sink;
 	r->sink_arg = arg;
 	pthread_mutex_unlock(&s->mu);
