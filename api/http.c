@@ -761,7 +761,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 	int code;
 	char why[128];
 	json_object *m;
-	if (eng_json_parse_message(body, len, srv->max_depth, &pre, &m, &code, why, sizeof why)) {
+	if (eng_json_parse_message(body, len, srv->max_depth, srv->max_values, &pre, &m, &code, why, sizeof why)) {
 		reply_error(rq, code == MCP_JSONRPC_INTERNAL_ERROR ? 500 : 400, NULL, code, why,
 			    NULL, NULL);
 		return;

@@ -132,6 +132,7 @@ struct mcp_server {
 	int grace_ms;
 	size_t max_message;
 	int max_depth;
+	size_t max_values;
 	int max_queue;
 	int max_pending;
 	int idle_poll_us;

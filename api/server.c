@@ -32,6 +32,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->grace_ms = 1500;
 	srv->max_message = 16u << 20;
 	srv->max_depth = 128;
+	srv->max_values = ENG_DEFAULT_MAX_VALUES;
 	srv->max_queue = 100000;
 	srv->max_pending = 1024;
 	srv->idle_poll_us = 50;
@@ -137,6 +138,7 @@ RANGE_SETTER(mcp_server_set_workers, workers, int, 1, 1024)
 RANGE_SETTER(mcp_server_set_grace_ms, grace_ms, int64_t, 0, 600000)
 RANGE_SETTER(mcp_server_set_max_message, max_message, size_t, 1024, (size_t)1 << 30)
 RANGE_SETTER(mcp_server_set_max_depth, max_depth, int, 2, 10000)
+RANGE_SETTER(mcp_server_set_max_values, max_values, size_t, 16, 100000000)
 RANGE_SETTER(mcp_server_set_max_queue, max_queue, int, 1, 10000000)
 RANGE_SETTER(mcp_server_set_max_pending, max_pending, int, 1, 1000000)
 RANGE_SETTER(mcp_server_set_idle_poll_us, idle_poll_us, int, 0, 10000)

@@ -133,6 +133,7 @@ eng_session *api_server_open_session(mcp_server *srv, tp_conn *tp, int preset_re
 	eng_limits lim = {
 		.max_message = srv->max_message,
 		.max_depth = srv->max_depth,
+		.max_values = srv->max_values,
 		.max_pending = (size_t)srv->max_pending,
 		.grace_ms = srv->grace_ms,
 		.push = push,

@@ -520,6 +520,9 @@ typedef struct eng_proto {
 typedef struct eng_limits {
 	size_t max_message;
 	int max_depth;
+	/* Values one inbound message may hold (eng_json_precheck); 0:
+	 * ENG_DEFAULT_MAX_VALUES. */
+	size_t max_values;
 	size_t max_pending;
 	int64_t grace_ms;
 	/* A push session: no reader thread (the transport calls
@@ -572,8 +575,8 @@ struct eng_session {
 	const char *cur_line;        /* reader thread only: the line of the
 					single message being dispatched */
 	size_t cur_len;
-	int cur_bad_id;              /* reader thread only: the line's request
-					id cannot be kept as sent */
+	unsigned cur_pre;            /* reader thread only: the line's
+					eng_json_precheck flags */
 	/* parse-error rate limit (reader thread only) */
 	double perr_tokens;
 	int64_t perr_last_ns;
@@ -765,37 +768,69 @@ int eng_req_closed(eng_req *r);
  * re-keyed it.  Valid for r's lifetime. */
 const char *eng_req_client_key(const eng_req *r);
 
-/* Serialises a JSON value compactly, without escaping '/'. */
+/* Serialises a JSON value compactly, without escaping '/'.  eng_json_dup
+ * (jsonout.c) gives a copy the caller frees, or NULL with errno ENOMEM,
+ * or EDOM when the value holds a non-finite double (NaN, an infinity),
+ * which JSON cannot carry: nothing of it is written. */
 const char *eng_json_text(json_object *o, size_t *len);
 char *eng_json_dup(json_object *o, size_t *len);
+/* 0 when the value holds a non-finite double anywhere, else 1.  Recursion
+ * as deep as the value. */
+int eng_json_finite(json_object *o);
 
 /* What eng_json_precheck() found in a raw line, beyond what json-c checks.
- * ENG_JSON_BAD_ID is a flag (the line may still be served: a request id is
- * out of the integer range or holds a lone surrogate escape, which json-c
- * would alter); the others mean the line is not JSON. */
+ * The low flags leave the line servable:
+ *  - ENG_JSON_BAD_ID: a request id is out of the integer range or holds a
+ *    lone surrogate escape, which json-c would alter (the request is
+ *    refused, answered under a null id);
+ *  - ENG_JSON_NUL_NAME: a member name of a message's envelope holds
+ *    U+0000 (json-c would cut it there: "id\u0000x" would replace "id"),
+ *    refused like a bad id;
+ *  - ENG_JSON_NUL_KEY: a member name deeper down (in params) holds
+ *    U+0000: the request is refused with -32602 under its id;
+ *  - ENG_JSON_BIG_INT: a value is an integer beyond 64 bits, which json-c
+ *    would saturate: the line is parsed as eng_json_widen() rewrites it.
+ * ENG_JSON_TOO_MANY: more values than the limit; the scan stopped there
+ * and the line is refused (-32600) before json-c builds any of it.
+ * The ENG_JSON_NOT_JSON ones mean the line is not JSON. */
 enum {
 	ENG_JSON_BAD_ID = 1,
+	ENG_JSON_NUL_NAME = 2,
+	ENG_JSON_NUL_KEY = 4,
+	ENG_JSON_BIG_INT = 8,
 	ENG_JSON_BAD_CONTROL = 0x10, /* raw control character in a string */
 	ENG_JSON_BAD_NUMBER = 0x20,  /* "1.", "01", "+1", ".5" ... */
 	ENG_JSON_BAD_LITERAL = 0x40, /* NaN, Infinity, any word but true/false/null */
+	ENG_JSON_TOO_MANY = 0x100,
 };
 #define ENG_JSON_NOT_JSON 0xf0u
-/* One pass over `len` bytes at `line`; no allocation, reader thread only
- * by convention (it has no state). */
-unsigned eng_json_precheck(const char *line, size_t len);
+/* The default of eng_limits.max_values and mcp_server_set_max_values. */
+#define ENG_DEFAULT_MAX_VALUES 100000
+/* One pass over `len` bytes at `line`; no allocation, no state: any
+ * thread.  `max_values` bounds the values (objects, arrays, strings other
+ * than member names, numbers, true, false, null) the line may hold; 0: no
+ * bound. */
+unsigned eng_json_precheck(const char *line, size_t len, size_t max_values);
+/* A copy of `line` (NUL-terminated, its length in *out_len; caller frees)
+ * in which every integer beyond 64 bits that is not a request id has ".0"
+ * appended, so that json-c reads it as the nearest double instead of
+ * saturating it.  NULL without memory or when the line is not JSON. */
+char *eng_json_widen(const char *line, size_t len, size_t *out_len);
 /* The value of the four hex digits at q (the ones after "\u"), or -1 when
  * fewer than four remain before `end` or one is not hex. */
 long eng_json_u4(const unsigned char *q, const unsigned char *end);
 /* Parses one inbound message exactly as a session's reader does: the
- * checks of eng_json_precheck (its flags in *pre), strict json-c with a
- * depth limit of max_depth, nothing but whitespace after the value.
- * Returns 0 with the value in *out (caller owns; NULL for the text
- * "null"), or -1 with the JSON-RPC code of the answer in *code (-32700;
- * -32600 for well-formed JSON nested deeper than the limit; -32603
- * without memory) and its message in why[whysz].  Any thread (it uses
+ * checks of eng_json_precheck (its flags in *pre; at most max_values
+ * values, 0: ENG_DEFAULT_MAX_VALUES), strict json-c with a depth limit of
+ * max_depth, integers beyond 64 bits read as doubles (eng_json_widen),
+ * nothing but whitespace after the value.  Returns 0 with the value in
+ * *out (caller owns; NULL for the text "null"), or -1 with the JSON-RPC
+ * code of the answer in *code (-32700; -32600 for well-formed JSON nested
+ * deeper than the limit or with more values; -32603 without memory) and
+ * its message in why[whysz].  Any thread (it uses
  * the thread's own tokener). */
-int eng_json_parse_message(const char *line, size_t len, int max_depth, unsigned *pre,
-			   json_object **out, int *code, char *why, size_t whysz);
+int eng_json_parse_message(const char *line, size_t len, int max_depth, size_t max_values,
+			   unsigned *pre, json_object **out, int *code, char *why, size_t whysz);
 /* A json-c tokener in strict mode for `max_depth`, or NULL. */
 json_tokener *eng_json_tokener(int max_depth);
 /* json_tokener_parse_ex, without the process-wide locale lock json-c

@@ -10,28 +10,49 @@
  * id the client never sent breaks P7, and two distinct ids that collide
  * break P5, so both are refused here.
  *
+ * It also finds what json-c would alter elsewhere: a member name holding
+ * U+0000 (json-c keeps names as C strings, so "a\u0000evil" would become
+ * "a" and replace the member "a": a schema would check one object and the
+ * handler read another), and an integer beyond 64 bits in any value
+ * (json-c saturates it; eng_json_widen turns it into the nearest double,
+ * as other JSON readers do).  And it counts the values, so that a message
+ * whose json-c tree would cost far more than its text (a 3 MiB line of
+ * empty objects is 700 MiB of json-c objects) is refused before json-c
+ * builds any of it.
+ *
  * The scan is one pass over the bytes with no allocation.  It does not
  * check the structure (brackets, commas, colons): json-c does that, and
  * whatever json-c refuses stays refused.  It only reports what json-c would
  * let through.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/eng.h"
 
-/* Containers deeper than this are still scanned; only the position of the
- * request ids (depth 1, or depth 2 inside a top-level batch) needs the
- * kind of the enclosing containers. */
-#define KIND_DEPTH 3
+/* The kind of every open container is kept (a bit each) up to this depth,
+ * past the largest depth limit a server accepts (10000): member names are
+ * recognised at any depth json-c will parse. */
+#define KIND_DEPTH 10240
 
 typedef struct scan {
 	const unsigned char *p, *end;
 	int depth;
-	char kind[KIND_DEPTH];	/* '{' or '[' of the open containers */
+	unsigned char is_obj[KIND_DEPTH / 8]; /* bit d: container d is an object */
 	int want_key;		/* the next string in this object is a key */
 	int id_next;		/* the next value is a request's "id" */
 	unsigned flags;
+	size_t values, max_values;
+	/* eng_json_widen only: where the widened copy goes. */
+	char *out;
+	size_t on;
+	const unsigned char *copied; /* input before this is in out */
 } scan;
+
+static int in_object(const scan *s, int depth)
+{
+	return depth >= 0 && depth < KIND_DEPTH && (s->is_obj[depth / 8] >> (depth % 8)) & 1;
+}
 
 static int hexval(unsigned char c)
 {
@@ -60,10 +81,10 @@ long eng_json_u4(const unsigned char *q, const unsigned char *end)
 }
 
 /* A string, from its opening quote.  Sets *lone when it holds an
- * unpaired surrogate escape and *is_id when its decoded text is "id".
- * Returns -1 on a raw control character; a malformed escape or an
- * unterminated string is left to json-c. */
-static int scan_string(scan *s, int *lone, int *is_id)
+ * unpaired surrogate escape, *nul when it holds U+0000 and *is_id when its
+ * decoded text is "id".  Returns -1 on a raw control character; a
+ * malformed escape or an unterminated string is left to json-c. */
+static int scan_string(scan *s, int *lone, int *nul, int *is_id)
 {
 	const unsigned char *q = s->p + 1;
 	/* The decoded text, as far as needed to recognise "id". */
@@ -72,6 +93,7 @@ static int scan_string(scan *s, int *lone, int *is_id)
 	int ascii_only = 1;
 
 	*lone = 0;
+	*nul = 0;
 	while (q < s->end && *q != '"') {
 		unsigned char c = *q;
 		if (c < 0x20)
@@ -111,6 +133,8 @@ static int scan_string(scan *s, int *lone, int *is_id)
 			*lone = 1;
 			ascii_only = 0;
 		} else if (u < 0x80) {
+			if (u == 0)
+				*nul = 1;
 			if (tn < sizeof txt)
 				txt[tn] = (char)u;
 			tn++;
@@ -181,6 +205,17 @@ static int scan_number(scan *s, int *big)
 	return 0;
 }
 
+/* eng_json_widen: the input up to s->p, then ".0" (room was reserved). */
+static void widen_here(scan *s)
+{
+	size_t n = (size_t)(s->p - s->copied);
+	memcpy(s->out + s->on, s->copied, n);
+	s->on += n;
+	memcpy(s->out + s->on, ".0", 2);
+	s->on += 2;
+	s->copied = s->p;
+}
+
 static int scan_literal(scan *s)
 {
 	static const char *const words[] = { "true", "false", "null" };
@@ -203,75 +238,137 @@ static int at_id_position(const scan *s)
 {
 	if (!s->id_next)
 		return 0;
-	return s->depth == 1 || (s->depth == 2 && s->kind[0] == '[');
+	return s->depth == 1 || (s->depth == 2 && !in_object(s, 0));
 }
 
-unsigned eng_json_precheck(const char *line, size_t len)
+/* Whether a member name at the current depth belongs to a message's
+ * envelope (its own members, or a batch element's). */
+static int at_envelope(const scan *s)
 {
-	scan s = { (const unsigned char *)line, (const unsigned char *)line + len,
-		   0, { 0 }, 0, 0, 0 };
+	return s->depth == 1 || (s->depth == 2 && !in_object(s, 0));
+}
 
-	while (s.p < s.end) {
-		unsigned char c = *s.p;
-		int lone, is_id, big;
+static int count_value(scan *s)
+{
+	return s->max_values && ++s->values > s->max_values;
+}
+
+static unsigned run_scan(scan *s)
+{
+	while (s->p < s->end) {
+		unsigned char c = *s->p;
+		int lone, nul, is_id, big;
 		switch (c) {
 		case ' ': case '\t': case '\r': case '\n':
-			s.p++;
+			s->p++;
 			break;
 		case '{': case '[':
-			if (s.depth < KIND_DEPTH)
-				s.kind[s.depth] = (char)c;
-			s.depth++;
-			s.want_key = c == '{';
-			s.id_next = 0;
-			s.p++;
+			if (count_value(s))
+				return s->flags | ENG_JSON_TOO_MANY;
+			if (s->depth < KIND_DEPTH) {
+				unsigned char bit = (unsigned char)(1u << (s->depth % 8));
+				if (c == '{')
+					s->is_obj[s->depth / 8] |= bit;
+				else
+					s->is_obj[s->depth / 8] &= (unsigned char)~bit;
+			}
+			s->depth++;
+			s->want_key = c == '{';
+			s->id_next = 0;
+			s->p++;
 			break;
 		case '}': case ']':
-			if (s.depth > 0)
-				s.depth--;
-			s.want_key = 0;
-			s.id_next = 0;
-			s.p++;
+			if (s->depth > 0)
+				s->depth--;
+			s->want_key = 0;
+			s->id_next = 0;
+			s->p++;
 			break;
 		case ',':
-			s.want_key = s.depth > 0 && s.depth <= KIND_DEPTH &&
-				     s.kind[s.depth - 1] == '{';
-			s.id_next = 0;
-			s.p++;
+			s->want_key = in_object(s, s->depth - 1);
+			s->id_next = 0;
+			s->p++;
 			break;
 		case ':':
-			s.p++;
+			s->p++;
 			break;
 		case '"': {
-			int key = s.want_key, id_val = at_id_position(&s);
-			if (scan_string(&s, &lone, &is_id) < 0)
+			int key = s->want_key, id_val = at_id_position(s);
+			if (!key && count_value(s))
+				return s->flags | ENG_JSON_TOO_MANY;
+			if (scan_string(s, &lone, &nul, &is_id) < 0)
 				return ENG_JSON_BAD_CONTROL;
-			s.want_key = 0;
-			s.id_next = key && is_id;
+			if (key && nul)
+				s->flags |= at_envelope(s) ? ENG_JSON_NUL_NAME : ENG_JSON_NUL_KEY;
+			s->want_key = 0;
+			s->id_next = key && is_id;
 			if (id_val && lone)
-				s.flags |= ENG_JSON_BAD_ID;
+				s->flags |= ENG_JSON_BAD_ID;
 			if (!key)
-				s.id_next = 0;
+				s->id_next = 0;
 			break;
 		}
 		default:
 			if (c == '-' || (c >= '0' && c <= '9')) {
-				int id_val = at_id_position(&s);
-				if (scan_number(&s, &big) < 0)
+				int id_val = at_id_position(s);
+				if (count_value(s))
+					return s->flags | ENG_JSON_TOO_MANY;
+				if (scan_number(s, &big) < 0)
 					return ENG_JSON_BAD_NUMBER;
 				if (id_val && big)
-					s.flags |= ENG_JSON_BAD_ID;
+					s->flags |= ENG_JSON_BAD_ID;
+				else if (big) {
+					s->flags |= ENG_JSON_BIG_INT;
+					if (s->out)
+						widen_here(s);
+				}
 			} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-				if (scan_literal(&s) < 0)
+				if (count_value(s))
+					return s->flags | ENG_JSON_TOO_MANY;
+				if (scan_literal(s) < 0)
 					return ENG_JSON_BAD_LITERAL;
 			} else {
 				/* Not JSON at all; json-c says so. */
-				return s.flags;
+				return s->flags;
 			}
-			s.id_next = 0;
-			s.want_key = 0;
+			s->id_next = 0;
+			s->want_key = 0;
 			break;
 		}
 	}
-	return s.flags;
+	return s->flags;
+}
+
+unsigned eng_json_precheck(const char *line, size_t len, size_t max_values)
+{
+	scan s;
+	memset(&s, 0, sizeof s);
+	s.p = (const unsigned char *)line;
+	s.end = s.p + len;
+	s.max_values = max_values;
+	return run_scan(&s);
+}
+
+char *eng_json_widen(const char *line, size_t len, size_t *out_len)
+{
+	/* Each widened number is at least 20 digits long, so the copy is
+	 * at most len + len / 10 bytes. */
+	scan s;
+	memset(&s, 0, sizeof s);
+	s.p = (const unsigned char *)line;
+	s.end = s.p + len;
+	s.out = malloc(len + len / 10 + 3);
+	if (!s.out)
+		return NULL;
+	s.copied = s.p;
+	if (run_scan(&s) & ENG_JSON_NOT_JSON) {
+		free(s.out);
+		return NULL;
+	}
+	size_t n = (size_t)(s.end - s.copied);
+	memcpy(s.out + s.on, s.copied, n);
+	s.on += n;
+	s.out[s.on] = '\0';
+	*out_len = s.on;
+	return s.out;
 }

@@ -179,22 +179,29 @@ static json_object *result_message(json_object *id, json_object *result)
 	return m;
 }
 
+#define NONFINITE_MESSAGE                                                            \
+	"Internal error: the answer holds a number JSON cannot carry (NaN or an " \
+	"infinity)"
+
 /* The answer of last resort, when the real one could not be built or
  * serialised: a fixed error line that needs one allocation, so the client
  * still learns that its request failed.  `id_text` is the id as JSON (NULL:
- * null).  The buffer has the writer's spare byte. */
-static char *oom_error_line(const char *id_text, size_t *len)
+ * null); `nonfinite`: eng_json_dup refused the answer for a non-finite
+ * number (EDOM), else it was memory.  The buffer has the writer's spare
+ * byte. */
+static char *oom_error_line(const char *id_text, int nonfinite, size_t *len)
 {
 	if (!id_text)
 		id_text = "null";
-	size_t cap = strlen(id_text) + 96;
+	const char *why = nonfinite ? NONFINITE_MESSAGE : "out of memory";
+	size_t cap = strlen(id_text) + strlen(why) + 80;
 	char *line = malloc(cap);
 	if (!line)
 		return NULL;
 	int n = snprintf(line, cap,
 			 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
-			 "\"message\":\"out of memory\"}}",
-			 id_text, MCP_JSONRPC_INTERNAL_ERROR);
+			 "\"message\":\"%s\"}}",
+			 id_text, MCP_JSONRPC_INTERNAL_ERROR, why);
 	*len = (size_t)n;
 	return line;
 }
@@ -209,11 +216,12 @@ static int push_message(eng_session *s, json_object *m, eng_req *req, int is_res
 	}
 	size_t len;
 	char *line = eng_json_dup(m, &len);
+	int rc = !line && errno == EDOM ? MCP_EINVAL : MCP_ENOMEM;
 	json_object_put(m);
 	if (!line) {
 		if (is_response)
 			atomic_fetch_add(&s->stats->responses_dropped, 1);
-		return MCP_ENOMEM;
+		return rc;
 	}
 	return eng_writer_push(&s->writer, line, len, req, is_response);
 }
@@ -224,9 +232,10 @@ static void send_answer(eng_session *s, json_object *id, json_object *m, const c
 {
 	size_t len = 0;
 	char *line = m ? eng_json_dup(m, &len) : NULL;
+	int nonfinite = m && !line && errno == EDOM;
 	json_object_put(m);
 	if (!line)
-		line = oom_error_line(id ? eng_json_text(id, NULL) : NULL, &len);
+		line = oom_error_line(id ? eng_json_text(id, NULL) : NULL, nonfinite, &len);
 	if (!line) {
 		atomic_fetch_add(&s->stats->responses_dropped, 1);
 		return;
@@ -501,8 +510,9 @@ static void count_cancel(eng_req *r)
  * tree is freed.  Best effort: on any allocation failure the tree stays. */
 static void keep_raw_when_deep(eng_session *s, eng_req *r)
 {
+	/* A line json-c must read widened (ENG_JSON_BIG_INT) keeps its tree. */
 	if (!s->cur_line || s->cur_batch || r->proto || !r->msg ||
-	    eng_pool_depth(s->pool) < ENG_RAW_DEPTH)
+	    (s->cur_pre & ENG_JSON_BIG_INT) || eng_pool_depth(s->pool) < ENG_RAW_DEPTH)
 		return;
 	char *raw = malloc(s->cur_len + 1);
 	json_object *id = raw ? json_tokener_parse(r->id_key) : NULL;
@@ -994,7 +1004,14 @@ static void finish_with(eng_req *r, json_object *m)
 		return;
 	}
 	if (r->batch) {
-		/* Inside a batch the answer joins the batch's array. */
+		/* Inside a batch the answer joins the batch's array, which is
+		 * serialised as one: an answer JSON cannot carry would take
+		 * its neighbours' answers with it. */
+		if (m && !eng_json_finite(m)) {
+			json_object_put(m);
+			m = error_message(r->id, MCP_JSONRPC_INTERNAL_ERROR, NONFINITE_MESSAGE,
+					  NULL);
+		}
 		int decided = m && eng_req_decide(r, ENG_OUT_RESPONDED);
 		if (decided)
 			count_completed(r);
@@ -1008,10 +1025,11 @@ static void finish_with(eng_req *r, json_object *m)
 	}
 	size_t len = 0;
 	char *line = m ? eng_json_dup(m, &len) : NULL;
+	int nonfinite = m && !line && errno == EDOM;
 	if (m)
 		json_object_put(m);
 	if (!line)
-		line = oom_error_line(r->id_key, &len);
+		line = oom_error_line(r->id_key, nonfinite, &len);
 	/* P8: the outcome is decided by one atomic change.  A peer cancel that
 	 * won first suppresses the answer; one that comes later is ignored. */
 	if (line && eng_req_decide(r, ENG_OUT_RESPONDED)) {
@@ -1218,9 +1236,10 @@ int eng_req_emit(eng_req *r, json_object *msg)
 	}
 	size_t len;
 	char *line = eng_json_dup(msg, &len);
+	int rc = !line && errno == EDOM ? MCP_EINVAL : MCP_ENOMEM;
 	json_object_put(msg);
 	if (!line)
-		return MCP_ENOMEM;
+		return rc;
 	return eng_writer_push_wait(&r->sess->writer, line, len, r, &r->token, NULL);
 }
 
@@ -1360,9 +1379,12 @@ const char *eng_request_problem(json_object *msg, unsigned pre)
 	json_object *jmethod = NULL, *jid = NULL, *jv = NULL, *params = NULL;
 	int has_method = json_object_object_get_ex(msg, "method", &jmethod);
 	int has_id = json_object_object_get_ex(msg, "id", &jid);
+	if (pre & ENG_JSON_NUL_NAME)
+		return "Invalid Request: a member name of the message holds U+0000 (\\u0000)";
+	/* Compared with its length: "2.0\u0000junk" is not "2.0". */
 	if (!json_object_object_get_ex(msg, "jsonrpc", &jv) ||
-	    json_object_get_type(jv) != json_type_string ||
-	    strcmp(json_object_get_string(jv), "2.0") != 0)
+	    json_object_get_type(jv) != json_type_string || json_object_get_string_len(jv) != 3 ||
+	    memcmp(json_object_get_string(jv), "2.0", 3) != 0)
 		return "Invalid Request: \"jsonrpc\" must be \"2.0\"";
 	if (!has_method || json_object_get_type(jmethod) != json_type_string)
 		return "Invalid Request: \"method\" must be a string";
@@ -1382,7 +1404,7 @@ json_object *eng_request_answer_id(json_object *msg, unsigned pre)
 {
 	json_object *jid = NULL;
 	if (!json_object_object_get_ex(msg, "id", &jid) || !valid_request_id(jid) ||
-	    (pre & ENG_JSON_BAD_ID))
+	    (pre & (ENG_JSON_BAD_ID | ENG_JSON_NUL_NAME)))
 		return NULL;
 	return jid;
 }
@@ -1409,7 +1431,7 @@ static void dispatch_object(eng_session *s, json_object *msg)
 		}
 		return;
 	}
-	unsigned pre = s->cur_bad_id ? ENG_JSON_BAD_ID : 0;
+	unsigned pre = s->cur_pre;
 	const char *why = eng_request_problem(msg, pre);
 	if (why) {
 		/* Under its own id when that id is valid (JSON-RPC 2.0 section
@@ -1422,6 +1444,26 @@ static void dispatch_object(eng_session *s, json_object *msg)
 	}
 	json_object_object_get_ex(msg, "params", &params);
 	const char *method = json_object_get_string(jmethod);
+	/* Methods are looked up as C strings: "ping\u0000junk" must not be
+	 * taken for ping.  No method holds U+0000, so none is found. */
+	const char *refuse = NULL;
+	int code = 0;
+	if (strlen(method) != (size_t)json_object_get_string_len(jmethod)) {
+		code = MCP_JSONRPC_METHOD_NOT_FOUND;
+		refuse = "Method not found: the method name holds U+0000 (\\u0000)";
+	} else if (pre & ENG_JSON_NUL_KEY) {
+		/* json-c has already cut such a name and let it replace
+		 * its namesake: what the handler would read is not what was
+		 * sent. */
+		code = MCP_JSONRPC_INVALID_PARAMS;
+		refuse = "Invalid params: a member name holds U+0000 (\\u0000)";
+	}
+	if (refuse) {
+		if (has_id)
+			eng_session_respond_error(s, jid, code, refuse, NULL);
+		json_object_put(msg);
+		return;
+	}
 	if (has_id)
 		s->proto->on_request(s, msg, jid, method, params);
 	else
@@ -1555,24 +1597,61 @@ static int parse_message(json_tokener *tok, const char *line, size_t len, int ma
 	return 0;
 }
 
-int eng_json_parse_message(const char *line, size_t len, int max_depth, unsigned *pre,
-			   json_object **out, int *code, char *why, size_t whysz)
+/* What a line past the value limit is told (-32600): the limit and its
+ * value, so that the client knows what to split. */
+static void too_many_values(size_t max_values, char *why, size_t whysz)
+{
+	snprintf(why, whysz,
+		 "Invalid Request: the message holds more than %zu JSON values (the "
+		 "limit of values per message)",
+		 max_values);
+}
+
+static size_t values_limit(size_t max_values)
+{
+	return max_values ? max_values : ENG_DEFAULT_MAX_VALUES;
+}
+
+/* The text json-c is given for `line` with precheck flags `pre`: the line
+ * itself, or (ENG_JSON_BIG_INT) its widened copy in *copy.  NULL without
+ * memory. */
+static const char *parse_text(const char *line, size_t *len, unsigned pre, char **copy)
+{
+	*copy = NULL;
+	if (!(pre & ENG_JSON_BIG_INT))
+		return line;
+	*copy = eng_json_widen(line, *len, len);
+	return *copy;
+}
+
+int eng_json_parse_message(const char *line, size_t len, int max_depth, size_t max_values,
+			   unsigned *pre, json_object **out, int *code, char *why, size_t whysz)
 {
 	*out = NULL;
-	*pre = eng_json_precheck(line, len);
+	max_values = values_limit(max_values);
+	*pre = eng_json_precheck(line, len, max_values);
 	if (*pre & ENG_JSON_NOT_JSON) {
 		*code = MCP_JSONRPC_PARSE_ERROR;
 		snprintf(why, whysz, "%s", precheck_problem(*pre));
 		return -1;
 	}
+	if (*pre & ENG_JSON_TOO_MANY) {
+		*code = MCP_JSONRPC_INVALID_REQUEST;
+		too_many_values(max_values, why, whysz);
+		return -1;
+	}
+	char *copy;
+	const char *text = parse_text(line, &len, *pre, &copy);
 	int cached, spoiled;
-	json_tokener *tok = worker_tokener(max_depth, &cached);
+	json_tokener *tok = text ? worker_tokener(max_depth, &cached) : NULL;
 	if (!tok) {
+		free(copy);
 		*code = MCP_JSONRPC_INTERNAL_ERROR;
 		snprintf(why, whysz, "out of memory");
 		return -1;
 	}
-	int rc = parse_message(tok, line, len, max_depth, out, code, why, whysz, &spoiled);
+	int rc = parse_message(tok, text, len, max_depth, out, code, why, whysz, &spoiled);
+	free(copy);
 	if (spoiled && cached)
 		pthread_setspecific(tok_key, NULL);
 	if (spoiled || !cached)
@@ -1587,25 +1666,40 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 {
 	unsigned pre;
 	int code, rc;
-	char why[128];
+	char why[160];
 	json_object *v;
 	if (s->tok) {
 		/* A reader thread's own tokener. */
-		pre = eng_json_precheck(line, len);
+		size_t max_values = values_limit(s->limits.max_values);
+		pre = eng_json_precheck(line, len, max_values);
 		if (pre & ENG_JSON_NOT_JSON) {
 			parse_error(s, precheck_problem(pre));
+			return;
+		}
+		if (pre & ENG_JSON_TOO_MANY) {
+			too_many_values(max_values, why, sizeof why);
+			eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST, why, NULL);
 			return;
 		}
 		if (pre == 0 && dispatch_raw(s, line, len))
 			return;
 		int spoiled;
-		rc = parse_message(s->tok, line, len, s->limits.max_depth, &v, &code, why,
+		char *copy;
+		size_t tlen = len;
+		const char *text = parse_text(line, &tlen, pre, &copy);
+		if (!text) {
+			eng_session_respond_error(s, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+						  "out of memory", NULL);
+			return;
+		}
+		rc = parse_message(s->tok, text, tlen, s->limits.max_depth, &v, &code, why,
 				   sizeof why, &spoiled);
+		free(copy);
 		if (spoiled)
 			renew_tokener(s);
 	} else {
-		rc = eng_json_parse_message(line, len, s->limits.max_depth, &pre, &v, &code, why,
-					    sizeof why);
+		rc = eng_json_parse_message(line, len, s->limits.max_depth, s->limits.max_values,
+					    &pre, &v, &code, why, sizeof why);
 	}
 	if (rc != 0) {
 		if (code == MCP_JSONRPC_PARSE_ERROR)
@@ -1622,7 +1716,7 @@ static void dispatch_line(eng_session *s, const char *line, size_t len)
 static void dispatch_value(eng_session *s, json_object *v, const char *line, size_t len,
 			   unsigned pre)
 {
-	s->cur_bad_id = (pre & ENG_JSON_BAD_ID) != 0;
+	s->cur_pre = pre;
 	if (json_object_is_type(v, json_type_object)) {
 		s->cur_line = line;
 		s->cur_len = len;

@@ -452,8 +452,15 @@ MCP_EXTERN int mcp_tool_check(const mcp_tool *tool, char *why, size_t whylen);
  * Strings, objects and arrays are borrowed from `args`: valid until the
  * handler returns, never freed by the caller.  Call them on the handler's
  * own `args`, from its thread (json-c objects are not thread-safe). */
-/* A string (text up to its first U+0000, if it holds one). */
+/* A string as a C string.  A string holding U+0000 ("\u0000") cannot be
+ * one without being cut: it gives MCP_EINVAL (even when input_schema says
+ * "string"), so that a handler never acts on less than what was sent and
+ * checked.  Read such strings with mcp_args_string_len. */
 MCP_EXTERN int mcp_args_string(json_object *args, const char *key, const char **out);
+/* A string with its length in bytes (*len; `len` must not be NULL): any
+ * string, U+0000 included.  *out is NUL-terminated after those bytes. */
+MCP_EXTERN int mcp_args_string_len(json_object *args, const char *key, const char **out,
+				   size_t *len);
 /* An integer: a JSON integer, or a number without a fractional part, in
  * the range of int64_t. */
 MCP_EXTERN int mcp_args_int64(json_object *args, const char *key, int64_t *out);
@@ -823,10 +830,17 @@ MCP_EXTERN int mcp_result_add_resource_text(mcp_result *out, const char *uri,
 MCP_EXTERN int mcp_result_add_resource_blob(mcp_result *out, const char *uri,
 					    const char *mime_type, const void *data,
 					    size_t len);
-/* Appends any content block given as a JSON object (taken, even on error). */
+/* Appends any content block given as a JSON object (taken, even on error).
+ * MCP_EINVAL when it holds a non-finite number (NaN, an infinity), which
+ * JSON cannot carry. */
 MCP_EXTERN int mcp_result_add_content(mcp_result *out, json_object *block);
 /* Sets structuredContent (taken, even on error; must be an object).  For
- * sessions older than 2025-06-18 it is not sent. */
+ * sessions older than 2025-06-18 it is not sent.  MCP_EINVAL (and
+ * nothing set) when it holds a non-finite number: json-c would write NaN
+ * or Infinity, which is not JSON.  Whatever a handler does, the library
+ * never writes such a number: an answer holding one is replaced by a
+ * -32603 error ("... a number JSON cannot carry ..."), and a notification
+ * holding one is not sent. */
 MCP_EXTERN int mcp_result_set_structured(mcp_result *out, json_object *value);
 /* Marks the result as a tool-level error (isError: true). */
 MCP_EXTERN void mcp_result_set_is_error(mcp_result *out, int is_error);
@@ -1384,6 +1398,18 @@ MCP_EXTERN int mcp_server_set_grace_ms(mcp_server *srv, int64_t ms);
 MCP_EXTERN int mcp_server_set_max_message(mcp_server *srv, size_t bytes);
 /* Maximum JSON nesting depth of an inbound message (2..10000; default 128). */
 MCP_EXTERN int mcp_server_set_max_depth(mcp_server *srv, int depth);
+/* Maximum number of JSON values in one inbound message (16..100000000;
+ * default 100000): objects, arrays, numbers, strings, true, false and
+ * null each count one; member names do not.  It bounds what a message
+ * costs in memory, which its size alone does not: json-c spends about
+ * 784 bytes on an empty object, so a 3 MiB line of "{}" would cost
+ * 700 MiB.  The count is taken on the raw text before any of it is
+ * parsed; a message past it gets -32600 ("... more than N JSON values
+ * ...") under a null id, over every transport (HTTP: status 400).
+ * Worst case per message at the defaults: 100000 empty objects, about
+ * 75 MiB of json-c objects, plus the message's text (up to 16 MiB) and
+ * its strings' copies (at most as many bytes again). */
+MCP_EXTERN int mcp_server_set_max_values(mcp_server *srv, size_t n);
 /* Maximum number of requests queued for a worker, over all connections
  * (1..10000000; default 100000).  A request beyond it is answered at once
  * with MCP_JSONRPC_SERVER_BUSY. */

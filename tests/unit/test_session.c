@@ -197,6 +197,51 @@ static void drain_to_end(fixture *f, int *answers)
 	}
 }
 
+/* The parser every transport uses (eng_json_parse_message): a line past
+ * the value bound is refused (-32600, the limit and its value named)
+ * before json-c builds it; an integer beyond 64 bits is read as the
+ * nearest double, not saturated. */
+START_TEST(parse_message_bounds_values_and_widens_integers)
+{
+	size_t cap = 3 * 5000 + 64, k = 0;
+	char *big = malloc(cap);
+	ck_assert_ptr_nonnull(big);
+	k += (size_t)snprintf(big, cap, "{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":[");
+	for (int i = 0; i < 5000; i++) {
+		memcpy(big + k, i ? ",{}" : "{}", i ? 3 : 2);
+		k += i ? 3 : 2;
+	}
+	big[k++] = ']';
+	big[k++] = '}';
+	unsigned pre;
+	int code = 0;
+	char why[160];
+	json_object *v = NULL;
+	ck_assert_int_eq(eng_json_parse_message(big, k, 128, 1000, &pre, &v, &code, why,
+						sizeof why),
+			 -1);
+	ck_assert_int_eq(code, MCP_JSONRPC_INVALID_REQUEST);
+	ck_assert_ptr_null(v);
+	ck_assert_msg(strstr(why, "more than 1000 JSON values"), "%s", why);
+	/* Under the bound it parses. */
+	ck_assert_int_eq(eng_json_parse_message(big, k, 128, 6000, &pre, &v, &code, why,
+						sizeof why),
+			 0);
+	ck_assert_uint_eq(json_object_array_length(api_get(v, "params")), 5000);
+	json_object_put(v);
+	free(big);
+
+	const char *t = "{\"a\":100000000000000000000,\"b\":-18446744073709551616}";
+	ck_assert_int_eq(eng_json_parse_message(t, strlen(t), 128, 0, &pre, &v, &code, why,
+						sizeof why),
+			 0);
+	ck_assert_uint_eq(pre, ENG_JSON_BIG_INT);
+	ck_assert(json_object_get_double(api_get(v, "a")) == 1e20);
+	ck_assert(json_object_get_double(api_get(v, "b")) == -18446744073709551616.0);
+	json_object_put(v);
+}
+END_TEST
+
 START_TEST(version_negotiation)
 {
 	fixture *f = start(2);
@@ -935,6 +980,7 @@ Suite *unit_suite(void)
 	tcase_add_test(tc, requests_read_together_do_not_wait_behind_blocked_ones);
 	tcase_add_test(tc, held_requests_refused_busy_except_the_cancelled);
 	tcase_add_test(tc, local_requests_obey_the_shutdown);
+	tcase_add_test(tc, parse_message_bounds_values_and_widens_integers);
 	suite_add_tcase(s, tc);
 	return s;
 }

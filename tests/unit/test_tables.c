@@ -4,6 +4,7 @@
  * waiters that remove themselves.
  */
 #include <check.h>
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,17 +268,175 @@ START_TEST(json_precheck_refuses_what_jsonc_accepts)
 		{ "{\"id\":\"\\ud83d\\ude00\"}", 0 },
 		{ "{\"\\u0069d\":18446744073709551616}", ENG_JSON_BAD_ID },
 		{ "[{\"id\":18446744073709551616}]", ENG_JSON_BAD_ID },
-		/* Not a request id: nested, or a value named "id". */
-		{ "{\"params\":{\"id\":18446744073709551616}}", 0 },
+		/* Not a request id: nested, or a value named "id" (an integer
+		 * beyond 64 bits anywhere else is read as a double). */
+		{ "{\"params\":{\"id\":18446744073709551616}}", ENG_JSON_BIG_INT },
 		{ "{\"params\":{\"id\":\"\\ud800\"}}", 0 },
-		{ "{\"x\":\"id\",\"y\":18446744073709551616}", 0 },
-		{ "{\"idx\":18446744073709551616}", 0 },
+		{ "{\"x\":\"id\",\"y\":18446744073709551616}", ENG_JSON_BIG_INT },
+		{ "{\"idx\":18446744073709551616}", ENG_JSON_BIG_INT },
+		{ "{\"x\":[-18446744073709551616]}", ENG_JSON_BIG_INT },
+		{ "{\"x\":1e400,\"y\":100000000000000000000.0}", 0 }, /* doubles already */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		unsigned got = eng_json_precheck(cases[i].text, strlen(cases[i].text));
+		unsigned got = eng_json_precheck(cases[i].text, strlen(cases[i].text), 0);
 		ck_assert_msg(got == cases[i].want, "%s: got %#x, want %#x", cases[i].text,
 			      got, cases[i].want);
 	}
+}
+END_TEST
+
+/* U+0000 in a member name, at every depth json-c parses and in every kind
+ * of container path; in a value it is carried (json-c keeps values with
+ * their length) and not flagged. */
+START_TEST(json_precheck_finds_nul_in_member_names)
+{
+	static const struct {
+		const char *text;
+		unsigned want;
+	} cases[] = {
+		{ "{\"a\\u0000evil\":1}", ENG_JSON_NUL_NAME },
+		{ "{\"jsonrpc\":\"2.0\",\"id\\u0000\":1}", ENG_JSON_NUL_NAME },
+		{ "{\"x\":1,\"\\u0000\":1}", ENG_JSON_NUL_NAME },
+		{ "[{\"x\":1},{\"y\\u0000\":1}]", ENG_JSON_NUL_NAME },
+		{ "{\"params\":{\"a\":1,\"a\\u0000evil\":40}}", ENG_JSON_NUL_KEY },
+		{ "{\"params\":{\"arguments\":{\"l\":[{\"k\\u0000\":1}]}}}", ENG_JSON_NUL_KEY },
+		{ "{\"params\":{\"_meta\":{\"\\u0000\":1}}}", ENG_JSON_NUL_KEY },
+		{ "[[{\"a\\u0000\":1}]]", ENG_JSON_NUL_KEY },
+		/* The escape of a backslash, then "u0000": no U+0000. */
+		{ "{\"a\\\\u0000\":1}", 0 },
+		{ "{\"a\\u0001\":1}", 0 },
+		/* Values: carried with their length, not flagged. */
+		{ "{\"method\":\"ping\\u0000junk\",\"id\":\"a\\u0000\"}", 0 },
+		{ "{\"params\":{\"text\":\"a\\u0000b\",\"l\":[\"\\u0000\"]}}", 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		unsigned got = eng_json_precheck(cases[i].text, strlen(cases[i].text), 0);
+		ck_assert_msg(got == cases[i].want, "%s: got %#x, want %#x", cases[i].text,
+			      got, cases[i].want);
+	}
+	/* Past the depth the old scan tracked (3): names still recognised
+	 * after a comma in an object at depth 200. */
+	char deep[2048];
+	size_t n = 0;
+	for (int i = 0; i < 200; i++)
+		n += (size_t)snprintf(deep + n, sizeof deep - n, "{\"k\":");
+	n += (size_t)snprintf(deep + n, sizeof deep - n, "{\"a\":1,\"b\\u0000\":2}");
+	for (int i = 0; i < 200; i++)
+		deep[n++] = '}';
+	ck_assert_uint_eq(eng_json_precheck(deep, n, 0), ENG_JSON_NUL_KEY);
+}
+END_TEST
+
+/* The value bound: every kind of value counts, member names do not, and
+ * the scan stops at the first value past it. */
+START_TEST(json_precheck_bounds_values)
+{
+	const char *t = "{\"a\":[{},[],1,\"s\",true,false,null]}"; /* 9 values */
+	ck_assert_uint_eq(eng_json_precheck(t, strlen(t), 9), 0);
+	ck_assert_uint_eq(eng_json_precheck(t, strlen(t), 8), ENG_JSON_TOO_MANY);
+	ck_assert_uint_eq(eng_json_precheck(t, strlen(t), 0), 0);
+	/* A million empty objects stop at the limit; the flags found so far
+	 * are kept. */
+	size_t n = 3 * 1000000 + 16;
+	char *big = malloc(n);
+	ck_assert_ptr_nonnull(big);
+	size_t k = (size_t)snprintf(big, n, "{\"\\u0000\":[");
+	for (int i = 0; i < 1000000; i++) {
+		memcpy(big + k, i ? ",{}" : "{}", i ? 3 : 2);
+		k += i ? 3 : 2;
+	}
+	big[k++] = ']';
+	big[k++] = '}';
+	ck_assert_uint_eq(eng_json_precheck(big, k, ENG_DEFAULT_MAX_VALUES),
+			  ENG_JSON_NUL_NAME | ENG_JSON_TOO_MANY);
+	free(big);
+}
+END_TEST
+
+/* Integers beyond 64 bits are read as the nearest double, never
+ * saturated; request ids keep their refusal (ENG_JSON_BAD_ID). */
+START_TEST(json_big_integers_read_as_doubles)
+{
+	static const struct {
+		const char *text;
+		const char *key;
+		double want;
+	} cases[] = {
+		{ "{\"a\":100000000000000000000}", "a", 1e20 },
+		{ "{\"a\":-18446744073709551616}", "a", -18446744073709551616.0 },
+		{ "{\"a\":18446744073709551616,\"b\":\"18446744073709551616\"}", "a",
+		  18446744073709551616.0 },
+		{ "{\"a\":[1,123456789012345678901234567890]}", NULL, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *t = cases[i].text;
+		ck_assert_uint_eq(eng_json_precheck(t, strlen(t), 0), ENG_JSON_BIG_INT);
+		size_t wn;
+		char *w = eng_json_widen(t, strlen(t), &wn);
+		ck_assert_ptr_nonnull(w);
+		json_tokener *tok = eng_json_tokener(128);
+		json_object *v = json_tokener_parse_ex(tok, w, (int)wn);
+		ck_assert_msg(v != NULL, "%s", w);
+		json_tokener_free(tok);
+		free(w);
+		json_object *a = NULL;
+		if (cases[i].key) {
+			ck_assert(json_object_object_get_ex(v, cases[i].key, &a));
+		} else {
+			json_object *l = NULL;
+			ck_assert(json_object_object_get_ex(v, "a", &l));
+			a = json_object_array_get_idx(l, 1);
+		}
+		ck_assert_msg(json_object_is_type(a, json_type_double), "%s", t);
+		if (cases[i].key)
+			ck_assert(json_object_get_double(a) == cases[i].want);
+		else
+			ck_assert(json_object_get_double(a) > 1.2e29);
+		json_object *b = NULL;
+		if (json_object_object_get_ex(v, "b", &b))
+			ck_assert_str_eq(json_object_get_string(b), "18446744073709551616");
+		json_object_put(v);
+	}
+	/* A request id is not widened: it stays refused. */
+	const char *t = "{\"jsonrpc\":\"2.0\",\"id\":18446744073709551616,\"method\":\"x\","
+			"\"params\":{\"n\":18446744073709551616}}";
+	size_t n;
+	char *w = eng_json_widen(t, strlen(t), &n);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_str_eq(w, "{\"jsonrpc\":\"2.0\",\"id\":18446744073709551616,\"method\":\"x\","
+			    "\"params\":{\"n\":18446744073709551616.0}}");
+	ck_assert_uint_eq(n, strlen(w));
+	free(w);
+}
+END_TEST
+
+/* Only JSON leaves: a tree holding NaN or an infinity anywhere is not
+ * serialised (EDOM), and eng_json_finite finds it at any depth. */
+START_TEST(json_out_refuses_nonfinite)
+{
+	double bad[] = { 1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0 };
+	for (size_t i = 0; i < 3; i++) {
+		json_object *o = json_object_new_object();
+		json_object *l = json_object_new_array();
+		json_object_array_add(l, json_object_new_int(1));
+		json_object_array_add(l, json_object_new_double(bad[i]));
+		json_object_object_add(o, "ok", json_object_new_double(1.5));
+		json_object_object_add(o, "l", l);
+		ck_assert_int_eq(eng_json_finite(o), 0);
+		errno = 0;
+		size_t n = 7;
+		ck_assert_ptr_null(eng_json_dup(o, &n));
+		ck_assert_int_eq(errno, EDOM);
+		ck_assert_ptr_null(eng_json_text(o, NULL));
+		json_object_put(o);
+	}
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "x", json_object_new_double(1e308));
+	ck_assert_int_eq(eng_json_finite(o), 1);
+	char *t = eng_json_dup(o, NULL);
+	ck_assert_ptr_nonnull(t);
+	free(t);
+	json_object_put(o);
 }
 END_TEST
 
@@ -575,6 +734,10 @@ Suite *unit_suite(void)
 	tcase_add_test(tc, call_answer_races_removal_and_fail_all);
 	tcase_add_test(tc, json_dup_matches_jsonc);
 	tcase_add_test(tc, json_precheck_refuses_what_jsonc_accepts);
+	tcase_add_test(tc, json_precheck_finds_nul_in_member_names);
+	tcase_add_test(tc, json_precheck_bounds_values);
+	tcase_add_test(tc, json_big_integers_read_as_doubles);
+	tcase_add_test(tc, json_out_refuses_nonfinite);
 	tcase_add_test(tc, json_envelope_takes_only_plain_requests);
 	tcase_add_test(tc, json_parse_keeps_the_thread_locale);
 	suite_add_tcase(s, tc);
