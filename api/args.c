@@ -9,6 +9,7 @@
  * from the handler's arguments.
  */
 #include <math.h>
+#include <string.h>
 
 #include "api/internal.h"
 
@@ -32,7 +33,26 @@ MCP_EXTERN int mcp_args_string(json_object *args, const char *key, const char **
 		return rc;
 	if (!json_object_is_type(v, json_type_string))
 		return MCP_EINVAL;
+	const char *s = json_object_get_string(v);
+	/* Cut at a U+0000 it would be another string than the one the
+	 * schema checked. */
+	if (strlen(s) != (size_t)json_object_get_string_len(v))
+		return MCP_EINVAL;
+	*out = s;
+	return 1;
+}
+
+MCP_EXTERN int mcp_args_string_len(json_object *args, const char *key, const char **out,
+				   size_t *len)
+{
+	int rc;
+	json_object *v = arg(args, key, out, &rc);
+	if (!v)
+		return rc;
+	if (!len || !json_object_is_type(v, json_type_string))
+		return MCP_EINVAL;
 	*out = json_object_get_string(v);
+	*len = (size_t)json_object_get_string_len(v);
 	return 1;
 }
 

@@ -6,6 +6,7 @@
  * hooks installed, once the hooks let it through on a worker.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/internal.h"
 
@@ -49,7 +50,10 @@ static api_listen *agree(eng_session *s, json_object *params, const api_view *v,
 		const mcp_principal *who = api_authz_current(api_sess_of(s));
 		for (size_t i = 0; agreed_tids && i < json_object_array_length(tids); i++) {
 			json_object *t = json_object_array_get_idx(tids, i);
+			/* With its length: "id\u0000x" is not the task "id". */
 			if (json_object_is_type(t, json_type_string) &&
+			    strlen(json_object_get_string(t)) ==
+				    (size_t)json_object_get_string_len(t) &&
 			    api_task_known(srv, json_object_get_string(t), who))
 				eng_arr_add(agreed_tids, json_object_get(t));
 		}
@@ -81,7 +85,9 @@ static api_listen *agree(eng_session *s, json_object *params, const api_view *v,
 	size_t nu = uris ? json_object_array_length(uris) : 0;
 	for (size_t i = 0; i < nu; i++) {
 		json_object *u = json_object_array_get_idx(uris, i);
-		if (json_object_is_type(u, json_type_string) && api_uri_valid(json_object_get_string(u)))
+		if (json_object_is_type(u, json_type_string) &&
+		    strlen(json_object_get_string(u)) == (size_t)json_object_get_string_len(u) &&
+		    api_uri_valid(json_object_get_string(u)))
 			eng_arr_add(agreed_uris, json_object_get(u));
 	}
 	if (json_object_array_length(agreed_uris) > 0)

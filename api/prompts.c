@@ -279,7 +279,7 @@ void api_prompts_get(eng_req *r)
 	const char *name = api_get_str(params, "name");
 	json_object *args = api_get(params, "arguments");
 	if (!name) {
-		api_finish_invalid(r, "Invalid params: prompts/get needs a prompt name", NULL);
+		api_finish_invalid(r, "Invalid params: prompts/get needs a prompt name (a string without U+0000)", NULL);
 		return;
 	}
 	if (args && !json_object_is_type(args, json_type_object)) {

@@ -339,7 +339,7 @@ void api_resources_read(eng_req *r)
 	json_object *params = api_get(r->msg, "params");
 	const char *uri = api_get_str(params, "uri");
 	if (!uri || !api_uri_valid(uri)) {
-		api_finish_invalid(r, "Invalid params: uri must be a URI string", NULL);
+		api_finish_invalid(r, "Invalid params: uri must be a URI string (without U+0000)", NULL);
 		return;
 	}
 	json_object *vars = NULL;
@@ -432,7 +432,7 @@ void api_resources_subscribe(eng_session *s, json_object *params, const api_view
 	const char *uri = api_get_str(params, "uri");
 	if (!uri || !api_uri_valid(uri)) {
 		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
-				 "Invalid params: uri must be a URI string", NULL);
+				 "Invalid params: uri must be a URI string (without U+0000)", NULL);
 		return;
 	}
 	if (!resource_exists(ms->srv, uri)) {
@@ -474,7 +474,7 @@ void api_resources_unsubscribe(eng_session *s, json_object *params, const api_vi
 	const char *uri = api_get_str(params, "uri");
 	if (!uri) {
 		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
-				 "Invalid params: uri (string) is required", NULL);
+				 "Invalid params: uri (a string without U+0000) is required", NULL);
 		return;
 	}
 	pthread_mutex_lock(&ms->mu);

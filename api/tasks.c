@@ -794,6 +794,12 @@ static const char *task_id_param(json_object *params, api_answer *out)
 				 "Invalid params: taskId (string) is required", NULL);
 		return NULL;
 	}
+	if (!api_get_str(params, "taskId")) {
+		/* Looked up as a C string, it would find the task it begins with. */
+		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
+				 "Invalid params: taskId holds U+0000 (\\u0000)", NULL);
+		return NULL;
+	}
 	return json_object_get_string(v);
 }
 
@@ -931,6 +937,11 @@ void api_tasks_result(eng_req *r)
 	if (!json_object_is_type(v, json_type_string)) {
 		api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
 			    "Invalid params: taskId (string) is required", NULL);
+		return;
+	}
+	if (!api_get_str(params, "taskId")) {
+		api_ctx_end(&ctx, MCP_EINVAL, NULL, MCP_JSONRPC_INVALID_PARAMS,
+			    "Invalid params: taskId holds U+0000 (\\u0000)", NULL);
 		return;
 	}
 	const char *tid = json_object_get_string(v);

@@ -359,7 +359,7 @@ void api_tools_call(eng_req *r)
 	json_object *args = api_get(params, "arguments");
 
 	if (!name) {
-		api_finish_invalid(r, "Invalid params: tools/call needs a tool name", NULL);
+		api_finish_invalid(r, "Invalid params: tools/call needs a tool name (a string without U+0000)", NULL);
 		return;
 	}
 	if (args && !json_object_is_type(args, json_type_object)) {

@@ -36,7 +36,13 @@ json_object *api_get(json_object *o, const char *key)
 const char *api_get_str(json_object *o, const char *key)
 {
 	json_object *v = api_get(o, key);
-	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	if (!json_object_is_type(v, json_type_string))
+		return NULL;
+	/* Names, uris, levels and versions are looked up as C strings: one
+	 * holding U+0000 would be taken for its beginning ("echo\u0000junk"
+	 * for echo).  None can hold one, so it is no such string. */
+	const char *s = json_object_get_string(v);
+	return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL;
 }
 
 void api_json_add_str(json_object *o, const char *key, const char *value)
