@@ -210,7 +210,7 @@ MCP_EXTERN int mcp_result_add_resource_blob(mcp_result *out, const char *uri,
 
 MCP_EXTERN int mcp_result_add_content(mcp_result *out, json_object *block)
 {
-	if (!out || !json_object_is_type(block, json_type_object)) {
+	if (!out || !json_object_is_type(block, json_type_object) || !eng_json_finite(block)) {
 		json_object_put(block);
 		return MCP_EINVAL;
 	}
@@ -219,7 +219,7 @@ MCP_EXTERN int mcp_result_add_content(mcp_result *out, json_object *block)
 
 MCP_EXTERN int mcp_result_set_structured(mcp_result *out, json_object *value)
 {
-	if (!out || !json_object_is_type(value, json_type_object)) {
+	if (!out || !json_object_is_type(value, json_type_object) || !eng_json_finite(value)) {
 		json_object_put(value);
 		return MCP_EINVAL;
 	}

@@ -11,9 +11,15 @@
  * is a unit test).  Doubles are left to json-c, which knows their original
  * text; a custom serializer set with json_object_set_serializer() on an
  * object of another type is not honoured (libmcp sets none).
+ *
+ * Only JSON leaves: json-c writes NaN and Infinity for non-finite doubles,
+ * which no JSON reader accepts (a strict client fails on the whole
+ * message).  Such a tree is not serialised at all (eng_json_dup fails with
+ * EDOM), whoever built it: this is the one place every message passes.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +32,7 @@ typedef struct jbuf {
 	size_t len, cap;
 	int heap;
 	int failed;
+	int nonfinite; /* failed on NaN or an infinity */
 } jbuf;
 
 static int grow(jbuf *b, size_t need)
@@ -134,6 +141,10 @@ static void put_value(jbuf *b, json_object *o)
 		break;
 	}
 	case json_type_double: {
+		if (!isfinite(json_object_get_double(o))) {
+			b->failed = b->nonfinite = 1;
+			break;
+		}
 		size_t n = 0;
 		int saved = errno;
 		errno = 0;
@@ -189,7 +200,7 @@ static void put_value(jbuf *b, json_object *o)
 char *eng_json_dup(json_object *o, size_t *len)
 {
 	char stack[STACK_BYTES];
-	jbuf b = { stack, 0, sizeof stack, 0, 0 };
+	jbuf b = { stack, 0, sizeof stack, 0, 0, 0 };
 	if (o)
 		put_value(&b, o);
 	else
@@ -205,8 +216,10 @@ char *eng_json_dup(json_object *o, size_t *len)
 	}
 	if (b.heap)
 		free(b.p);
-	if (!d)
+	if (!d) {
+		errno = b.nonfinite ? EDOM : ENOMEM;
 		return NULL;
+	}
 	d[b.len] = '\0';
 	if (len)
 		*len = b.len;

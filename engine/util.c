@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <locale.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,11 +37,42 @@ int eng_cond_init(pthread_cond_t *cv)
 	return rc ? MCP_ESYS : MCP_OK;
 }
 
+int eng_json_finite(json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return isfinite(json_object_get_double(o));
+	case json_type_array: {
+		size_t n = json_object_array_length(o);
+		for (size_t i = 0; i < n; i++)
+			if (!eng_json_finite(json_object_array_get_idx(o, i)))
+				return 0;
+		return 1;
+	}
+	case json_type_object: {
+		json_object_object_foreach(o, key, val) {
+			(void)key;
+			if (!eng_json_finite(val))
+				return 0;
+		}
+		return 1;
+	}
+	default:
+		return 1;
+	}
+}
+
 #define ENG_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 const char *eng_json_text(json_object *o, size_t *len)
 {
 	size_t n = 0;
+	/* json-c writes NaN and Infinity, which are not JSON (jsonout.c). */
+	if (!eng_json_finite(o)) {
+		if (len)
+			*len = 0;
+		return NULL;
+	}
 	/* json-c does not report a failed append while it serialises: it
 	 * leaves that piece out and returns the rest, which is not the JSON
 	 * of `o` (often not JSON at all).  Its buffer only fails by realloc,

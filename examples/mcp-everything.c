@@ -7,6 +7,7 @@
  * that asks for the orderly shutdown.
  */
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,10 +38,11 @@ static int tool_echo(mcp_ctx *ctx, json_object *args, mcp_result *out, void *use
 	(void)ctx;
 	(void)user;
 	const char *text = "";
+	size_t n = 0;
 	int64_t pad = 0;
-	mcp_args_string(args, "text", &text);
+	/* With its length: the text may hold U+0000, and is echoed whole. */
+	mcp_args_string_len(args, "text", &text, &n);
 	mcp_args_int64(args, "pad_bytes", &pad);
-	size_t n = strlen(text);
 	/* The schema bounds pad_bytes; under --unchecked-args nothing does,
 	 * and the one thing this fixture must still never do is crash. */
 	if (pad < 0 || pad > 64 << 20)
@@ -181,6 +183,12 @@ static int tool_add(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user
 	double a = 0, b = 0;
 	mcp_args_double(args, "a", &a);
 	mcp_args_double(args, "b", &b);
+	/* 1e400 reads as an infinity, and two finite numbers may overflow:
+	 * JSON has no number for the result. */
+	if (!isfinite(a + b))
+		return mcp_result_tool_error(out, "the sum of %.17g and %.17g is not a finite "
+					     "number",
+					     a, b);
 	char text[64];
 	snprintf(text, sizeof text, "%.17g", a + b);
 	json_object *sum = json_object_new_object();
