@@ -498,7 +498,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mcp-everything [--stdio | --http HOST:PORT] [--workers N] [--grace-ms N]\n"
-		"                      [--trace] [--stats] [--max-message BYTES]\n"
+		"                      [--trace] [--stats] [--max-message BYTES] [--max-values N]\n"
 		"                      [--json] [--max-sessions N] [--stateless]\n"
 		"                      [--session-idle-ms N] [--max-connections N] [--max-streams N]\n"
 		"                      [--stream-backlog BYTES] [--session-workers N]\n"
@@ -606,7 +606,7 @@ static int parse_int(const char *s, long lo, long hi, long *out)
 
 int main(int argc, char **argv)
 {
-	long workers = 4, grace = 1500, max_message = 16L << 20;
+	long workers = 4, grace = 1500, max_message = 16L << 20, max_values = 100000;
 	int want_trace = 0, want_stats = 0, unchecked = 0;
 	const char *http = NULL;
 	int json_only = 0, stateless = 0;
@@ -722,6 +722,9 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--max-message") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1024, 1L << 30, &max_message))
 				goto bad;
+		} else if (strcmp(a, "--max-values") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 16, 100000000, &max_values))
+				goto bad;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;
@@ -739,6 +742,7 @@ int main(int argc, char **argv)
 	mcp_server_set_workers(srv, (int)workers);
 	mcp_server_set_grace_ms(srv, (int)grace);
 	mcp_server_set_max_message(srv, (size_t)max_message);
+	mcp_server_set_max_values(srv, (size_t)max_values);
 	mcp_server_set_http_json(srv, json_only);
 	mcp_server_set_max_sessions(srv, (int)max_sessions);
 	mcp_server_set_http_stateless(srv, stateless);
