@@ -443,7 +443,8 @@ MCP_EXTERN int mcp_tool_check(const mcp_tool *tool, char *why, size_t whylen);
  *  - returns MCP_EINVAL and leaves *out as it was when the member has
  *    another type or does not fit, or `args`, `key` or `out` is NULL.
  * When input_schema states the member's type, the library has checked it
- * before the handler ran, and MCP_EINVAL cannot happen: the handler writes
+ * before the handler ran, and MCP_EINVAL cannot happen (but for
+ * mcp_args_string of a string holding U+0000, below): the handler writes
  *
  *     int64_t a = 0, b = 0;
  *     mcp_args_int64(args, "a", &a);

@@ -524,6 +524,54 @@ START_TEST(typed_accessors)
 }
 END_TEST
 
+/* A string holding U+0000 is never handed over cut: mcp_args_string
+ * refuses it, mcp_args_string_len gives it whole. */
+START_TEST(strings_with_nul_are_not_cut)
+{
+	json_object *args = json_object_new_object();
+	json_object_object_add(args, "s", json_object_new_string_len("secret\0.txt", 11));
+	json_object_object_add(args, "plain", json_object_new_string("ok"));
+	const char *s = "dflt";
+	size_t n = 99;
+	ck_assert_int_eq(mcp_args_string(args, "s", &s), MCP_EINVAL);
+	ck_assert_str_eq(s, "dflt");
+	ck_assert_int_eq(mcp_args_string_len(args, "s", &s, &n), 1);
+	ck_assert_uint_eq(n, 11);
+	ck_assert(memcmp(s, "secret\0.txt", 12) == 0);
+	ck_assert_int_eq(mcp_args_string(args, "plain", &s), 1);
+	ck_assert_str_eq(s, "ok");
+	ck_assert_int_eq(mcp_args_string_len(args, "plain", &s, &n), 1);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(mcp_args_string_len(args, "absent", &s, &n), 0);
+	ck_assert_int_eq(mcp_args_string_len(args, "s", &s, NULL), MCP_EINVAL);
+	json_object_put(args);
+}
+END_TEST
+
+/* Non-finite numbers are refused where a handler sets them. */
+START_TEST(nonfinite_results_are_refused)
+{
+	mcp_result r;
+	api_result_init(&r, API_REV_2025_11_25);
+	double bad[] = { 1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0 };
+	for (size_t i = 0; i < 3; i++) {
+		json_object *o = json_object_new_object();
+		json_object *l = json_object_new_array();
+		json_object_array_add(l, json_object_new_double(bad[i]));
+		json_object_object_add(o, "l", l);
+		ck_assert_int_eq(mcp_result_set_structured(&r, o), MCP_EINVAL);
+		json_object *b = json_object_new_object();
+		json_object_object_add(b, "type", json_object_new_string("text"));
+		json_object_object_add(b, "x", json_object_new_double(bad[i]));
+		ck_assert_int_eq(mcp_result_add_content(&r, b), MCP_EINVAL);
+	}
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "sum", json_object_new_double(1.5e308));
+	ck_assert_int_eq(mcp_result_set_structured(&r, o), MCP_OK);
+	api_result_clear(&r);
+}
+END_TEST
+
 /* ---- the error API ---------------------------------------------------------------- */
 
 START_TEST(error_setters_mean_what_they_say_when_returned)
@@ -676,6 +724,8 @@ Suite *unit_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, arguments_are_checked_before_the_handler);
 	tcase_add_test(tc, typed_accessors);
+	tcase_add_test(tc, strings_with_nul_are_not_cut);
+	tcase_add_test(tc, nonfinite_results_are_refused);
 	tcase_add_test(tc, error_setters_mean_what_they_say_when_returned);
 	tcase_add_test(tc, results_are_checked_against_the_output_schema);
 	tcase_add_test(tc, prompt_arguments_are_checked);
