@@ -399,14 +399,12 @@ void api_trace_begin(mcp_ctx *ctx, json_object *params)
 	json_object *tp = api_get(meta, "traceparent");
 	json_object *ts = api_get(meta, "tracestate");
 	ctx->traceparent = ctx->tracestate = NULL;
-	if (!json_object_is_type(tp, json_type_string) ||
-	    !api_trace_valid_parent(json_object_get_string(tp)))
+	if (!api_str(tp) || !api_trace_valid_parent(api_str(tp)))
 		return;
-	ctx->traceparent = json_object_get_string(tp);
+	ctx->traceparent = api_str(tp);
 	/* tracestate means nothing without the traceparent it belongs to. */
-	if (json_object_is_type(ts, json_type_string) &&
-	    api_trace_valid_state(json_object_get_string(ts)))
-		ctx->tracestate = json_object_get_string(ts);
+	if (api_str(ts) && api_trace_valid_state(api_str(ts)))
+		ctx->tracestate = api_str(ts);
 }
 
 MCP_EXTERN int mcp_ctx_trace_context(const mcp_ctx *ctx, const char **traceparent,

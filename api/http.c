@@ -570,7 +570,7 @@ static const char *envelope_problem(json_object *m, unsigned pre)
 	if (api_get(m, "method") || (!api_get(m, "result") && !api_get(m, "error")))
 		return eng_request_problem(m, pre);
 	json_object *v = api_get(m, "jsonrpc");
-	if (!json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0"))
+	if (!api_str(v) || strcmp(api_str(v), "2.0"))
 		return "Invalid Request: \"jsonrpc\" must be \"2.0\"";
 	return NULL;
 }
@@ -817,7 +817,8 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 	}
 	json_object *method = api_get(m, "method");
 	int is_request = method && has_id;
-	int is_init = is_request && strcmp(json_object_get_string(method), "initialize") == 0;
+	/* "initialize\u0000x" is no initialize: it opens no session. */
+	int is_init = is_request && api_str(method) && strcmp(api_str(method), "initialize") == 0;
 	json_object *params = api_get(m, "params");
 	json_object *meta = api_get(params, "_meta");
 	int meta_modern = api_get(meta, API_META_VERSION) || api_get(meta, API_META_CAPS);

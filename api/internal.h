@@ -350,8 +350,13 @@ json_object *api_json_copy(json_object *o);
 /* The member `key` of `o` (borrowed), or NULL when `o` is not an object
  * (NULL included) or has no such member. */
 json_object *api_get(json_object *o, const char *key);
-/* The same when it is a string: its text (borrowed), else NULL. */
+/* The same when it is a string without U+0000: its text (borrowed), else
+ * NULL.  Every name, uri, version, level, cursor and token the library
+ * looks up is read through these two: a C string would end at a U+0000
+ * and find what the string begins with ("echo\u0000junk" for "echo"). */
 const char *api_get_str(json_object *o, const char *key);
+/* The text of `v` when it is a string without U+0000, else NULL. */
+const char *api_str(json_object *v);
 void api_json_add_str(json_object *o, const char *key, const char *value);
 /* 32 lowercase hex digits from the kernel's CSPRNG (session and task ids). */
 void api_random_hex(char out[33]);

@@ -34,8 +34,7 @@ static void list_page(eng_session *s, json_object *params, api_answer *out,
 	int rev = v ? v->rev : ms->rev;
 	size_t offset = 0;
 	json_object *jc = api_get(params, "cursor");
-	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   api_parse_cursor(ms->srv, json_object_get_string(jc), list, &offset) != 0)) {
+	if (jc && (!api_str(jc) || api_parse_cursor(ms->srv, api_str(jc), list, &offset) != 0)) {
 		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: unknown cursor", NULL);
 		return;

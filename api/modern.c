@@ -30,10 +30,9 @@ int api_modern_check(json_object *params, const char *header_version, const char
 	json_object *pv = api_get(meta, API_META_VERSION);
 	json_object *caps = api_get(meta, API_META_CAPS);
 	json_object *level = api_get(meta, API_META_LOG);
-	if (!json_object_is_type(pv, json_type_string) ||
-	    !json_object_is_type(caps, json_type_object)) {
+	if (!api_str(pv) || !json_object_is_type(caps, json_type_object)) {
 		*message = "Invalid params: a request without a session needs _meta with "
-			   "\"" API_META_VERSION "\" (a string) and \"" API_META_CAPS
+			   "\"" API_META_VERSION "\" (a string without U+0000) and \"" API_META_CAPS
 			   "\" (an object)";
 		return MCP_JSONRPC_INVALID_PARAMS;
 	}
@@ -50,9 +49,7 @@ int api_modern_check(json_object *params, const char *header_version, const char
 		eng_obj_add(*data, "requested", json_object_new_string(version));
 		return API_JSONRPC_UNSUPPORTED_VERSION;
 	}
-	if (level && api_log_level_from_name(json_object_is_type(level, json_type_string)
-						     ? json_object_get_string(level)
-						     : "") < 0) {
+	if (level && api_log_level_from_name(api_str(level) ? api_str(level) : "") < 0) {
 		*message = "Invalid params: _meta \"" API_META_LOG "\" must be a log level";
 		return MCP_JSONRPC_INVALID_PARAMS;
 	}

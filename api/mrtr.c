@@ -332,8 +332,7 @@ int api_mrtr_begin(mcp_ctx *ctx, json_object *params, const char *method, const 
 	}
 	int park = 0;
 	if (state) {
-		if (!json_object_is_type(state, json_type_string) ||
-		    !(ctx->state_in = unseal(ctx, json_object_get_string(state), &park))) {
+		if (!api_str(state) || !(ctx->state_in = unseal(ctx, api_str(state), &park))) {
 			*why = STATE_INVALID;
 			return -1;
 		}

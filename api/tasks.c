@@ -885,8 +885,7 @@ void api_tasks_list(eng_session *s, json_object *params, const api_view *v, api_
 	mcp_server *srv = ms->srv;
 	size_t offset = 0;
 	json_object *jc = api_get(params, "cursor");
-	if (jc && (!json_object_is_type(jc, json_type_string) ||
-		   api_parse_cursor(srv, json_object_get_string(jc), "tasks", &offset) != 0)) {
+	if (jc && (!api_str(jc) || api_parse_cursor(srv, api_str(jc), "tasks", &offset) != 0)) {
 		api_answer_error(out, MCP_JSONRPC_INVALID_PARAMS,
 				 "Invalid params: unknown cursor", NULL);
 		return;

@@ -33,6 +33,14 @@ json_object *api_get(json_object *o, const char *key)
 	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
+const char *api_str(json_object *v)
+{
+	if (!json_object_is_type(v, json_type_string))
+		return NULL;
+	const char *s = json_object_get_string(v);
+	return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL;
+}
+
 const char *api_get_str(json_object *o, const char *key)
 {
 	json_object *v = api_get(o, key);

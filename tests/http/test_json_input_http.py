@@ -117,6 +117,21 @@ def in_a_session():
     stop_server(srv, "the session server exits in order")
 
 
+def nul_initialize_opens_no_session():
+    """"initialize\u0000x" is not initialize: no session is opened for it
+    (a real initialize, sent next, is)."""
+    srv, port = start_server()
+    init = ('{"jsonrpc":"2.0","id":1,"method":"initialize%s","params":{"protocolVersion":'
+            '"%s","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')
+    status, hd, data = post(port, init % (hj.NUL, VERSION))
+    check("initialize with NUL: no session", "Mcp-Session-Id" not in hd and status == 400,
+          f"{status} {hd.get('Mcp-Session-Id')} {data[:200]}")
+    status, hd, data = post(port, init % ("", VERSION))
+    check("a real initialize: a session", bool(hd.get("Mcp-Session-Id")) and status == 200,
+          f"{status} {data[:200]}")
+    stop_server(srv, "the server exits in order after the initializes")
+
+
 def stateless():
     srv, port = start_server("--stateless")
     run_cases("stateless", port, None, "application/json, text/event-stream")
@@ -143,6 +158,7 @@ def main():
     if not BIN or not os.access(BIN, os.X_OK):
         return tap.skip_all("set MCP_EVERYTHING to the fixture binary")
     POINTS.guard(in_a_session)
+    POINTS.guard(nul_initialize_opens_no_session)
     POINTS.guard(stateless)
     POINTS.guard(a_lower_bound_is_honoured)
     return POINTS.finish()
