@@ -805,10 +805,16 @@ enum {
 };
 #define ENG_JSON_NOT_JSON 0xf0u
 /* The default of eng_limits.max_values and mcp_server_set_max_values. */
-#define ENG_DEFAULT_MAX_VALUES 100000
+#define ENG_DEFAULT_MAX_VALUES 1048576
+/* What a value counts toward that bound: about json-c's cost of it over a
+ * number's (an empty object 784 bytes, an empty array 152, a number 72
+ * plus its array slot). */
+#define ENG_JSON_WEIGHT_OBJECT 8
+#define ENG_JSON_WEIGHT_ARRAY 2
 /* One pass over `len` bytes at `line`; no allocation, no state: any
- * thread.  `max_values` bounds the values (objects, arrays, strings other
- * than member names, numbers, true, false, null) the line may hold; 0: no
+ * thread.  `max_values` bounds the values the line may hold: strings
+ * other than member names, numbers, true, false and null count 1, an
+ * array ENG_JSON_WEIGHT_ARRAY, an object ENG_JSON_WEIGHT_OBJECT; 0: no
  * bound. */
 unsigned eng_json_precheck(const char *line, size_t len, size_t max_values);
 /* A copy of `line` (NUL-terminated, its length in *out_len; caller frees)

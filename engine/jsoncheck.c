@@ -15,10 +15,11 @@
  * "a" and replace the member "a": a schema would check one object and the
  * handler read another), and an integer beyond 64 bits in any value
  * (json-c saturates it; eng_json_widen turns it into the nearest double,
- * as other JSON readers do).  And it counts the values, so that a message
- * whose json-c tree would cost far more than its text (a 3 MiB line of
- * empty objects is 700 MiB of json-c objects) is refused before json-c
- * builds any of it.
+ * as other JSON readers do).  And it counts the values, weighted by what
+ * json-c spends on them (an empty object 784 bytes, an empty array 152, a
+ * number about 80), so that a message whose tree would cost far more than
+ * its text (a 3 MiB line of empty objects is 700 MiB of json-c objects)
+ * is refused before json-c builds any of it.
  *
  * The scan is one pass over the bytes with no allocation.  It does not
  * check the structure (brackets, commas, colons): json-c does that, and
@@ -248,9 +249,12 @@ static int at_envelope(const scan *s)
 	return s->depth == 1 || (s->depth == 2 && !in_object(s, 0));
 }
 
-static int count_value(scan *s)
+/* Counts a value of `weight` (ENG_JSON_WEIGHT_*); 1 when the bound is
+ * passed. */
+static int count_value(scan *s, size_t weight)
 {
-	return s->max_values && ++s->values > s->max_values;
+	s->values += weight;
+	return s->max_values && s->values > s->max_values;
 }
 
 static unsigned run_scan(scan *s)
@@ -263,7 +267,7 @@ static unsigned run_scan(scan *s)
 			s->p++;
 			break;
 		case '{': case '[':
-			if (count_value(s))
+			if (count_value(s, c == '{' ? ENG_JSON_WEIGHT_OBJECT : ENG_JSON_WEIGHT_ARRAY))
 				return s->flags | ENG_JSON_TOO_MANY;
 			if (s->depth < KIND_DEPTH) {
 				unsigned char bit = (unsigned char)(1u << (s->depth % 8));
@@ -294,7 +298,7 @@ static unsigned run_scan(scan *s)
 			break;
 		case '"': {
 			int key = s->want_key, id_val = at_id_position(s);
-			if (!key && count_value(s))
+			if (!key && count_value(s, 1))
 				return s->flags | ENG_JSON_TOO_MANY;
 			if (scan_string(s, &lone, &nul, &is_id) < 0)
 				return ENG_JSON_BAD_CONTROL;
@@ -311,7 +315,7 @@ static unsigned run_scan(scan *s)
 		default:
 			if (c == '-' || (c >= '0' && c <= '9')) {
 				int id_val = at_id_position(s);
-				if (count_value(s))
+				if (count_value(s, 1))
 					return s->flags | ENG_JSON_TOO_MANY;
 				if (scan_number(s, &big) < 0)
 					return ENG_JSON_BAD_NUMBER;
@@ -323,7 +327,7 @@ static unsigned run_scan(scan *s)
 						widen_here(s);
 				}
 			} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-				if (count_value(s))
+				if (count_value(s, 1))
 					return s->flags | ENG_JSON_TOO_MANY;
 				if (scan_literal(s) < 0)
 					return ENG_JSON_BAD_LITERAL;

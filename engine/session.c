@@ -1603,8 +1603,8 @@ static void too_many_values(size_t max_values, char *why, size_t whysz)
 {
 	snprintf(why, whysz,
 		 "Invalid Request: the message holds more than %zu JSON values (the "
-		 "limit of values per message)",
-		 max_values);
+		 "limit per message; an object counts %d, an array %d)",
+		 max_values, ENG_JSON_WEIGHT_OBJECT, ENG_JSON_WEIGHT_ARRAY);
 }
 
 static size_t values_limit(size_t max_values)

@@ -606,7 +606,7 @@ static int parse_int(const char *s, long lo, long hi, long *out)
 
 int main(int argc, char **argv)
 {
-	long workers = 4, grace = 1500, max_message = 16L << 20, max_values = 100000;
+	long workers = 4, grace = 1500, max_message = 16L << 20, max_values = 1048576;
 	int want_trace = 0, want_stats = 0, unchecked = 0;
 	const char *http = NULL;
 	int json_only = 0, stateless = 0;

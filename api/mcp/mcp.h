@@ -1400,16 +1400,17 @@ MCP_EXTERN int mcp_server_set_max_message(mcp_server *srv, size_t bytes);
 /* Maximum JSON nesting depth of an inbound message (2..10000; default 128). */
 MCP_EXTERN int mcp_server_set_max_depth(mcp_server *srv, int depth);
 /* Maximum number of JSON values in one inbound message (16..100000000;
- * default 100000): objects, arrays, numbers, strings, true, false and
- * null each count one; member names do not.  It bounds what a message
- * costs in memory, which its size alone does not: json-c spends about
- * 784 bytes on an empty object, so a 3 MiB line of "{}" would cost
- * 700 MiB.  The count is taken on the raw text before any of it is
- * parsed; a message past it gets -32600 ("... more than N JSON values
- * ...") under a null id, over every transport (HTTP: status 400).
- * Worst case per message at the defaults: 100000 empty objects, about
- * 75 MiB of json-c objects, plus the message's text (up to 16 MiB) and
- * its strings' copies (at most as many bytes again). */
+ * default 1048576), weighted by what each costs once parsed: a number, a
+ * string, true, false and null count 1, an array 2, an object 8; member
+ * names do not count.  It bounds what a message costs in memory, which
+ * its size alone does not: json-c spends about 784 bytes on an empty
+ * object, so a 3 MiB line of "{}" would cost 700 MiB.  The count is taken
+ * on the raw text before any of it is parsed; a message past it gets
+ * -32600 ("... more than N JSON values ...") under a null id, over every
+ * transport (HTTP: status 400).  Worst case per message at the defaults:
+ * 131072 empty objects, about 100 MiB of json-c objects (a million
+ * numbers: about 80 MiB), plus the message's text (up to 16 MiB) and its
+ * strings' copies (at most as many bytes again): about 130 MiB. */
 MCP_EXTERN int mcp_server_set_max_values(mcp_server *srv, size_t n);
 /* Maximum number of requests queued for a worker, over all connections
  * (1..10000000; default 100000).  A request beyond it is answered at once

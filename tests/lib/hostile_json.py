@@ -150,37 +150,49 @@ BIGINT_CASES = [
      ("error", -32600, None, "cannot be echoed as sent")),
 ]
 
-MAX_VALUES = 100000
+MAX_VALUES = 1048576           # the default of mcp_server_set_max_values
+WEIGHT = {"0": 1, '""': 1, "null": 1, "[]": 2, "{}": 8}
+AROUND = 31  # the values around the array: 3 objects (8 each), the array (2), 5 strings and the id
 
 
-def values_line(rid, n_values, element="{}"):
-    """An echo call whose whole message holds exactly n_values JSON values:
-    nine around the array (the request object, "2.0", the id, the method,
-    params, "echo", the arguments, "x", the array) and n_values - 9
-    elements in it."""
-    k = n_values - 9
+def values_line(rid, k, element="0"):
+    """An echo call holding an array of k copies of `element`: AROUND +
+    k * WEIGHT[element] values in all, as the server counts them."""
     arr = ",".join([element] * k)
     return ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",'
             '"arguments":{"text":"x","junk":[%s]}}}' % (rid, arr))
 
 
-# Item 4: the value bound, at its edge and far past it, for each kind of
-# value.
+def most_of(element, limit=MAX_VALUES):
+    """The most copies of `element` values_line may hold under `limit`."""
+    return (limit - AROUND) // WEIGHT[element]
+
+
+REFUSED = "more than 1048576 JSON values"
+
+# Item 4: the value bound at its edge and far past it, for each kind of
+# value and its weight.
 LIMIT_CASES = [
-    ("exactly the limit of values is served", values_line(401, MAX_VALUES, "0"),
+    ("exactly the limit of numbers is served", values_line(401, most_of("0")),
      ("result", 401, text_is("x"))),
-    ("one value past the limit is refused", values_line(402, MAX_VALUES + 1, "0"),
-     ("error", -32600, None, "more than 100000 JSON values")),
-    ("a million empty objects are refused", values_line(403, 1000000, "{}"),
-     ("error", -32600, None, "more than 100000 JSON values")),
-    ("empty arrays count too", values_line(404, MAX_VALUES + 1, "[]"),
-     ("error", -32600, None, "more than 100000 JSON values")),
-    ("strings count too", values_line(405, MAX_VALUES + 1, '""'),
-     ("error", -32600, None, "more than 100000 JSON values")),
-    ("null counts too", values_line(406, MAX_VALUES + 1, "null"),
-     ("error", -32600, None, "more than 100000 JSON values")),
-    ("after a refusal the next request is served", call(407, "echo", '{"text":"after"}'),
-     ("result", 407, text_is("after"))),
+    ("one number past the limit is refused", values_line(402, most_of("0") + 1),
+     ("error", -32600, None, REFUSED)),
+    ("as many empty objects as fit are served", values_line(403, most_of("{}"), "{}"),
+     ("result", 403, text_is("x"))),
+    ("one object more is refused (an object counts 8)", values_line(404, most_of("{}") + 1, "{}"),
+     ("error", -32600, None, REFUSED)),
+    ("as many empty arrays as fit are served", values_line(405, most_of("[]"), "[]"),
+     ("result", 405, text_is("x"))),
+    ("one array more is refused (an array counts 2)", values_line(406, most_of("[]") + 1, "[]"),
+     ("error", -32600, None, REFUSED)),
+    ("strings count too", values_line(407, most_of('""') + 1, '""'),
+     ("error", -32600, None, REFUSED)),
+    ("null counts too", values_line(408, most_of("null") + 1, "null"),
+     ("error", -32600, None, REFUSED)),
+    ("a million empty objects are refused", values_line(409, 1000000, "{}"),
+     ("error", -32600, None, REFUSED)),
+    ("after a refusal the next request is served", call(410, "echo", '{"text":"after"}'),
+     ("result", 410, text_is("after"))),
 ]
 
 ALL_CASES = NUL_CASES + NONFINITE_CASES + BIGINT_CASES + LIMIT_CASES

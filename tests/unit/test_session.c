@@ -223,8 +223,12 @@ START_TEST(parse_message_bounds_values_and_widens_integers)
 	ck_assert_int_eq(code, MCP_JSONRPC_INVALID_REQUEST);
 	ck_assert_ptr_null(v);
 	ck_assert_msg(strstr(why, "more than 1000 JSON values"), "%s", why);
-	/* Under the bound it parses. */
-	ck_assert_int_eq(eng_json_parse_message(big, k, 128, 6000, &pre, &v, &code, why,
+	/* 5000 objects count 40000; the message object 8, params 2, the two
+	 * strings 2: 40012 in all, refused one below, parsed at it. */
+	ck_assert_int_eq(eng_json_parse_message(big, k, 128, 40011, &pre, &v, &code, why,
+						sizeof why),
+			 -1);
+	ck_assert_int_eq(eng_json_parse_message(big, k, 128, 40012, &pre, &v, &code, why,
 						sizeof why),
 			 0);
 	ck_assert_uint_eq(json_object_array_length(api_get(v, "params")), 5000);

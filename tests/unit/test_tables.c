@@ -327,13 +327,15 @@ START_TEST(json_precheck_finds_nul_in_member_names)
 }
 END_TEST
 
-/* The value bound: every kind of value counts, member names do not, and
- * the scan stops at the first value past it. */
+/* The value bound: every kind of value counts, objects 8 and arrays 2,
+ * member names not at all, and the scan stops at the first value past
+ * it. */
 START_TEST(json_precheck_bounds_values)
 {
-	const char *t = "{\"a\":[{},[],1,\"s\",true,false,null]}"; /* 9 values */
-	ck_assert_uint_eq(eng_json_precheck(t, strlen(t), 9), 0);
-	ck_assert_uint_eq(eng_json_precheck(t, strlen(t), 8), ENG_JSON_TOO_MANY);
+	/* Two objects (8 each), two arrays (2 each), five scalars: 25. */
+	const char *t = "{\"a\":[{},[],1,\"s\",true,false,null]}";
+	ck_assert_uint_eq(eng_json_precheck(t, strlen(t), 25), 0);
+	ck_assert_uint_eq(eng_json_precheck(t, strlen(t), 24), ENG_JSON_TOO_MANY);
 	ck_assert_uint_eq(eng_json_precheck(t, strlen(t), 0), 0);
 	/* A million empty objects stop at the limit; the flags found so far
 	 * are kept. */
