@@ -1507,6 +1507,18 @@ MCP_EXTERN int mcp_server_set_max_streams(mcp_server *srv, int n);
  * than this is disconnected (it resumes with Last-Event-ID); for one that
  * stays away, the oldest events beyond it are dropped. */
 MCP_EXTERN int mcp_server_set_stream_backlog(mcp_server *srv, size_t bytes);
+/* Time limits on what a client sends, in ms (100..2^31), so that clients
+ * that trickle their requests cannot hold connections.  A request's header
+ * must be in within `ms` of its connection's start, or, on a connection
+ * kept alive, of the end of the previous request (so an idle kept-alive
+ * connection is closed after as long); default 5000.  Its body must be in
+ * within the body limit of its header; default 30000.  Past either the
+ * client gets 408 with a JSON-RPC body and the connection is closed.
+ * Neither limit applies while a request waits for its answer or a client
+ * reads an SSE stream.  Before mcp_server_run_http, from the thread that
+ * owns the server. */
+MCP_EXTERN int mcp_server_set_http_header_timeout_ms(mcp_server *srv, int64_t ms);
+MCP_EXTERN int mcp_server_set_http_body_timeout_ms(mcp_server *srv, int64_t ms);
 /* Fairness between HTTP sessions on the shared worker pool: at most `n`
  * requests of one session are queued for or running on a worker at once
  * (0..1024; default 0, which means workers - 1, at least 1, so that one
