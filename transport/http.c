@@ -27,7 +27,16 @@
  * thread's next tick on: most waits end sooner (an answer in
  * microseconds), and they cost no system call.  A reader that
  * stops reading while events pile up is cut off once it owes
- * `stream_backlog` bytes (its stream stays, for a resumption).
+ * `stream_backlog` bytes besides the newest event (its stream stays, for
+ * a resumption); a stream that cannot be resumed is never cut (see
+ * cut_slow_reader).  A GET's stream is watched from its start, and its
+ * place under max_streams is free as soon as its client's hang-up is
+ * seen.
+ *
+ * Clocks.  While a connection's request header or body comes in, it is
+ * on a list with the time it began (conn_clock); the run thread refuses
+ * those past their limit with 408, and a connection past max_connections
+ * makes room by refusing the oldest still sending its header (503).
  *
  * Lifetimes.  libmicrohttpd ends a connection in this order: the request's
  * completion callback, the response's free callback, then close(2) of the

@@ -1436,7 +1436,11 @@ MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user
  * mcp_server_set_max_message(), 400 for JSON nested past
  * mcp_server_set_max_depth() (the same limit on every transport), 503 with
  * Retry-After for connections, sessions and streams, 429 with Retry-After
- * for one session's queue.  A request whose length is ambiguous (two
+ * for one session's queue, 408 past the header and body time limits.  A
+ * body whose Content-Length is over the message limit is refused on its
+ * header, before any of it is read; a chunked one as it crosses the
+ * limit.  A request with several Authorization headers gets 400
+ * invalid_request (RFC 6750 section 3.1).  A request whose length is ambiguous (two
  * Content-Length headers, or Content-Length with Transfer-Encoding) gets
  * 400 and its connection is closed; a POST whose Accept names neither
  * application/json nor text/event-stream gets 406; an
@@ -1495,7 +1499,9 @@ MCP_EXTERN int mcp_server_set_session_idle_ms(mcp_server *srv, int64_t ms);
 /* HTTP connections open at once (1..1000000; default 4096).  A request
  * on a connection past the limit gets 503 with Retry-After and the
  * connection is closed; past the limit and 64 more, connections are
- * refused at accept.  Each connection is a file descriptor: the process's
+ * refused at accept.  A connection past the limit makes room: the one
+ * whose request header has been coming in longest (a slow client, or one
+ * kept alive and idle) gets 503 and is closed.  Each connection is a file descriptor: the process's
  * RLIMIT_NOFILE must leave room for them. */
 MCP_EXTERN int mcp_server_set_max_connections(mcp_server *srv, int n);
 /* Standalone SSE streams (GET) open at once, over all sessions
@@ -1505,7 +1511,11 @@ MCP_EXTERN int mcp_server_set_max_streams(mcp_server *srv, int n);
 /* The most SSE bytes a stream keeps for a client that reads slowly or is
  * away (4096..1 GiB; default 1 MiB).  A connected client that owes more
  * than this is disconnected (it resumes with Last-Event-ID); for one that
- * stays away, the oldest events beyond it are dropped. */
+ * stays away, the oldest events beyond it are dropped.  The newest event
+ * does not count, so one message larger than the backlog is delivered
+ * whole; a stream that cannot be resumed (2026-07-28, stateless) is never
+ * cut, and drops its oldest unsent notifications instead, never its
+ * answer. */
 MCP_EXTERN int mcp_server_set_stream_backlog(mcp_server *srv, size_t bytes);
 /* Time limits on what a client sends, in ms (100..2^31), so that clients
  * that trickle their requests cannot hold connections.  A request's header
