@@ -70,6 +70,7 @@
 #define SSE_BLOCK 4096             /* bytes per SSE read callback */
 #define TICK_MS 20
 #define CONN_HEADROOM 64           /* connections past the limit told 503 */
+#define KEEPALIVE_MS 60000         /* an idle kept-alive connection, at least */
 /* libmicrohttpd's memory per connection (headers, its read and write
  * buffers; bodies are streamed to us): zeroed for every request, and held
  * by every open stream, so no bigger than MCP's small requests need. */
@@ -194,7 +195,7 @@ struct tp_http {
 	/* The clocks of connections whose header or body is coming in
 	 * (conn_clock), each list oldest first; after every other lock. */
 	pthread_mutex_t clock_mu;
-	struct conn_clock *clock_head[2], *clock_tail[2];
+	struct conn_clock *clock_head[3], *clock_tail[3];
 	int epfd;                   /* the watch */
 	_Atomic int firing;         /* threads handling hang-ups taken from it */
 	pthread_mutex_t watch_mu;   /* the slots; after a session's lock */
@@ -208,11 +209,16 @@ struct tp_http {
  * oldest first, and the run thread refuses it once past its limit: a
  * client that trickles a byte a second holds a connection for that long
  * and no longer.  A connection waiting for its answer or reading a stream
- * is on no list: long calls and SSE streams have no limit here.  Under
+ * is on no list: long calls and SSE streams have no limit here.  A
+ * connection kept alive between requests is on a third list, with the
+ * longer of the header limit and KEEPALIVE_MS: a client that reuses its
+ * connections now and then keeps them, and one that never comes back
+ * has its connection closed (silently: a stale 408 could be read as the
+ * answer to its next request).  Under
  * h->clock_mu; freed when libmicrohttpd reports the connection closed,
  * which it does before it closes the socket, so `fd` is the connection's
  * own while the clock is on a list. */
-enum { CLOCK_HEADER = 0, CLOCK_BODY = 1, CLOCK_NONE = 2 };
+enum { CLOCK_HEADER = 0, CLOCK_BODY = 1, CLOCK_IDLE = 2, CLOCK_NONE = 3 };
 typedef struct conn_clock {
 	struct conn_clock *prev, *next;
 	int list;                   /* CLOCK_* */
@@ -1660,15 +1666,24 @@ static void clock_refuse(tp_http *h, conn_clock *c, unsigned status, const char 
 }
 
 /* On the run thread: connections past their header or body limit are
- * told 408 and closed. */
+ * told 408 and closed; idle kept-alive ones are closed. */
 static void clock_expire(tp_http *h, int64_t now)
 {
 	static const char *const what[2] = { "header", "body" };
 	pthread_mutex_lock(&h->clock_mu);
-	for (int l = CLOCK_HEADER; l <= CLOCK_BODY; l++) {
-		int64_t ms = l == CLOCK_HEADER ? h->cfg.header_timeout_ms : h->cfg.body_timeout_ms;
+	for (int l = CLOCK_HEADER; l <= CLOCK_IDLE; l++) {
+		int64_t ms = l == CLOCK_HEADER ? h->cfg.header_timeout_ms
+			     : l == CLOCK_BODY ? h->cfg.body_timeout_ms
+			     : h->cfg.header_timeout_ms > KEEPALIVE_MS ? h->cfg.header_timeout_ms
+								       : KEEPALIVE_MS;
 		conn_clock *c;
 		while ((c = h->clock_head[l]) && now - c->since >= ms * 1000000) {
+			if (l == CLOCK_IDLE) {
+				shutdown(c->fd, SHUT_RDWR);
+				c->refused = 1;
+				clock_unlink(h, c);
+				continue;
+			}
 			char msg[128];
 			snprintf(msg, sizeof msg,
 				 "Request Timeout: the request's %s took longer than %lld ms", what[l],
@@ -1997,10 +2012,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		stream_unref_locked(st);
 		pthread_mutex_unlock(&ts->mu);
 	}
-	/* Kept alive, the connection's next header has its limit from now
-	 * (libmicrohttpd reports a connection closed after its last request
-	 * completed, so the clock is still there). */
-	clock_set(h, rq->clock, CLOCK_HEADER);
+	/* Kept alive, the connection idles from now (libmicrohttpd reports a
+	 * connection closed after its last request completed, so the clock
+	 * is still there). */
+	clock_set(h, rq->clock, CLOCK_IDLE);
 	if (rq->app && h->cfg.hooks.request_done)
 		h->cfg.hooks.request_done(h->cfg.arg, rq->app, client_left);
 	if (rq->ts)
@@ -2048,12 +2063,16 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	if (c)
 		clock_start(h, c, CLOCK_HEADER, now_ns());
 	/* Past the limit, room is made: the connection whose header has
-	 * been coming in longest (a client trickling it, or one kept alive
-	 * and idle) is told 503 and closed, so that a table full of slow
-	 * clients cannot keep a new one out.  A client that sends its
-	 * header at once is the newest, and never the one closed. */
+	 * been coming in longest (a client trickling it), or that has been
+	 * idle longest since its last request, is told 503 and closed, so
+	 * that a table full of slow clients cannot keep a new one out.  A
+	 * client that sends its header at once is the newest, and never the
+	 * one closed. */
 	if (n > h->cfg.max_connections) {
 		conn_clock *old = h->clock_head[CLOCK_HEADER];
+		conn_clock *idle = h->clock_head[CLOCK_IDLE];
+		if (!old || (idle && idle->since < old->since))
+			old = idle;
 		if (old && old != c) {
 			clock_refuse(h, old, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable",
 				     -32050, "Server busy: too many connections", 1);

@@ -1519,11 +1519,13 @@ MCP_EXTERN int mcp_server_set_max_streams(mcp_server *srv, int n);
 MCP_EXTERN int mcp_server_set_stream_backlog(mcp_server *srv, size_t bytes);
 /* Time limits on what a client sends, in ms (100..2^31), so that clients
  * that trickle their requests cannot hold connections.  A request's header
- * must be in within `ms` of its connection's start, or, on a connection
- * kept alive, of the end of the previous request (so an idle kept-alive
- * connection is closed after as long); default 5000.  Its body must be in
- * within the body limit of its header; default 30000.  Past either the
- * client gets 408 with a JSON-RPC body and the connection is closed.
+ * must be in within `ms` of its connection's start; default 5000.  Its
+ * body must be in within the body limit of its header; default 30000.
+ * Past either the client gets 408 with a JSON-RPC body and the connection
+ * is closed.  A connection kept alive after a request is closed (without
+ * a 408, which could be read as the answer to its next request) when the
+ * next request's header is not in within the longer of the header limit
+ * and 60 s.
  * Neither limit applies while a request waits for its answer or a client
  * reads an SSE stream.  Before mcp_server_run_http, from the thread that
  * owns the server. */
