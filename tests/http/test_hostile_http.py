@@ -337,20 +337,26 @@ def slow_clients():
         check("slow: a call longer than both limits got its answer",
               st == 200 and m is not None and "result" in m, f"{st} {body[:200]}")
         # The stream was open: DELETE ends it, and it ends cleanly.
-        request(port, "DELETE", None, headers=hdrs)
+        dst, _, dbody = request(port, "DELETE", None, headers=hdrs)
+        check("slow: DELETE of the session", dst == 200, f"{dst} {dbody[:200]}")
         g.setblocking(True)
         g.settimeout(30)
-        rest = b""
+        how = "eof"
+        got = b""
         try:
             while True:
                 x = g.recv(65536)
                 if not x:
                     break
-                rest += x
-            ended = True
-        except OSError:
-            ended = False
-        check("slow: the GET stream ends at DELETE", ended)
+                got += x
+                if got.endswith(b"0\r\n\r\n"):
+                    how = "end"  # the response's last chunk (the connection is kept)
+                    break
+        except ConnectionResetError:
+            how = "reset"
+        except OSError as e:
+            how = f"{type(e).__name__} after {got[-60:]!r}"
+        check("slow: the GET stream ends at DELETE", how in ("end", "eof", "reset"), how)
         g.close()
     finally:
         stop_server(srv, "slow clients: clean exit")
