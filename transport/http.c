@@ -1851,6 +1851,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->url = url;
 		*con_cls = rq;
 		atomic_fetch_add(&h->requests_open, 1);
+		/* The header is in: its clock stops, and the body's runs until
+		 * the final call below.  A request refused here has none (its
+		 * answer is being written; the connection closes after it). */
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		rq->clock = ci ? ci->socket_context : NULL;
+		clock_set(h, rq->clock, CLOCK_NONE);
 		/* RFC 9112 section 6.3: a message whose length is ambiguous
 		 * is refused and the connection closed, or a proxy in front
 		 * and this server could split it differently (smuggling). */
@@ -1882,11 +1889,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 					     (size_t)bn, NULL, 1);
 			}
 		}
-		/* The header is in: the body's clock runs, until the final
-		 * call below. */
-		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-		rq->clock = ci ? ci->socket_context : NULL;
 		clock_set(h, rq->clock, CLOCK_BODY);
 		return MHD_YES;
 	}
