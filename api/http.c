@@ -1064,6 +1064,10 @@ static void hook_request(void *arg, tp_http_req *rq)
 		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
 		return;
 	}
+	if (n_authz <= 1) {
+		free(authz_all); /* the one value is read where it is needed */
+		authz_all = NULL;
+	}
 	if (n_authz > 1 && !api_authz_enabled(srv) && srv->http_auth) {
 		free(authz_all);
 		static const char *const challenge[] = { "WWW-Authenticate",
@@ -1079,6 +1083,8 @@ static void hook_request(void *arg, tp_http_req *rq)
 		int verdict = srv->http_auth(tp_http_req_header(rq, "Authorization"),
 					     tp_http_req_header(rq, "Mcp-Session-Id"),
 					     srv->http_auth_user);
+		if (verdict != 0)
+			free(authz_all);
 		if (verdict == 403) {
 			reply_error(rq, 403, NULL, MCP_JSONRPC_INVALID_REQUEST, "Forbidden", NULL,
 				    NULL);
