@@ -49,12 +49,51 @@ static int token68_char(int c)
 	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
 }
 
+/* How many credentials an Authorization value holds.  Several field lines
+ * reach us joined by commas (RFC 9110 section 5.3), and a comma also
+ * separates the auth-params of one credential (`Digest a="1", b="2"`), so
+ * an element counts as a credential when it begins with a scheme: a token
+ * followed by a space or nothing, where an auth-param's name is followed
+ * by '='.  Commas inside quoted strings separate nothing. */
+static int credential_count(const char *v)
+{
+	int n = 0;
+	const char *p = v;
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (!*p)
+			return n;
+		const char *t = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != ',' && *p != '=')
+			p++;
+		const char *after = p;
+		while (*after == ' ' || *after == '\t')
+			after++;
+		if (p > t && *after != '=')
+			n++;
+		/* To the end of this element. */
+		int quoted = 0;
+		for (; *p && (quoted || *p != ','); p++) {
+			if (quoted && *p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				quoted = !quoted;
+		}
+	}
+}
+
 auth_verdict auth_bearer_token(const char *header, const char **token, size_t *len)
 {
 	*token = NULL;
 	*len = 0;
 	if (!header)
 		return AUTH_NO_TOKEN;
+	/* RFC 6750 section 3.1: a request with more than one credential
+	 * (two Authorization headers, whatever their schemes) is
+	 * invalid_request, never served as the first one. */
+	if (strchr(header, ',') && credential_count(header) > 1)
+		return AUTH_INVALID_REQUEST;
 	/* HTTP strips the field value's surrounding whitespace; a server
 	 * that hands it over unstripped must not make a token invalid. */
 	while (*header == ' ' || *header == '\t')

@@ -123,7 +123,8 @@ long auth_json_top_members(const char *text, size_t len);
  * none): "Bearer" in any case, one space, a token68 (RFC 6750 section
  * 2.1).  AUTH_OK with *token and *len pointing into `header`; AUTH_NO_TOKEN
  * for no header or another scheme; AUTH_INVALID_REQUEST for a malformed
- * one. */
+ * one, or one holding several credentials (several Authorization field
+ * lines joined by commas). */
 auth_verdict auth_bearer_token(const char *header, const char **token, size_t *len);
 /* 1 when the query part of `url` (a request target, "/mcp?a=b") carries
  * an access_token parameter (RFC 6750 section 2.3, which MCP forbids). */

@@ -627,10 +627,12 @@ static void reply_refusal(tp_http_req *rq, int status, char *www, char *body)
 	free(body);
 }
 
-/* The bearer token of a request to the endpoint, when authorization is on:
- * 0 with *principal (counted; NULL when authorization is off), or -1 after
+/* The bearer token of a request to the endpoint, when authorization is on
+ * (`several`: the joined values when the request has several Authorization
+ * headers, else NULL): 0 with *principal (counted; NULL when authorization is off), or -1 after
  * answering 400, 401, 403 or 500. */
-static int check_token(http_server *h, tp_http_req *rq, mcp_principal **principal)
+static int check_token(http_server *h, tp_http_req *rq, const char *several,
+		       mcp_principal **principal)
 {
 	*principal = NULL;
 	if (!api_authz_enabled(h->srv))
@@ -640,7 +642,9 @@ static int check_token(http_server *h, tp_http_req *rq, mcp_principal **principa
 	 * check needs of the query is whether it carries a token (RFC 6750
 	 * section 2.3, which MCP forbids), so that is all it is given. */
 	const char *url = tp_http_req_has_query_param(rq, "access_token") ? "?access_token" : "";
-	int st = api_authz_http(h->srv, url, tp_http_req_header(rq, "Authorization"),
+	/* Several Authorization headers go to the check joined, as one
+	 * field with their values separated by commas: never one token. */
+	int st = api_authz_http(h->srv, url, several ? several : tp_http_req_header(rq, "Authorization"),
 				api_authz_now(), principal, &www, &body);
 	if (st == 0)
 		return 0;
@@ -1051,10 +1055,37 @@ static void hook_request(void *arg, tp_http_req *rq)
 		tp_http_reply(rq, 403, "text/plain", "forbidden origin\n", 17, NULL);
 		return;
 	}
+	/* Several Authorization field lines are several credentials, and
+	 * which of them a party in between would act on is anyone's guess:
+	 * RFC 6750 section 3.1 refuses the request (invalid_request, 400)
+	 * rather than serve it as the first. */
+	char *authz_all = NULL;
+	int n_authz = tp_http_req_header_all(rq, "Authorization", &authz_all);
+	if (n_authz < 0) {
+		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		return;
+	}
+	if (n_authz <= 1) {
+		free(authz_all); /* the one value is read where it is needed */
+		authz_all = NULL;
+	}
+	if (n_authz > 1 && !api_authz_enabled(srv) && srv->http_auth) {
+		free(authz_all);
+		static const char *const challenge[] = { "WWW-Authenticate",
+							 "Bearer error=\"invalid_request\", "
+							 "error_description=\"several Authorization "
+							 "headers\"",
+							 NULL };
+		reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Bad Request: several Authorization headers", NULL, challenge);
+		return;
+	}
 	if (srv->http_auth) {
 		int verdict = srv->http_auth(tp_http_req_header(rq, "Authorization"),
 					     tp_http_req_header(rq, "Mcp-Session-Id"),
 					     srv->http_auth_user);
+		if (verdict != 0)
+			free(authz_all);
 		if (verdict == 403) {
 			reply_error(rq, 403, NULL, MCP_JSONRPC_INVALID_REQUEST, "Forbidden", NULL,
 				    NULL);
@@ -1070,7 +1101,9 @@ static void hook_request(void *arg, tp_http_req *rq)
 	/* The OAuth 2.1 resource server's check (doc/auth.md), after the
 	 * application's own hook above, which predates it. */
 	mcp_principal *principal; /* NULL when authorization is off */
-	if (check_token(h, rq, &principal))
+	int refused = check_token(h, rq, n_authz > 1 ? authz_all : NULL, &principal);
+	free(authz_all);
+	if (refused)
 		return;
 	int is_post = strcmp(method, "POST") == 0;
 	if (srv->http_stateless && !is_post) {
@@ -1189,6 +1222,8 @@ MCP_EXTERN int mcp_server_run_http(mcp_server *srv, const char *address, int *bo
 		.max_sessions = (unsigned)srv->max_sessions,
 		.max_streams = (unsigned)srv->max_streams,
 		.stream_backlog = srv->stream_backlog,
+		.header_timeout_ms = srv->http_header_timeout_ms,
+		.body_timeout_ms = srv->http_body_timeout_ms,
 		.session_idle_ms = srv->session_idle_ms,
 		.http_threads = 2,
 		.hooks = { .request = hook_request,

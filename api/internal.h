@@ -161,6 +161,8 @@ struct mcp_server {
 	int max_connections;             /* HTTP connections open at once */
 	int max_streams;                 /* HTTP GET streams open at once */
 	size_t stream_backlog;           /* SSE bytes a slow reader may owe */
+	int64_t http_header_timeout_ms;  /* a request's header must be in by then */
+	int64_t http_body_timeout_ms;    /* and its body this long after it */
 	int session_workers;             /* per-session cap; 0: workers - 1 */
 	int session_queue;               /* requests waiting for that cap */
 	int64_t task_ttl_default, task_ttl_max;

@@ -42,6 +42,8 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->max_connections = 4096;
 	srv->max_streams = 10000;
 	srv->stream_backlog = 1u << 20;
+	srv->http_header_timeout_ms = 5000;
+	srv->http_body_timeout_ms = 30000;
 	srv->session_workers = 0;
 	srv->session_queue = 1000;
 	srv->tools.kind = API_KIND_TOOLS;
@@ -148,6 +150,10 @@ RANGE_SETTER(mcp_server_set_session_idle_ms, session_idle_ms, int64_t, 1000, INT
 RANGE_SETTER(mcp_server_set_max_connections, max_connections, int, 1, 1000000)
 RANGE_SETTER(mcp_server_set_max_streams, max_streams, int, 1, 1000000)
 RANGE_SETTER(mcp_server_set_stream_backlog, stream_backlog, size_t, 4096, (size_t)1 << 30)
+RANGE_SETTER(mcp_server_set_http_header_timeout_ms, http_header_timeout_ms, int64_t, 100,
+	     INT64_C(1) << 31)
+RANGE_SETTER(mcp_server_set_http_body_timeout_ms, http_body_timeout_ms, int64_t, 100,
+	     INT64_C(1) << 31)
 RANGE_SETTER(mcp_server_set_session_workers, session_workers, int, 0, 1024)
 RANGE_SETTER(mcp_server_set_session_queue, session_queue, int, 0, 10000000)
 

@@ -502,7 +502,8 @@ static void usage(FILE *f)
 		"                      [--json] [--max-sessions N] [--stateless]\n"
 		"                      [--session-idle-ms N] [--max-connections N] [--max-streams N]\n"
 		"                      [--stream-backlog BYTES] [--session-workers N]\n"
-		"                      [--session-queue N]\n"
+		"                      [--session-queue N] [--header-timeout-ms N]\n"
+		"                      [--body-timeout-ms N]\n"
 		"                      [--allow-host NAME]... [--allow-origin ORIGIN]...\n"
 		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
 		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n"
@@ -612,6 +613,7 @@ int main(int argc, char **argv)
 	int json_only = 0, stateless = 0;
 	long max_sessions = 1000;
 	/* HTTP limits: -1 keeps the library's default. */
+	long header_ms = -1, body_ms = -1;
 	long idle_ms = -1, max_conns = -1, max_streams = -1, backlog = -1, sess_workers = -1,
 	     sess_queue = -1;
 	const char *bearer = NULL;
@@ -675,6 +677,12 @@ int main(int argc, char **argv)
 				goto bad;
 		} else if (strcmp(a, "--stream-backlog") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 4096, 1L << 30, &backlog))
+				goto bad;
+		} else if (strcmp(a, "--header-timeout-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 100, 1L << 31, &header_ms))
+				goto bad;
+		} else if (strcmp(a, "--body-timeout-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 100, 1L << 31, &body_ms))
 				goto bad;
 		} else if (strcmp(a, "--session-workers") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 0, 1024, &sess_workers))
@@ -754,6 +762,10 @@ int main(int argc, char **argv)
 		mcp_server_set_max_streams(srv, (int)max_streams);
 	if (backlog >= 0)
 		mcp_server_set_stream_backlog(srv, (size_t)backlog);
+	if (header_ms >= 0)
+		mcp_server_set_http_header_timeout_ms(srv, header_ms);
+	if (body_ms >= 0)
+		mcp_server_set_http_body_timeout_ms(srv, body_ms);
 	if (sess_workers >= 0)
 		mcp_server_set_session_workers(srv, (int)sess_workers);
 	if (sess_queue >= 0)

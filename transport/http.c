@@ -27,7 +27,16 @@
  * thread's next tick on: most waits end sooner (an answer in
  * microseconds), and they cost no system call.  A reader that
  * stops reading while events pile up is cut off once it owes
- * `stream_backlog` bytes (its stream stays, for a resumption).
+ * `stream_backlog` bytes besides the newest event (its stream stays, for
+ * a resumption); a stream that cannot be resumed is never cut (see
+ * cut_slow_reader).  A GET's stream is watched from its start, and its
+ * place under max_streams is free as soon as its client's hang-up is
+ * seen.
+ *
+ * Clocks.  While a connection's request header or body comes in, it is
+ * on a list with the time it began (conn_clock); the run thread refuses
+ * those past their limit with 408, and a connection past max_connections
+ * makes room by refusing the oldest still sending its header (503).
  *
  * Lifetimes.  libmicrohttpd ends a connection in this order: the request's
  * completion callback, the response's free callback, then close(2) of the
@@ -39,6 +48,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +56,8 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +70,7 @@
 #define SSE_BLOCK 4096             /* bytes per SSE read callback */
 #define TICK_MS 20
 #define CONN_HEADROOM 64           /* connections past the limit told 503 */
+#define KEEPALIVE_MS 60000         /* an idle kept-alive connection, at least */
 /* libmicrohttpd's memory per connection (headers, its read and write
  * buffers; bodies are streamed to us): zeroed for every request, and held
  * by every open stream, so no bigger than MCP's small requests need. */
@@ -170,22 +183,56 @@ struct tp_http {
 	size_t nbuckets, npublished, nephemeral;
 	tp_http_sess *lru_head, *lru_tail;  /* published, least recent first */
 	tp_http_sess *gone_list;    /* published sessions whose output closed */
-	_Atomic unsigned connections;
 	_Atomic unsigned requests_open; /* MHD requests begun, not completed:
 					   the shutdown waits for them, so no
 					   answer queued is cut by the stop */
 	_Atomic unsigned get_streams;
+	/* Connections open and not refused to make room (those close
+	 * soon): what max_connections bounds.  One counter, so that a
+	 * check never sees a connection's close half done. */
+	_Atomic unsigned live;
 	_Atomic int refusing;
+	/* The clocks of connections whose header or body is coming in
+	 * (conn_clock), each list oldest first; after every other lock. */
+	pthread_mutex_t clock_mu;
+	struct conn_clock *clock_head[3], *clock_tail[3];
 	int epfd;                   /* the watch */
+	_Atomic int firing;         /* threads handling hang-ups taken from it */
 	pthread_mutex_t watch_mu;   /* the slots; after a session's lock */
 	stream *pending_watch;      /* suspended, to watch at the next tick */
 	watch_slot *watches;
 	int nwatch, free_watch;
 };
 
+/* A connection's clock.  While the header of its request (or, kept alive,
+ * of its next one) or the body is coming in, it is on one of two lists,
+ * oldest first, and the run thread refuses it once past its limit: a
+ * client that trickles a byte a second holds a connection for that long
+ * and no longer.  A connection waiting for its answer or reading a stream
+ * is on no list: long calls and SSE streams have no limit here.  A
+ * connection kept alive between requests is on a third list, with the
+ * longer of the header limit and KEEPALIVE_MS: a client that reuses its
+ * connections now and then keeps them, and one that never comes back
+ * has its connection closed (silently: a stale 408 could be read as the
+ * answer to its next request).  Under
+ * h->clock_mu; freed when libmicrohttpd reports the connection closed,
+ * which it does before it closes the socket, so `fd` is the connection's
+ * own while the clock is on a list. */
+enum { CLOCK_HEADER = 0, CLOCK_BODY = 1, CLOCK_IDLE = 2, CLOCK_NONE = 3 };
+typedef struct conn_clock {
+	struct conn_clock *prev, *next;
+	int list;                   /* CLOCK_* */
+	int fd;
+	int64_t since;
+	int refused;                /* answered on the socket and shut down */
+	int evicted;                /* refused to make room (not in h->live) */
+} conn_clock;
+
 struct tp_http_req {
 	tp_http *h;
 	struct MHD_Connection *conn;
+	conn_clock *clock;          /* NULL: untimed (no memory for it) */
+	int raw_refused;            /* refused on the socket (body past the limit) */
 	const char *method, *url;
 	char *body;
 	size_t len, cap;
@@ -573,7 +620,10 @@ static void stream_kick(stream *st)
 	}
 }
 
-/* On the run thread: a watched socket hung up. */
+static void att_end_locked(stream *st, unsigned gen);
+
+/* On the run thread (or an HTTP thread, watch_reap): a watched socket
+ * hung up. */
 static void watch_fired(tp_http *h, uint64_t data)
 {
 	int i = (int)(uint32_t)data;
@@ -596,9 +646,75 @@ static void watch_fired(tp_http *h, uint64_t data)
 		 * too, at its next write). */
 		st->peer_gone = 1;
 		stream_kick(st);
+		/* A GET's stream, and its place under max_streams, are free
+		 * now that the hang-up is seen, not once libmicrohttpd gets
+		 * round to ending the response: a client that reconnects at
+		 * once finds them free.  The old response's reader sees its
+		 * attachment gone and ends. */
+		if (st->is_get)
+			att_end_locked(st, st->gen);
 	}
 	pthread_mutex_unlock(&ts->mu);
 	sess_unref(ts);
+}
+
+/* On an HTTP thread, before refusing a GET for a stream or a place that
+ * is taken: the hang-ups the watch has seen but the run thread not yet
+ * handled are handled now, so that a client that closed a stream and
+ * opens another at once is not refused for its own old one.  With no
+ * lock held. */
+static void watch_reap(tp_http *h)
+{
+	struct epoll_event evs[64];
+	int n;
+	do {
+		atomic_fetch_add(&h->firing, 1);
+		n = epoll_wait(h->epfd, evs, 64, 0);
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.u64 != UINT64_MAX) /* the run thread's wake-up */
+				watch_fired(h, evs[i].data.u64);
+		atomic_fetch_sub(&h->firing, 1);
+	} while (n == 64);
+	/* A hang-up another thread took from the set is handled once it is
+	 * done with what it took. */
+	while (atomic_load(&h->firing))
+		sched_yield();
+}
+
+/* On an HTTP thread, when watch_reap did not free what a GET needs: every
+ * watched socket is asked directly whether its client hung up (the
+ * kernel knows before any thread has told us: libmicrohttpd's own thread
+ * may be about to notice it).  One poll(2) over the watched sockets, only
+ * on this path.  A registration's socket is its connection's while the
+ * slot is used (the slot goes before libmicrohttpd closes the socket), so
+ * the snapshot is taken under watch_mu; watch_fired checks the
+ * registration again before it acts.  With no lock held. */
+static void watch_scan(tp_http *h)
+{
+	pthread_mutex_lock(&h->watch_mu);
+	int n = 0;
+	for (int i = 0; i < h->nwatch; i++)
+		n += h->watches[i].used;
+	struct pollfd *p = n ? malloc((size_t)n * sizeof *p) : NULL;
+	uint64_t *key = p ? malloc((size_t)n * sizeof *key) : NULL;
+	int k = 0;
+	if (key) {
+		for (int i = 0; i < h->nwatch && k < n; i++) {
+			watch_slot *w = &h->watches[i];
+			if (!w->used)
+				continue;
+			p[k] = (struct pollfd){ .fd = w->fd, .events = POLLRDHUP };
+			key[k++] = (uint64_t)w->gen << 32 | (uint32_t)i;
+		}
+		if (poll(p, (nfds_t)k, 0) <= 0)
+			k = 0;
+	}
+	pthread_mutex_unlock(&h->watch_mu);
+	for (int i = 0; i < k; i++)
+		if (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
+			watch_fired(h, key[i]);
+	free(p);
+	free(key);
 }
 
 /* ---- streams ------------------------------------------------------------ */
@@ -639,6 +755,26 @@ static void stream_unref_locked(stream *st)
 	free(st);
 }
 
+static int stream_resumable(const stream *st);
+
+/* A stream no client can resume, read slowly: its unsent events after the
+ * one being written, but for the newest, go oldest first until it keeps
+ * no more than the backlog.  The answer is always the newest (nothing
+ * follows it), so only notifications are lost.  Under ts->mu. */
+static void log_trim_unsent(stream *st, size_t backlog)
+{
+	if (!st->cur || stream_resumable(st))
+		return;
+	sse_ev *prev = st->cur;
+	while (st->kept > backlog && prev->next && prev->next != st->tail) {
+		sse_ev *e = prev->next;
+		prev->next = e->next;
+		st->kept -= e->len;
+		st->owed -= e->len;
+		free(e);
+	}
+}
+
 /* Drops the oldest events: delivered ones beyond REPLAY_KEEP, then any
  * beyond the backlog (a client that stays away that long loses the oldest
  * messages rather than the server its memory).  Under ts->mu. */
@@ -647,15 +783,20 @@ static void log_trim(stream *st)
 	size_t backlog = st->ts->h->cfg.stream_backlog;
 	for (;;) {
 		sse_ev *e = st->head;
-		if (!e || e == st->tail)
+		if (!e || e == st->tail) {
+			log_trim_unsent(st, backlog);
 			return;
+		}
 		if (e == st->cur) {
-			if (st->kept <= backlog || (st->conn && st->cur_off))
+			if (st->kept <= backlog || (st->conn && st->cur_off)) {
+				log_trim_unsent(st, backlog);
 				return;
+			}
 			st->owed -= e->len - st->cur_off;
 			st->cur = e->next;
 			st->cur_off = 0;
 		} else if (st->kept <= REPLAY_KEEP) {
+			log_trim_unsent(st, backlog);
 			return;
 		}
 		st->head = e->next;
@@ -701,13 +842,29 @@ static int sse_log(stream *st, const char *data, size_t n)
 	return 0;
 }
 
+/* Whether a client that lost `st`'s connection can get the rest with a
+ * GET and Last-Event-ID.  Under ts->mu. */
+static int stream_resumable(const stream *st)
+{
+	return st->sse && !st->no_ids && !st->ts->ephemeral &&
+	       (st->ts->features & TP_FEATURE_RESUMABLE);
+}
+
 /* A reader attached to `st` that owes more than the backlog is cut off:
  * its socket is shut down, libmicrohttpd ends the response, and the
- * stream stays for a resumption.  Under ts->mu. */
+ * stream stays for a resumption.  The newest event does not count: one
+ * message larger than the backlog is delivered whole (the engine made it
+ * whole already; the backlog bounds what piles up behind a slow reader,
+ * not the size of a message).  A stream that cannot be resumed is never
+ * cut, or its answer would be lost: log_trim bounds it instead, dropping
+ * its oldest unsent notifications, never the event being written or the
+ * newest.  Under ts->mu. */
 static void cut_slow_reader(stream *st)
 {
+	size_t newest = st->tail ? st->tail->len : 0;
 	if (st->conn && !st->held && !st->suspended && !st->cut && st->fd >= 0 &&
-	    st->owed > st->ts->h->cfg.stream_backlog) {
+	    stream_resumable(st) && st->owed > newest &&
+	    st->owed - newest > st->ts->h->cfg.stream_backlog) {
 		st->cut = 1;
 		shutdown(st->fd, SHUT_RDWR);
 	}
@@ -1052,9 +1209,11 @@ static void att_end_locked(stream *st, unsigned gen)
 {
 	if (st->gen != gen || !st->conn)
 		return;
-	watch_del(st);
+	/* The place first, then the watch: a GET that finds the watch gone
+	 * (watch_scan) finds the place free. */
 	if (st->is_get)
 		atomic_fetch_sub(&st->ts->h->get_streams, 1);
+	watch_del(st);
 	st->conn = NULL;
 	st->fd = -1;
 	st->suspended = 0;
@@ -1082,7 +1241,9 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 		pthread_mutex_unlock(&ts->mu);
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	}
-	if (st->peer_gone) {
+	if (st->peer_gone || !st->conn) {
+		/* !conn: the watch saw the client go and ended the attachment
+		 * (watch_fired). */
 		pthread_mutex_unlock(&ts->mu);
 		return MHD_CONTENT_READER_END_WITH_ERROR;
 	}
@@ -1117,10 +1278,15 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 		pthread_mutex_unlock(&ts->mu);
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	}
-	/* Nothing to send: park the connection until output or a hang-up. */
+	/* Nothing to send: park the connection until output or a hang-up.
+	 * A GET's stream waits long as a rule, and its place must be free
+	 * as soon as its client leaves: watched at once. */
 	st->suspended = 1;
 	MHD_suspend_connection(st->conn);
-	watch_later(st);
+	if (st->is_get)
+		watch_add(st);
+	else
+		watch_later(st);
 	pthread_mutex_unlock(&ts->mu);
 	return 0;
 }
@@ -1343,9 +1509,19 @@ int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last)
 		return -EINVAL;
 	if (atomic_fetch_add(&h->get_streams, 1) >= h->cfg.max_streams) {
 		atomic_fetch_sub(&h->get_streams, 1);
-		return -EAGAIN;
+		watch_reap(h);
+		if (atomic_fetch_add(&h->get_streams, 1) >= h->cfg.max_streams) {
+			atomic_fetch_sub(&h->get_streams, 1);
+			watch_scan(h);
+			if (atomic_fetch_add(&h->get_streams, 1) >= h->cfg.max_streams) {
+				atomic_fetch_sub(&h->get_streams, 1);
+				return -EAGAIN;
+			}
+		}
 	}
 	int rc = 0;
+	int reaped = 0;
+again:
 	pthread_mutex_lock(&ts->mu);
 	stream *st = NULL;
 	if (last) {
@@ -1361,8 +1537,17 @@ int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last)
 		if (!st && ts->out_closed)
 			rc = -EPIPE;
 	}
-	if (!rc && st && st->conn)
+	if (!rc && st && st->conn) {
+		if (!reaped) {
+			/* Perhaps its client just left: see (once). */
+			pthread_mutex_unlock(&ts->mu);
+			watch_reap(h);
+			watch_scan(h);
+			reaped = 1;
+			goto again;
+		}
 		rc = -EBUSY;
+	}
 	if (!rc && st) {
 		/* Re-attach; with Last-Event-ID, replay from the event after
 		 * it (or the oldest kept, if it is gone). */
@@ -1395,11 +1580,118 @@ int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last)
 	}
 	attach_locked(st, rq->conn);
 	st->is_get = 1;
+	/* Watched from the start, not only once it waits: a client that
+	 * leaves before its stream's first wait frees its place as soon. */
+	watch_add(st);
 	pthread_mutex_unlock(&ts->mu);
 	sess_touch(ts);
 	sess_ref(ts);
 	rq->answered = start_sse(rq->conn, st, NULL) == MHD_YES ? 1 : -1;
 	return 0;
+}
+
+/* ---- connection clocks (tp_http.h: header_timeout_ms, body_timeout_ms) ---- */
+
+/* Under clock_mu. */
+static void clock_unlink(tp_http *h, conn_clock *c)
+{
+	if (c->list == CLOCK_NONE)
+		return;
+	int l = c->list;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		h->clock_head[l] = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		h->clock_tail[l] = c->prev;
+	c->prev = c->next = NULL;
+	c->list = CLOCK_NONE;
+}
+
+/* Under clock_mu: `c` runs on list `l` (CLOCK_NONE: stopped) from `now`. */
+static void clock_start(tp_http *h, conn_clock *c, int l, int64_t now)
+{
+	clock_unlink(h, c);
+	if (c->refused || l == CLOCK_NONE)
+		return;
+	c->list = l;
+	c->since = now;
+	c->prev = h->clock_tail[l];
+	c->next = NULL;
+	if (h->clock_tail[l])
+		h->clock_tail[l]->next = c;
+	else
+		h->clock_head[l] = c;
+	h->clock_tail[l] = c;
+}
+
+static void clock_set(tp_http *h, conn_clock *c, int l)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->clock_mu);
+	clock_start(h, c, l, l == CLOCK_NONE ? 0 : now_ns());
+	pthread_mutex_unlock(&h->clock_mu);
+}
+
+/* Under clock_mu: refuses `c`'s connection with `status` and a JSON-RPC
+ * error, written on its socket below libmicrohttpd, which cannot queue a
+ * response before a request's header is in or while its body comes in
+ * (the only times this is called: nothing else is being written there),
+ * then shuts the socket down; libmicrohttpd reads the end and closes it.
+ * The answer is a few hundred bytes into an idle socket's send buffer. */
+static void clock_refuse(tp_http *h, conn_clock *c, unsigned status, const char *reason, int code,
+			 const char *message, int retry_after)
+{
+	char body[320], head[256];
+	int bn = snprintf(body, sizeof body,
+			  "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,\"message\":\"%s\"}}",
+			  code, message);
+	if (bn < 0 || (size_t)bn >= sizeof body)
+		bn = 0;
+	int hn = snprintf(head, sizeof head,
+			  "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+			  "%sConnection: close\r\n\r\n",
+			  status, reason, bn, retry_after ? "Retry-After: 1\r\n" : "");
+	if (hn > 0 && (size_t)hn < sizeof head) {
+		struct iovec iov[2] = { { head, (size_t)hn }, { body, (size_t)bn } };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+		(void)sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	shutdown(c->fd, SHUT_RDWR);
+	c->refused = 1;
+	clock_unlink(h, c);
+}
+
+/* On the run thread: connections past their header or body limit are
+ * told 408 and closed; idle kept-alive ones are closed. */
+static void clock_expire(tp_http *h, int64_t now)
+{
+	static const char *const what[2] = { "header", "body" };
+	pthread_mutex_lock(&h->clock_mu);
+	for (int l = CLOCK_HEADER; l <= CLOCK_IDLE; l++) {
+		int64_t ms = l == CLOCK_HEADER ? h->cfg.header_timeout_ms
+			     : l == CLOCK_BODY ? h->cfg.body_timeout_ms
+			     : h->cfg.header_timeout_ms > KEEPALIVE_MS ? h->cfg.header_timeout_ms
+								       : KEEPALIVE_MS;
+		conn_clock *c;
+		while ((c = h->clock_head[l]) && now - c->since >= ms * 1000000) {
+			if (l == CLOCK_IDLE) {
+				shutdown(c->fd, SHUT_RDWR);
+				c->refused = 1;
+				clock_unlink(h, c);
+				continue;
+			}
+			char msg[128];
+			snprintf(msg, sizeof msg,
+				 "Request Timeout: the request's %s took longer than %lld ms", what[l],
+				 (long long)ms);
+			clock_refuse(h, c, 408, "Request Timeout", -32600, msg, 0);
+		}
+	}
+	pthread_mutex_unlock(&h->clock_mu);
 }
 
 /* ---- the daemon's callbacks ------------------------------------------------ */
@@ -1417,6 +1709,45 @@ const char *tp_http_req_path(const tp_http_req *rq)
 const char *tp_http_req_header(tp_http_req *rq, const char *name)
 {
 	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
+}
+
+typedef struct header_join {
+	const char *name;
+	int count;
+	char *joined;               /* "v1, v2, ..." (RFC 9110 section 5.3) */
+	int failed;
+} header_join;
+
+static enum MHD_Result header_collect(void *cls, enum MHD_ValueKind kind, const char *key,
+				      const char *value)
+{
+	header_join *j = cls;
+	(void)kind;
+	if (!key || strcasecmp(key, j->name) != 0)
+		return MHD_YES;
+	j->count++;
+	char *g = NULL;
+	if (asprintf(&g, "%s%s%s", j->joined ? j->joined : "", j->joined ? ", " : "",
+		     value ? value : "") < 0) {
+		j->failed = 1;
+		return MHD_NO;
+	}
+	free(j->joined);
+	j->joined = g;
+	return MHD_YES;
+}
+
+int tp_http_req_header_all(tp_http_req *rq, const char *name, char **joined)
+{
+	header_join j = { name, 0, NULL, 0 };
+	MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, header_collect, &j);
+	if (j.failed) {
+		free(j.joined);
+		*joined = NULL;
+		return -ENOMEM;
+	}
+	*joined = j.joined;
+	return j.count;
 }
 
 typedef struct query_find {
@@ -1485,9 +1816,22 @@ static const char busy_body[] =
 static const char stopping_body[] =
 	"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32050,\"message\":\"Server busy: "
 	"shutting down\"}}";
-static const char too_big_body[] =
-	"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: "
-	"message exceeds the size limit\"}}";
+/* The 413's message, naming the limit, and its JSON-RPC body. */
+static void too_big_message(const tp_http *h, char *out, size_t n, int declared)
+{
+	snprintf(out, n, "Invalid Request: message exceeds the size limit (%zu bytes)%s",
+		 h->cfg.max_message, declared ? ": refused on its Content-Length" : "");
+}
+
+static int too_big_text(const tp_http *h, char *out, size_t n, int declared)
+{
+	char msg[160];
+	too_big_message(h, msg, sizeof msg, declared);
+	return snprintf(out, n,
+			"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
+			"\"%s\"}}",
+			msg);
+}
 static const char *const retry_1[] = { "Retry-After", "1", NULL };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -1507,6 +1851,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->url = url;
 		*con_cls = rq;
 		atomic_fetch_add(&h->requests_open, 1);
+		/* The header is in: its clock stops, and the body's runs until
+		 * the final call below.  A request refused here has none (its
+		 * answer is being written; the connection closes after it). */
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		rq->clock = ci ? ci->socket_context : NULL;
+		clock_set(h, rq->clock, CLOCK_NONE);
 		/* RFC 9112 section 6.3: a message whose length is ambiguous
 		 * is refused and the connection closed, or a proxy in front
 		 * and this server could split it differently (smuggling). */
@@ -1517,11 +1868,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return queue(conn, MHD_HTTP_BAD_REQUEST, "application/json", ambiguous_body,
 				     sizeof ambiguous_body - 1, NULL, 1);
 		}
-		if (atomic_load(&h->connections) > h->cfg.max_connections) {
+		if (atomic_load(&h->live) > h->cfg.max_connections) {
 			rq->refused = 1;
 			return queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "application/json", busy_body,
 				     sizeof busy_body - 1, retry_1, 1);
 		}
+		/* A body declared past the limit is refused now, before any
+		 * of it is read (libmicrohttpd then closes the connection,
+		 * its body unread). */
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		if (cl) {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(cl, &end, 10);
+			if (end != cl && !*end && (errno == ERANGE || n > h->cfg.max_message)) {
+				char body[256];
+				int bn = too_big_text(h, body, sizeof body, 1);
+				rq->refused = 1;
+				return queue(conn, MHD_HTTP_CONTENT_TOO_LARGE, "application/json", body,
+					     (size_t)bn, NULL, 1);
+			}
+		}
+		clock_set(h, rq->clock, CLOCK_BODY);
 		return MHD_YES;
 	}
 	if (rq->refused)
@@ -1529,8 +1897,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	/* A response may only be queued once the body is in: bodies are
 	 * gathered first, every check runs on the final call. */
 	if (*upload_size) {
+		if (rq->raw_refused) {
+			*upload_size = 0; /* read and dropped until the connection ends */
+			return MHD_YES;
+		}
 		if (rq->len + *upload_size > h->cfg.max_message) {
 			rq->too_big = 1;
+			/* A body of unknown length (chunked) crossed the
+			 * limit: refused now, on the socket (no response can
+			 * be queued while a body comes in). */
+			if (rq->clock) {
+				char msg[160];
+				too_big_message(h, msg, sizeof msg, 0);
+				pthread_mutex_lock(&h->clock_mu);
+				if (!rq->clock->refused)
+					clock_refuse(h, rq->clock, MHD_HTTP_CONTENT_TOO_LARGE,
+						     "Content Too Large", -32600, msg, 0);
+				pthread_mutex_unlock(&h->clock_mu);
+				rq->raw_refused = 1;
+				free(rq->body);
+				rq->body = NULL;
+				rq->len = rq->cap = 0;
+			}
 		} else if (!rq->too_big) {
 			if (rq->len + *upload_size + 1 > rq->cap) {
 				size_t cap = (rq->len + *upload_size + 1) * 2;
@@ -1546,6 +1934,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		}
 		*upload_size = 0;
 		return MHD_YES;
+	}
+	if (rq->clock) {
+		/* The body is in (or there was none): no clock until the
+		 * answer has been sent.  One that ran out has been answered. */
+		pthread_mutex_lock(&h->clock_mu);
+		int refused = rq->clock->refused;
+		clock_start(h, rq->clock, CLOCK_NONE, 0);
+		pthread_mutex_unlock(&h->clock_mu);
+		if (refused || rq->raw_refused)
+			return MHD_NO;
 	}
 	if (rq->waiting) {
 		/* Resumed: the JSON answer is in, the stream ended without
@@ -1574,8 +1972,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				       ? 1
 				       : -1;
 	} else if (rq->too_big) {
-		tp_http_reply(rq, MHD_HTTP_CONTENT_TOO_LARGE, "application/json", too_big_body,
-			      sizeof too_big_body - 1, NULL);
+		char body[256];
+		int bn = too_big_text(h, body, sizeof body, 0);
+		tp_http_reply(rq, MHD_HTTP_CONTENT_TOO_LARGE, "application/json", body, (size_t)bn,
+			      NULL);
 	} else {
 		h->cfg.hooks.request(h->cfg.arg, rq);
 		if (!rq->answered)
@@ -1614,6 +2014,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		stream_unref_locked(st);
 		pthread_mutex_unlock(&ts->mu);
 	}
+	/* Kept alive, the connection idles from now (libmicrohttpd reports a
+	 * connection closed after its last request completed, so the clock
+	 * is still there). */
+	clock_set(h, rq->clock, CLOCK_IDLE);
 	if (rq->app && h->cfg.hooks.request_done)
 		h->cfg.hooks.request_done(h->cfg.arg, rq->app, client_left);
 	if (rq->ts)
@@ -1629,12 +2033,56 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 			  enum MHD_ConnectionNotificationCode toe)
 {
 	tp_http *h = cls;
-	(void)conn;
-	(void)socket_context;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
-		atomic_fetch_add(&h->connections, 1);
-	else
-		atomic_fetch_sub(&h->connections, 1);
+	if (toe != MHD_CONNECTION_NOTIFY_STARTED) {
+		conn_clock *c = *socket_context;
+		if (c) {
+			pthread_mutex_lock(&h->clock_mu);
+			clock_unlink(h, c);
+			if (!c->evicted)
+				atomic_fetch_sub(&h->live, 1);
+			pthread_mutex_unlock(&h->clock_mu);
+			free(c);
+			*socket_context = NULL;
+		} else {
+			atomic_fetch_sub(&h->live, 1);
+		}
+		return;
+	}
+	unsigned n = atomic_fetch_add(&h->live, 1) + 1;
+	conn_clock *c = calloc(1, sizeof *c);
+	if (c) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		c->fd = ci ? ci->connect_fd : -1;
+		c->list = CLOCK_NONE;
+		if (c->fd < 0) {
+			free(c);
+			c = NULL;
+		}
+	}
+	*socket_context = c;
+	pthread_mutex_lock(&h->clock_mu);
+	if (c)
+		clock_start(h, c, CLOCK_HEADER, now_ns());
+	/* Past the limit, room is made: the connection whose header has
+	 * been coming in longest (a client trickling it), or that has been
+	 * idle longest since its last request, is told 503 and closed, so
+	 * that a table full of slow clients cannot keep a new one out.  A
+	 * client that sends its header at once is the newest, and never the
+	 * one closed. */
+	if (n > h->cfg.max_connections) {
+		conn_clock *old = h->clock_head[CLOCK_HEADER];
+		conn_clock *idle = h->clock_head[CLOCK_IDLE];
+		if (!old || (idle && idle->since < old->since))
+			old = idle;
+		if (old && old != c) {
+			clock_refuse(h, old, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable",
+				     -32050, "Server busy: too many connections", 1);
+			old->evicted = 1;
+			atomic_fetch_sub(&h->live, 1);
+		}
+	}
+	pthread_mutex_unlock(&h->clock_mu);
 }
 
 /* ---- the daemon ---------------------------------------------------------------- */
@@ -1662,6 +2110,7 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
 	}
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_mutex_init(&h->watch_mu, NULL);
+	pthread_mutex_init(&h->clock_mu, NULL);
 	int v6 = cfg->addr->sa_family == AF_INET6;
 	/* The caller's handle is set before the daemon's threads exist: a
 	 * request may reach the hooks (which use it) at once. */
@@ -1683,6 +2132,7 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
 		close(h->epfd);
 		pthread_mutex_destroy(&h->mu);
 		pthread_mutex_destroy(&h->watch_mu);
+		pthread_mutex_destroy(&h->clock_mu);
 		free(h->buckets);
 		free(h);
 		return -e;
@@ -1760,16 +2210,21 @@ void tp_http_run(tp_http *h, int wake_fd, int64_t until_ns)
 		struct epoll_event evs[64];
 		int n = epoll_wait(h->epfd, evs, 64, TICK_MS);
 		int woken = 0;
+		if (n > 0)
+			atomic_fetch_add(&h->firing, 1); /* see watch_reap */
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.u64 == UINT64_MAX)
 				woken = 1;
 			else
 				watch_fired(h, evs[i].data.u64);
 		}
+		if (n > 0)
+			atomic_fetch_sub(&h->firing, 1);
 		int64_t now = now_ns();
 		if (now >= next_tick) {
 			next_tick = now + TICK_MS * 1000000;
 			watch_pending(h, 1);
+			clock_expire(h, now);
 			housekeeping(h, now, 1);
 			if (h->cfg.hooks.tick)
 				h->cfg.hooks.tick(h->cfg.arg, now);
@@ -1810,6 +2265,7 @@ static void http_unref(tp_http *h)
 	free(h->buckets);
 	pthread_mutex_destroy(&h->mu);
 	pthread_mutex_destroy(&h->watch_mu);
+	pthread_mutex_destroy(&h->clock_mu);
 	free(h);
 }
 

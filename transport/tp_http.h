@@ -78,7 +78,12 @@ typedef struct tp_http_hooks {
 typedef struct tp_http_config {
 	const struct sockaddr *addr;
 	socklen_t addrlen;
-	size_t max_message;        /* a larger body is refused with 413 */
+	size_t max_message;        /* a larger body is refused with 413, a
+				      declared one on its header */
+	int64_t header_timeout_ms; /* a request's header (or, on a kept-alive
+				      connection, the next one's) must be in
+				      within this: else 408, and closed */
+	int64_t body_timeout_ms;   /* its body within this of the header */
 	unsigned max_connections;  /* beyond: 503 with Retry-After, then close */
 	unsigned max_sessions;     /* published sessions, and ephemeral ones */
 	unsigned max_streams;      /* GET streams attached at once */
@@ -113,6 +118,10 @@ const char *tp_http_req_method(const tp_http_req *rq);
 const char *tp_http_req_path(const tp_http_req *rq);
 /* A request header's value (case-insensitive name), or NULL. */
 const char *tp_http_req_header(tp_http_req *rq, const char *name);
+/* How many field lines the request has of header `name` (case-insensitive),
+ * with *joined (malloc'd, the caller frees; NULL when none) their values
+ * joined by ", " as RFC 9110 section 5.3 combines them; -ENOMEM. */
+int tp_http_req_header_all(tp_http_req *rq, const char *name, char **joined);
 /* Whether the request target's query names the parameter `name` (with or
  * without a value; names compared after percent-decoding). */
 int tp_http_req_has_query_param(tp_http_req *rq, const char *name);

@@ -1464,7 +1464,11 @@ MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user
  * mcp_server_set_max_message(), 400 for JSON nested past
  * mcp_server_set_max_depth() (the same limit on every transport), 503 with
  * Retry-After for connections, sessions and streams, 429 with Retry-After
- * for one session's queue.  A request whose length is ambiguous (two
+ * for one session's queue, 408 past the header and body time limits.  A
+ * body whose Content-Length is over the message limit is refused on its
+ * header, before any of it is read; a chunked one as it crosses the
+ * limit.  A request with several Authorization headers gets 400
+ * invalid_request (RFC 6750 section 3.1).  A request whose length is ambiguous (two
  * Content-Length headers, or Content-Length with Transfer-Encoding) gets
  * 400 and its connection is closed; a POST whose Accept names neither
  * application/json nor text/event-stream gets 406; an
@@ -1523,7 +1527,9 @@ MCP_EXTERN int mcp_server_set_session_idle_ms(mcp_server *srv, int64_t ms);
 /* HTTP connections open at once (1..1000000; default 4096).  A request
  * on a connection past the limit gets 503 with Retry-After and the
  * connection is closed; past the limit and 64 more, connections are
- * refused at accept.  Each connection is a file descriptor: the process's
+ * refused at accept.  A connection past the limit makes room: the one
+ * whose request header has been coming in longest (a slow client, or one
+ * kept alive and idle) gets 503 and is closed.  Each connection is a file descriptor: the process's
  * RLIMIT_NOFILE must leave room for them. */
 MCP_EXTERN int mcp_server_set_max_connections(mcp_server *srv, int n);
 /* Standalone SSE streams (GET) open at once, over all sessions
@@ -1533,8 +1539,26 @@ MCP_EXTERN int mcp_server_set_max_streams(mcp_server *srv, int n);
 /* The most SSE bytes a stream keeps for a client that reads slowly or is
  * away (4096..1 GiB; default 1 MiB).  A connected client that owes more
  * than this is disconnected (it resumes with Last-Event-ID); for one that
- * stays away, the oldest events beyond it are dropped. */
+ * stays away, the oldest events beyond it are dropped.  The newest event
+ * does not count, so one message larger than the backlog is delivered
+ * whole; a stream that cannot be resumed (2026-07-28, stateless) is never
+ * cut, and drops its oldest unsent notifications instead, never its
+ * answer. */
 MCP_EXTERN int mcp_server_set_stream_backlog(mcp_server *srv, size_t bytes);
+/* Time limits on what a client sends, in ms (100..2^31), so that clients
+ * that trickle their requests cannot hold connections.  A request's header
+ * must be in within `ms` of its connection's start; default 5000.  Its
+ * body must be in within the body limit of its header; default 30000.
+ * Past either the client gets 408 with a JSON-RPC body and the connection
+ * is closed.  A connection kept alive after a request is closed (without
+ * a 408, which could be read as the answer to its next request) when the
+ * next request's header is not in within the longer of the header limit
+ * and 60 s.
+ * Neither limit applies while a request waits for its answer or a client
+ * reads an SSE stream.  Before mcp_server_run_http, from the thread that
+ * owns the server. */
+MCP_EXTERN int mcp_server_set_http_header_timeout_ms(mcp_server *srv, int64_t ms);
+MCP_EXTERN int mcp_server_set_http_body_timeout_ms(mcp_server *srv, int64_t ms);
 /* Fairness between HTTP sessions on the shared worker pool: at most `n`
  * requests of one session are queued for or running on a worker at once
  * (0..1024; default 0, which means workers - 1, at least 1, so that one

@@ -466,8 +466,16 @@ def limits_each_with_status():
         s.close()
         if st != 503 or hd.get("retry-after") != "1":
             raise Fail(f"the 3rd GET stream got {st} {hd}")
-        # Connections: 1 (c) + 2 (GETs) open; 5 more fill 8, the next is told.
-        extra = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(5)]
+        # Connections: 2 (GETs) open and 6 calls in flight fill 8, the next
+        # is told.  (An idle connection would not: past the limit the one
+        # idle or sending its header longest makes room, so c goes first.)
+        c.close()
+        conns.remove(c)
+        extra = [_raw(srv.port, "POST", {"Content-Type": "application/json",
+                                         "Accept": "application/json",
+                                         "Mcp-Session-Id": sids[i % 3]},
+                      json.dumps(_call(100 + i, "sleep", {"ms": int(T(4) * 1000)})))
+                 for i in range(6)]
         time.sleep(0.2)
         s = _raw(srv.port, "POST", {"Content-Type": "application/json", "Accept": ACCEPT_BOTH,
                                     "Mcp-Session-Id": sids[0]},
@@ -482,6 +490,8 @@ def limits_each_with_status():
         for s in gets:
             s.close()
         time.sleep(0.2)
+        c = Conn(srv.port)
+        conns.append(c)
         deep = {"v": 1}
         for _ in range(200):
             deep = {"v": deep}
