@@ -552,7 +552,11 @@ static int configure_auth(mcp_server *srv, const char *resource, const char *jwk
 		rc = mcp_server_set_auth_required_scopes(srv, require);
 	}
 	if (rc != MCP_OK) {
-		fprintf(stderr, "mcp-everything: %s: %s\n", what, mcp_strerror(rc));
+		char why[300] = "";
+		if (strcmp(what, "--auth-jwks") == 0)
+			mcp_server_auth_keys_error(srv, why, sizeof why);
+		fprintf(stderr, "mcp-everything: %s: %s%s%s\n", what, mcp_strerror(rc),
+			why[0] ? ": " : "", why);
 		return -1;
 	}
 	return 0;

@@ -1616,6 +1616,13 @@ MCP_EXTERN int mcp_server_set_auth_jwks_file(mcp_server *srv, const char *path);
  * MCP_ENOENT (no file was set), or an error of mcp_server_set_auth_jwks_
  * file, when the old set stays. */
 MCP_EXTERN int mcp_server_reload_auth_keys(mcp_server *srv);
+/* Why the last of the three above failed, in words an operator can act
+ * on, copied into buf[bufsz] ("" after a success or before any): the rule
+ * or the limit broken, with its value, e.g. "the key set holds 300 keys;
+ * the limit is 256 keys" or "the key set file is larger than the limit of
+ * 1048576 bytes (1 MiB)".  A key set is at most 1 MiB and 256 keys.  Any
+ * thread.  MCP_OK, or MCP_EINVAL for a NULL argument. */
+MCP_EXTERN int mcp_server_auth_keys_error(mcp_server *srv, char *buf, size_t bufsz);
 /* An application verifier (mcp_auth_verify_fn) in place of the JWT
  * verifier; NULL `fn` returns to the JWT verifier. */
 MCP_EXTERN int mcp_server_set_auth_verifier(mcp_server *srv, mcp_auth_verify_fn fn, void *user);
