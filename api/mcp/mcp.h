@@ -1530,6 +1530,15 @@ MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int6
  * 10000).  A call that would start one more is answered
  * MCP_JSONRPC_SERVER_BUSY ("too many tasks") and nothing runs. */
 MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n);
+/* At most this many of those tasks belong to one party, so that one user
+ * cannot take every slot (1..10000000; default 1000): with authorization,
+ * one principal (mcp_ctx_auth_subject: the same issuer and subject); without
+ * it, one session (a stdio connection, an HTTP session).  A stateless HTTP
+ * request without authorization has no lasting identity, so only the cap
+ * of mcp_server_set_max_tasks applies to it.  A call past it is answered
+ * MCP_JSONRPC_SERVER_BUSY naming the cap hit, e.g. "Server busy: too many
+ * tasks of this principal (at most 1000 each)".  Before running. */
+MCP_EXTERN int mcp_server_set_max_tasks_per_principal(mcp_server *srv, int n);
 
 /* ---- input from the client (mcp_ctx_require_input, parking) ---------- */
 
