@@ -20,18 +20,23 @@ import tap  # noqa: E402
 
 CALL = os.environ.get("MCP_CALL")
 HOSTILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hostile.py")
-# The handshake-breaking scenarios wait the whole --timeout: short enough
-# to keep the suite quick, long enough for a loaded machine to start
-# Python.  The hang guard is far above it (the fixed 30 s connect timeout
-# of old would pass under it only because it is a guard).
-TIMEOUT_MS = 4000
+# The scenarios that break the handshake or the answer wait the whole
+# --timeout: short, to keep the suite quick.  The hang guard is far above
+# it, and below the fixed 30 s connect timeout that used to ignore it.
+TIMEOUT_MS = 3000
 GUARD_S = 25
+# --timeout bounds the whole run, the server's start included: over stdio
+# that is Python starting, slow on a loaded machine, and the wrong answer
+# must come before the deadline to be named.
+STDIO_MS = 8000
 HUGE = 17 * 1024 * 1024 + 5  # over the client's default 16 MiB limit
 
 
-def run_call(server_args, command, timeout_ms=TIMEOUT_MS, http=False):
+def run_call(server_args, command, timeout_ms=None, http=False):
     """Runs mcp-call against hostile.py: (exit status, stdout, stderr,
     elapsed seconds)."""
+    if timeout_ms is None:
+        timeout_ms = TIMEOUT_MS if http else STDIO_MS
     tmp = tempfile.mkdtemp(prefix="hostile.")
     srv = None
     try:
@@ -88,12 +93,13 @@ TOO_LARGE = "larger than the limit of 16777216 bytes"
 
 def stdio_handshake_wrong_id():
     r = run_call(["wrong-id"], ["call", "echo"])
-    expect(r, 3, "cannot connect", "no answer within the connect timeout of %d ms" % TIMEOUT_MS,
+    expect(r, 3, "cannot connect",
+           "no answer within the connect timeout of %d ms" % STDIO_MS,
            "under id 100001", NEVER_SENT)
 
 
 def stdio_handshake_silent():
-    r = run_call(["silent"], ["ping"])
+    r = run_call(["silent"], ["ping"], timeout_ms=TIMEOUT_MS)
     expect(r, 3, "cannot connect", "connect timeout of %d ms" % TIMEOUT_MS)
 
 
@@ -112,7 +118,7 @@ def http_handshake_silent():
 
 def stdio_answer_wrong_id():
     r = run_call(["call-wrong-id"], ["call", "echo"])
-    expect(r, 1, "timed out (--timeout %d ms)" % TIMEOUT_MS, NEVER_SENT)
+    expect(r, 1, "timed out (--timeout %d ms)" % STDIO_MS, NEVER_SENT)
 
 
 def stdio_answer_too_large():
