@@ -227,23 +227,32 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 		}
 		return n;
 	}
-	/* SSE: split into lines (LF, CRLF or CR). */
-	for (size_t i = 0; i < n && !x->answered; i++) {
+	/* SSE: split into lines (LF, CRLF or CR), the bytes between ends of
+	 * line appended as one run (a large event is megabytes). */
+	size_t i = 0;
+	while (i < n && !x->answered) {
 		char ch = p[i];
 		if (ch == '\n' && x->after_cr) {
 			x->after_cr = 0; /* the LF of a CRLF */
+			i++;
 			continue;
 		}
-		x->after_cr = ch == '\r';
 		if (ch == '\n' || ch == '\r') {
+			x->after_cr = ch == '\r';
 			sse_line(h, x, x->buf ? x->buf : "", x->len);
 			x->len = 0;
+			i++;
 			continue;
 		}
-		if (append(&x->buf, &x->len, &x->cap, &ch, 1, h->max_message + 16)) {
+		x->after_cr = 0;
+		const char *lf = memchr(p + i, '\n', n - i);
+		const char *cr = memchr(p + i, '\r', (size_t)((lf ? lf : p + n) - (p + i)));
+		size_t run = (size_t)((cr ? cr : lf ? lf : p + n) - (p + i));
+		if (append(&x->buf, &x->len, &x->cap, p + i, run, h->max_message + 16)) {
 			too_big(h, x);
 			return 0;
 		}
+		i += run;
 	}
 	/* 0 ends the transfer (CURLE_WRITE_ERROR, expected in finished()). */
 	return x->answered || x->too_big ? 0 : n;
