@@ -113,7 +113,7 @@ def http_handshake_wrong_id():
 
 
 def http_handshake_silent():
-    r = run_call(["silent"], ["call", "echo"], http=True)
+    r = run_call(["silent"], ["call", "echo"], timeout_ms=TIMEOUT_MS, http=True)
     expect(r, 3, "cannot connect", "connect timeout of %d ms" % TIMEOUT_MS)
 
 
