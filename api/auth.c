@@ -486,11 +486,21 @@ static int jwk_parse(json_object *o, jwk *k)
 #define JWKS_MAX_BYTES (1u << 20)
 #define JWKS_MAX_KEYS 256
 
-static int keyset_parse(const char *text, size_t len, keyset **out)
+/* Parses a key set; on failure why[whysz] says which rule or limit it
+ * broke, with the limit's value, for the operator to read. */
+static int keyset_parse(const char *text, size_t len, keyset **out, char *why, size_t whysz)
 {
 	*out = NULL;
-	if (!text || len == 0 || len > JWKS_MAX_BYTES)
+	if (!text || len == 0) {
+		snprintf(why, whysz, "the key set is empty");
 		return MCP_EINVAL;
+	}
+	if (len > JWKS_MAX_BYTES) {
+		snprintf(why, whysz,
+			 "the key set is larger than the limit of %u bytes (%u MiB): %zu bytes",
+			 JWKS_MAX_BYTES, JWKS_MAX_BYTES >> 20, len);
+		return MCP_EINVAL;
+	}
 	json_tokener *tok = json_tokener_new_ex(32);
 	if (!tok)
 		return MCP_ENOMEM;
@@ -505,6 +515,15 @@ static int keyset_parse(const char *text, size_t len, keyset **out)
 	json_object *keys = api_get(doc, "keys");
 	size_t n = json_object_is_type(keys, json_type_array) ? json_object_array_length(keys) : 0;
 	if (!complete || n == 0 || n > JWKS_MAX_KEYS) {
+		if (!complete)
+			snprintf(why, whysz, "the key set is not valid JSON");
+		else if (!json_object_is_type(keys, json_type_array))
+			snprintf(why, whysz, "the key set has no \"keys\" array (RFC 7517 section 5)");
+		else if (n == 0)
+			snprintf(why, whysz, "the key set holds no keys");
+		else
+			snprintf(why, whysz, "the key set holds %zu keys; the limit is %d keys", n,
+				 JWKS_MAX_KEYS);
 		json_object_put(doc);
 		return MCP_EINVAL;
 	}
@@ -526,8 +545,15 @@ static int keyset_parse(const char *text, size_t len, keyset **out)
 			rc = MCP_ENOMEM;
 	}
 	json_object_put(doc);
-	if (rc == MCP_OK && ks->n == 0)
+	if (rc == MCP_OK && ks->n == 0) {
+		snprintf(why, whysz,
+			 "none of the %zu keys can verify a signature here (RSA of 2048 bits or "
+			 "more, EC P-256, P-384 or P-521, or Ed25519; signing keys only)",
+			 n);
 		rc = MCP_EINVAL;
+	}
+	if (rc == MCP_ENOMEM)
+		snprintf(why, whysz, "out of memory");
 	if (rc != MCP_OK) {
 		keyset_unref(ks);
 		return rc;
@@ -539,10 +565,30 @@ static int keyset_parse(const char *text, size_t len, keyset **out)
 /* ---- the verifier -------------------------------------------------------- */
 
 struct auth_jwt {
-	pthread_mutex_t mu;   /* the two fields below */
+	pthread_mutex_t mu;   /* the fields below */
 	keyset *keys;         /* counted; NULL until a set is loaded */
 	char *path;           /* the JWKS file, or NULL */
+	char why[300];        /* why the last load failed ("" after a success) */
 };
+
+static void set_why(auth_jwt *v, const char *why)
+{
+	pthread_mutex_lock(&v->mu);
+	snprintf(v->why, sizeof v->why, "%s", why);
+	pthread_mutex_unlock(&v->mu);
+}
+
+void auth_jwt_error(auth_jwt *v, char *buf, size_t bufsz)
+{
+	if (!bufsz)
+		return;
+	buf[0] = 0;
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->mu);
+	snprintf(buf, bufsz, "%s", v->why);
+	pthread_mutex_unlock(&v->mu);
+}
 
 auth_jwt *auth_jwt_new(void)
 {
@@ -578,7 +624,9 @@ int auth_jwt_set_jwks(auth_jwt *v, const char *text, size_t len, size_t *nkeys)
 	if (!v || !text)
 		return MCP_EINVAL;
 	keyset *ks;
-	int rc = keyset_parse(text, len, &ks);
+	char why[300] = "";
+	int rc = keyset_parse(text, len, &ks, why, sizeof why);
+	set_why(v, why);
 	if (rc != MCP_OK)
 		return rc;
 	if (nkeys)
@@ -589,17 +637,36 @@ int auth_jwt_set_jwks(auth_jwt *v, const char *text, size_t len, size_t *nkeys)
 
 static int load_file(auth_jwt *v, const char *path, size_t *nkeys)
 {
+	char why[300];
 	FILE *f = fopen(path, "re");
-	if (!f)
+	if (!f) {
+		snprintf(why, sizeof why, "cannot open the key set file: %s", strerror(errno));
+		set_why(v, why);
 		return MCP_ESYS;
+	}
 	char *buf = malloc(JWKS_MAX_BYTES + 1);
 	size_t len = buf ? fread(buf, 1, JWKS_MAX_BYTES + 1, f) : 0;
-	int err = ferror(f);
+	int err = ferror(f) ? errno : 0;
 	fclose(f);
-	if (!buf)
+	if (!buf) {
+		set_why(v, "out of memory");
 		return MCP_ENOMEM;
-	int rc = err ? MCP_ESYS : len > JWKS_MAX_BYTES ? MCP_EINVAL
-						       : auth_jwt_set_jwks(v, buf, len, nkeys);
+	}
+	int rc;
+	if (err) {
+		snprintf(why, sizeof why, "cannot read the key set file: %s", strerror(err));
+		set_why(v, why);
+		rc = MCP_ESYS;
+	} else if (len > JWKS_MAX_BYTES) {
+		/* Not read to its end: its size is more than the limit. */
+		snprintf(why, sizeof why,
+			 "the key set file is larger than the limit of %u bytes (%u MiB)",
+			 JWKS_MAX_BYTES, JWKS_MAX_BYTES >> 20);
+		set_why(v, why);
+		rc = MCP_EINVAL;
+	} else {
+		rc = auth_jwt_set_jwks(v, buf, len, nkeys);
+	}
 	free(buf);
 	return rc;
 }

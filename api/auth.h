@@ -102,6 +102,10 @@ int auth_jwt_set_jwks(auth_jwt *v, const char *text, size_t len, size_t *nkeys);
  * MCP_ESYS when it cannot be read, MCP_ENOENT (reload) when no path. */
 int auth_jwt_set_jwks_file(auth_jwt *v, const char *path, size_t *nkeys);
 int auth_jwt_reload(auth_jwt *v, size_t *nkeys);
+/* Why the last set, set_file or reload failed, naming the rule or the
+ * limit broken and its value ("" after a success), copied into
+ * buf[bufsz].  Any thread. */
+void auth_jwt_error(auth_jwt *v, char *buf, size_t bufsz);
 /* Verifies a compact JWS access token at time `now` (Unix seconds).  On
  * AUTH_OK *out gets a new frozen principal (caller unrefs).  Otherwise
  * *reason (may be NULL) gets a static, client-safe sentence. */

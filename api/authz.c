@@ -286,6 +286,17 @@ MCP_EXTERN int mcp_server_reload_auth_keys(mcp_server *srv)
 	return c ? auth_jwt_reload(c->jwt, NULL) : MCP_ENOENT;
 }
 
+MCP_EXTERN int mcp_server_auth_keys_error(mcp_server *srv, char *buf, size_t bufsz)
+{
+	if (!srv || !buf || !bufsz)
+		return MCP_EINVAL;
+	struct auth_conf *c = conf_of(srv);
+	buf[0] = 0;
+	if (c)
+		auth_jwt_error(c->jwt, buf, bufsz);
+	return MCP_OK;
+}
+
 MCP_EXTERN int mcp_server_set_auth_verifier(mcp_server *srv, mcp_auth_verify_fn fn, void *user)
 {
 	struct auth_conf *c;

@@ -75,6 +75,12 @@ struct mcp_client {
 	char error[512];             /* why it failed or ended */
 	eng_idtable calls;           /* started calls, by serial */
 	int64_t next_serial;
+	int64_t connect_deadline;    /* the handshake ends by then (ns) */
+	/* Messages of the server that were dropped (mcp_client_last_dropped):
+	 * how many, and the last one's reason; under mu. */
+	uint64_t ndropped;
+	char dropped[300];
+	_Atomic int64_t max_sent_id; /* the highest request id sent */
 	struct mcp_call *log_calls;  /* calls with a log callback, in flight */
 	int n_log_calls;
 	_Atomic int log_level;       /* 2026-07-28 _meta level; -1 none */
@@ -117,6 +123,7 @@ struct mcp_call {
 	int handshake;               /* allowed before the client is ready */
 	int version_retried;         /* sent again after a -32022 (hook only) */
 	int started, in_table;
+	uint64_t dropped_mark;       /* c->ndropped when it started */
 	mcp_call_progress_fn progress_fn;
 	void *progress_user;
 	mcp_call_log_fn log_fn;
@@ -136,7 +143,7 @@ struct mcp_call {
 	int done;
 	int rc;
 	json_object *result;
-	char why[256];
+	char why[600];
 	int efd;
 };
 
@@ -533,6 +540,24 @@ static void complete(mcp_call *call, int rc, json_object *obj, const char *why)
 {
 	mcp_client *c = call->c;
 	eng_token *t = &call->base.token;
+	/* A call that ends without its answer says what the server sent
+	 * instead, if it sent something the client dropped meanwhile (an
+	 * answer under an id never sent, a message too large, not JSON):
+	 * that is usually why. */
+	char noted[600];
+	if (why && (rc == MCP_ETIMEDOUT || rc == MCP_ECLOSED || rc == MCP_EPROTO)) {
+		pthread_mutex_lock(&c->mu);
+		uint64_t n = c->ndropped - call->dropped_mark;
+		if (n > 0 && !strstr(why, c->dropped)) {
+			if (n > 1)
+				snprintf(noted, sizeof noted, "%s; %s (and %llu more messages dropped)",
+					 why, c->dropped, (unsigned long long)(n - 1));
+			else
+				snprintf(noted, sizeof noted, "%s; %s", why, c->dropped);
+			why = noted;
+		}
+		pthread_mutex_unlock(&c->mu);
+	}
 	/* Counted before anyone can see the end. */
 	switch (rc) {
 	case MCP_OK: atomic_fetch_add(&c->calls_ok, 1); break;
@@ -659,6 +684,11 @@ static int send_round(mcp_call *call, json_object *msg)
 	pthread_mutex_lock(&t->mu);
 	call->req_id = p->id;
 	pthread_mutex_unlock(&t->mu);
+	/* Ids only grow: an answer above this one is to a request never
+	 * sent. */
+	int64_t seen = atomic_load(&c->max_sent_id);
+	while (seen < p->id && !atomic_compare_exchange_weak(&c->max_sent_id, &seen, p->id))
+		;
 	/* Over HTTP the route names the call and this request of it, so
 	 * that a failed POST fails the call only while it is the request in
 	 * flight (a call may have sent another since). */
@@ -1187,6 +1217,7 @@ static int start_call(mcp_call *call)
 			why = "too many calls in flight (mcp_client_set_max_calls)";
 		} else if (eng_idtable_put(&c->calls, &call->node) == MCP_OK) {
 			call->in_table = 1;
+			call->dropped_mark = c->ndropped;
 			eng_call_ref(&call->base);
 			if (call->log_fn) {
 				call->log_prev = NULL;
@@ -1368,7 +1399,9 @@ static int run_blocking(mcp_call *call, int64_t timeout_ms, mcp_token *tok, json
 	if (rc == MCP_OK) {
 		rc = mcp_call_wait(call, timeout_ms, out);
 		if (rc == MCP_ETIMEDOUT) {
-			call_abort(call, MCP_ETIMEDOUT, "timeout", "timed out");
+			char why[80];
+			snprintf(why, sizeof why, "timed out after %lld ms", (long long)timeout_ms);
+			call_abort(call, MCP_ETIMEDOUT, "timeout", why);
 			/* It may have ended otherwise just before. */
 			rc = mcp_call_wait(call, 0, out);
 		}
@@ -1696,6 +1729,49 @@ static void cl_on_free(eng_session *s)
 	(void)s;
 }
 
+/* Remembers a message of the server that was dropped, for
+ * mcp_client_last_dropped and for the reason of a call that then ends
+ * without its answer. */
+static void note_dropped(mcp_client *c, const char *what)
+{
+	pthread_mutex_lock(&c->mu);
+	c->ndropped++;
+	snprintf(c->dropped, sizeof c->dropped, "%s", what);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void cl_on_dropped(eng_session *s, int kind, const char *why, const char *id)
+{
+	mcp_client *c = s->proto_data;
+	char what[300];
+	if (kind == ENG_DROP_UNMATCHED) {
+		char *end = NULL;
+		long long n = id ? strtoll(id, &end, 10) : 0;
+		/* An integer id this client sent: a late answer (to a call
+		 * cancelled or timed out), which is no fault of the server. */
+		if (id && end && !*end && n >= 1 && n <= atomic_load(&c->max_sent_id))
+			return;
+		if (id)
+			snprintf(what, sizeof what,
+				 "the server answered under id %.60s, which this client never sent", id);
+		else
+			snprintf(what, sizeof what, "the server sent an answer without an id");
+	} else if (kind == ENG_DROP_TOOLONG) {
+		snprintf(what, sizeof what,
+			 "the server sent a message larger than the limit of %zu bytes "
+			 "(mcp_client_set_max_message); it was dropped",
+			 c->max_message);
+	} else if (why && strncmp(why, "Parse error", 11) == 0) {
+		snprintf(what, sizeof what, "the server sent invalid JSON (%.200s); it was dropped",
+			 why);
+	} else {
+		snprintf(what, sizeof what,
+			 "the server sent an invalid JSON-RPC message (%.200s); it was dropped",
+			 why ? why : "?");
+	}
+	note_dropped(c, what);
+}
+
 static const eng_proto client_proto = {
 	.on_request = cl_on_request,
 	.on_notification = cl_on_notification,
@@ -1703,6 +1779,7 @@ static const eng_proto client_proto = {
 	.cancel_notification = cl_cancel_notification,
 	.on_free = cl_on_free,
 	.raw_route = NULL,
+	.on_dropped = cl_on_dropped,
 };
 
 /* ---- a spawned server ------------------------------------------------------------ */
@@ -1955,9 +2032,19 @@ static int handshake_request(mcp_client *c, const char *method, json_object *par
 	call->handshake = 1;
 	int rc = start_call(call);
 	if (rc == MCP_OK) {
-		rc = mcp_call_wait(call, c->connect_ms, out);
-		if (rc == MCP_ETIMEDOUT)
-			call_abort(call, MCP_ETIMEDOUT, "timeout", "timed out");
+		/* One deadline for the whole handshake, however many requests
+		 * it takes (server/discover, then initialize). */
+		int64_t left = (c->connect_deadline - eng_now_ns()) / ENG_NS_PER_MS;
+		rc = mcp_call_wait(call, left > 0 ? left : 0, out);
+		if (rc == MCP_ETIMEDOUT) {
+			char why[120];
+			snprintf(why, sizeof why,
+				 "no answer within the connect timeout of %d ms "
+				 "(mcp_client_set_connect_timeout_ms)",
+				 c->connect_ms);
+			call_abort(call, MCP_ETIMEDOUT, "timeout", why);
+			rc = mcp_call_wait(call, 0, out);
+		}
 	}
 	if (rc != MCP_OK && rc != MCP_EREMOTE)
 		set_error(c, "%s: %s", method, mcp_call_error(call));
@@ -2097,6 +2184,7 @@ static int begin_connect(mcp_client *c)
 	if (!atomic_compare_exchange_strong(&c->state, &expect, ST_CONNECTING))
 		return MCP_ESTATE;
 	c->error[0] = 0;
+	c->connect_deadline = eng_now_ns() + (int64_t)c->connect_ms * ENG_NS_PER_MS;
 	c->client_caps = build_caps(c);
 	/* A vanished server must show as EPIPE on write, never kill the
 	 * host. */
@@ -2240,7 +2328,7 @@ static int http_route_waiting(void *arg, const char *route)
 	return w;
 }
 
-static void http_on_failure(void *arg, const char *route, int status, const char *why)
+static void http_on_failure(void *arg, const char *route, int kind, int status, const char *why)
 {
 	mcp_client *c = arg;
 	if (!http_route_waiting(arg, route))
@@ -2249,19 +2337,28 @@ static void http_on_failure(void *arg, const char *route, int status, const char
 	mcp_call *call = call_of_route(c, route, &id);
 	if (!call)
 		return;
-	char text[300];
-	if (status == 0 || status == 404) {
+	char text[400];
+	if (kind == TP_HTTPC_TOOBIG)
+		note_dropped(c, why);
+	if (kind == TP_HTTPC_CLOSED || status == 404) {
 		snprintf(text, sizeof text, "connection closed: %s", why);
 		finish(call, MCP_ECLOSED, NULL, text);
-	} else {
+	} else if (kind == TP_HTTPC_STATUS) {
+		/* The server refused the request with its HTTP status and no
+		 * JSON-RPC answer: an error of the server, as a JSON-RPC error
+		 * object that carries the status. */
 		json_object *err = json_object_new_object();
 		eng_obj_add(err, "code", json_object_new_int(MCP_JSONRPC_INTERNAL_ERROR));
 		eng_obj_add(err, "message", json_object_new_string(why));
 		json_object *d = json_object_new_object();
 		eng_obj_add(d, "httpStatus", json_object_new_int(status));
 		eng_obj_add(err, "data", d);
-		snprintf(text, sizeof text, "HTTP %d: %s", status, why);
+		snprintf(text, sizeof text, "the server answered %s", why);
 		finish(call, MCP_EREMOTE, err, text);
+	} else {
+		/* A response that broke the protocol: too large, or without the
+		 * answer (what it held instead was dropped and is noted). */
+		finish(call, MCP_EPROTO, NULL, why);
 	}
 	eng_call_unref(&call->base);
 }
@@ -2352,8 +2449,9 @@ MCP_EXTERN void mcp_client_close(mcp_client *c)
 		stop_child(c);
 	}
 #ifdef HAVE_CURL
+	/* The DELETE of the session gets the grace period, 2 s at most. */
 	if (c->http)
-		tp_httpc_close(c->http, 2000);
+		tp_httpc_close(c->http, c->grace_ms < 2000 ? c->grace_ms : 2000);
 #endif
 	/* Nothing may call the application from here on. */
 	atomic_store(&c->closing, 2);
@@ -2424,6 +2522,20 @@ MCP_EXTERN int mcp_client_connected(mcp_client *c)
 MCP_EXTERN const char *mcp_client_error(mcp_client *c)
 {
 	return c ? c->error : "";
+}
+
+MCP_EXTERN uint64_t mcp_client_last_dropped(mcp_client *c, char *buf, size_t bufsz)
+{
+	if (buf && bufsz)
+		buf[0] = 0;
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	uint64_t n = c->ndropped;
+	if (buf && bufsz)
+		snprintf(buf, bufsz, "%s", c->dropped);
+	pthread_mutex_unlock(&c->mu);
+	return n;
 }
 
 MCP_EXTERN const char *mcp_client_protocol_version(mcp_client *c)

@@ -173,6 +173,7 @@ struct mcp_server {
 	struct api_task *task_list, *task_tail; /* oldest first */
 	size_t ntasks;
 	int max_tasks;
+	int max_tasks_per_principal;     /* per principal, or per session */
 	char instance[API_INSTANCE_ID_MAX + 1]; /* task id prefix, or "" */
 	eng_session *task_host;          /* where HTTP's 2026-07-28 tasks run */
 	/* MCP Apps: tool -> UI links (api/apps.c), under reg_lock. */
@@ -261,6 +262,7 @@ struct mcp_ctx {
 	const char *mrtr_name;       /* tool or prompt name, or URI */
 	json_object *mrtr_args;      /* borrowed: bound into the sealed state */
 	struct api_task *task;       /* the task this handler runs for, or NULL */
+	char task_refusal[200];      /* why a task was refused busy (which limit) */
 	struct api_tool_entry *tool; /* tools/call: the tool (borrowed) */
 	struct api_park *park;       /* 2026-07-28: this handler is parked */
 	json_object *progress_token; /* borrowed from the request, or NULL */

@@ -56,6 +56,10 @@ typedef struct api_task {
 	char id[API_TASK_ID_MAX];
 	int modern;                 /* 2026-07-28 shapes and rules */
 	api_sess *owner;            /* 2025-11-25: its session; NULL otherwise */
+	/* Whose task it is for the cap per principal: the session that
+	 * created it when it had no principal and outlives the request
+	 * (never dereferenced), else NULL; `who` when there is one. */
+	const api_sess *party;
 	mcp_principal *who;         /* counted: who may reach it, or NULL */
 	int status;
 	char *status_message;
@@ -137,6 +141,7 @@ int api_tasks_init(mcp_server *srv)
 	pthread_mutex_init(&srv->task_mu, NULL);
 	pthread_cond_init(&srv->task_cv, NULL);
 	srv->max_tasks = 10000;
+	srv->max_tasks_per_principal = 1000;
 	return MCP_OK;
 }
 
@@ -257,6 +262,30 @@ MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n)
 		return MCP_ESTATE;
 	srv->max_tasks = n;
 	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_max_tasks_per_principal(mcp_server *srv, int n)
+{
+	if (!srv || n < 1 || n > 10000000)
+		return MCP_EINVAL;
+	if (atomic_load(&srv->running))
+		return MCP_ESTATE;
+	srv->max_tasks_per_principal = n;
+	return MCP_OK;
+}
+
+/* Tasks kept for the same party as `t`: its principal's, or without one
+ * its session's.  Under task_mu.  A scan: the table is bounded
+ * (max_tasks), and this runs once per task created. */
+static size_t party_tasks(mcp_server *srv, const api_task *t)
+{
+	size_t n = 0;
+	for (const api_task *o = srv->task_list; o; o = o->next) {
+		if (t->who ? o->who && auth_principal_same_party(o->who, t->who)
+			   : !o->who && o->party == t->party)
+			n++;
+	}
+	return n;
 }
 
 MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag)
@@ -520,6 +549,10 @@ int api_task_start(mcp_ctx *ctx, json_object *task_params)
 	t->node.hash = eng_idhash(t->id);
 	t->modern = modern;
 	t->owner = modern ? NULL : ms;
+	/* A stateless request has no session that lasts: without a
+	 * principal, nothing tells its client from another's, and only the
+	 * server's cap applies. */
+	t->party = ms->stateless_only ? NULL : ms;
 	t->srv = srv;
 	t->status = T_WORKING;
 	t->created_ms = t->updated_ms = wall_ms();
@@ -533,7 +566,20 @@ int api_task_start(mcp_ctx *ctx, json_object *task_params)
 
 	pthread_mutex_lock(&srv->task_mu);
 	purge(srv);
+	int busy = 0;
 	if (srv->ntasks >= (size_t)srv->max_tasks) {
+		snprintf(ctx->task_refusal, sizeof ctx->task_refusal,
+			 "Server busy: too many tasks (the server keeps at most %d)",
+			 srv->max_tasks);
+		busy = 1;
+	} else if ((t->who || t->party) &&
+		   party_tasks(srv, t) >= (size_t)srv->max_tasks_per_principal) {
+		snprintf(ctx->task_refusal, sizeof ctx->task_refusal,
+			 "Server busy: too many tasks of this %s (at most %d each)",
+			 t->who ? "principal" : "session", srv->max_tasks_per_principal);
+		busy = 1;
+	}
+	if (busy) {
 		pthread_mutex_unlock(&srv->task_mu);
 		eng_req_unref(r);
 		task_free(t);

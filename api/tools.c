@@ -459,7 +459,9 @@ void api_tools_call(eng_req *r)
 				    NULL);
 		else if (rc == MCP_EBUSY)
 			api_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_SERVER_BUSY,
-				    "Server busy: too many tasks", NULL);
+				    ctx.task_refusal[0] ? ctx.task_refusal
+							: "Server busy: too many tasks",
+				    NULL);
 		else
 			api_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
 				    NULL);

@@ -515,7 +515,22 @@ typedef struct eng_proto {
 	 * protocol data; NULL when on_request must see its tree (answered on
 	 * the reader, refused, or anything else). */
 	void (*(*raw_route)(eng_session *s, const char *method))(eng_req *r);
+	/* Optional, for a session with limits.drop_invalid (whose peer's
+	 * garbage is never answered): a message of the peer was dropped.
+	 * `kind` says why (ENG_DROP_*), `why` in words (the message an error
+	 * answer would have carried), `id` the id of an answer that matched
+	 * no waiting request, as JSON text (NULL when it had none).  Both
+	 * borrowed for the call.  On the thread that read the message; it
+	 * must return quickly and call nothing of the session. */
+	void (*on_dropped)(eng_session *s, int kind, const char *why, const char *id);
 } eng_proto;
+
+/* Why a peer's message was dropped (eng_proto.on_dropped). */
+enum {
+	ENG_DROP_INVALID = 1, /* not JSON, or not a valid JSON-RPC message */
+	ENG_DROP_TOOLONG,     /* longer than limits.max_message */
+	ENG_DROP_UNMATCHED    /* an answer no outbound request waits for */
+};
 
 typedef struct eng_limits {
 	size_t max_message;

@@ -265,12 +265,21 @@ void eng_session_respond_result(eng_session *s, json_object *id, json_object *re
 	reader_answer(s, id, result_message(id, result));
 }
 
+/* A message of the peer dropped unanswered (limits.drop_invalid): counted,
+ * and the protocol layer told why. */
+static void note_dropped(eng_session *s, int kind, const char *why)
+{
+	atomic_fetch_add(&s->stats->rejected, 1);
+	if (s->proto->on_dropped)
+		s->proto->on_dropped(s, kind, why, NULL);
+}
+
 void eng_session_respond_error(eng_session *s, json_object *id, int code,
 			       const char *message, json_object *data)
 {
 	if (!id && s->limits.drop_invalid) {
 		json_object_put(data);
-		atomic_fetch_add(&s->stats->rejected, 1);
+		note_dropped(s, ENG_DROP_INVALID, message);
 		return;
 	}
 	reader_answer(s, id, error_message(id, code, message, data));
@@ -1355,6 +1364,11 @@ void eng_session_cancel_peer(eng_session *s, json_object *id)
 
 static void parse_error(eng_session *s, const char *message)
 {
+	if (s->limits.drop_invalid) {
+		/* Never answered, so no bucket: each one is counted. */
+		note_dropped(s, ENG_DROP_INVALID, message);
+		return;
+	}
 	/* Token bucket: a flood of garbage must not turn into a flood of
 	 * answers (P3). */
 	int64_t now = eng_now_ns();
@@ -1421,6 +1435,17 @@ static void dispatch_object(eng_session *s, json_object *msg)
 		 * (P3).  Our outbound ids are integers (P7: a separate
 		 * namespace from the client's request ids). */
 		int ours = has_id && json_object_get_type(jid) == json_type_int;
+		/* The id as text, taken before the message is handed on: it
+		 * may be gone (or another thread's) afterwards. */
+		char idtext[64] = "";
+		if (s->proto->on_dropped) {
+			if (ours)
+				snprintf(idtext, sizeof idtext, "%lld",
+					 (long long)json_object_get_int64(jid));
+			else if (has_id)
+				snprintf(idtext, sizeof idtext, "%.60s",
+					 json_object_to_json_string_ext(jid, JSON_C_TO_STRING_PLAIN));
+		}
 		/* eng_pending_answer takes msg (jid with it) in every case. */
 		if (!ours)
 			json_object_put(msg);
@@ -1428,6 +1453,9 @@ static void dispatch_object(eng_session *s, json_object *msg)
 			/* Unknown, late (cancelled, timed out), duplicate or
 			 * foreign: dropped, and counted. */
 			atomic_fetch_add(&s->stats->answers_unmatched, 1);
+			if (s->proto->on_dropped)
+				s->proto->on_dropped(s, ENG_DROP_UNMATCHED, NULL,
+						     has_id ? idtext : NULL);
 		}
 		return;
 	}
@@ -1987,9 +2015,13 @@ int eng_session_run(eng_session *s)
 		} else if (rc == TP_BADUTF8) {
 			parse_error(s, "Parse error: invalid UTF-8");
 		} else if (rc == TP_TOOLONG) {
-			eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
-						  "Invalid Request: message exceeds the size limit",
-						  NULL);
+			if (s->limits.drop_invalid)
+				note_dropped(s, ENG_DROP_TOOLONG,
+					     "Invalid Request: message exceeds the size limit");
+			else
+				eng_session_respond_error(s, NULL, MCP_JSONRPC_INVALID_REQUEST,
+							  "Invalid Request: message exceeds the size limit",
+							  NULL);
 		} else if (rc == TP_WOKEN) {
 			int r = atomic_load(&s->close_reason);
 			reason = r ? r : MCP_CANCEL_SHUTDOWN;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mcp/client.h>
@@ -55,12 +56,15 @@ static void usage(FILE *f)
 		"  --era ERA              legacy, 2026-07-28, auto (default) or a revision date\n"
 		"  --root DIR             offer DIR as a root (repeatable)\n"
 		"  --interactive          answer sampling and elicitation by asking on the terminal\n"
-		"  --timeout MS           give up the command after MS milliseconds (default: none)\n"
+		"  --timeout MS           give up after MS milliseconds, connecting included\n"
+		"                         (default: none; the handshake alone gets 30 s)\n"
 		"  --compact              one-line JSON even on a terminal\n"
 		"  --help                 this text\n"
 		"\n"
-		"exit status: 0 done; 1 the server answered with an error or isError; 2 usage;\n"
-		"3 no connection; 130 interrupted (the call was cancelled)\n");
+		"exit status: 0 done; 1 the server answered with an error or isError, or the\n"
+		"command failed (timed out, an answer too large or not JSON); 2 usage;\n"
+		"3 no connection, or it ended; 130 interrupted (the call was cancelled)\n"
+		"Every failure is explained on standard error.\n");
 }
 
 static void on_signal(int sig)
@@ -278,6 +282,66 @@ static void print_json(json_object *o, int pretty)
 	fflush(stdout);
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What is left of the --timeout (-1: none). */
+static int64_t left_ms(int64_t deadline)
+{
+	if (deadline < 0)
+		return -1;
+	int64_t left = deadline - now_ms();
+	return left > 0 ? left : 0;
+}
+
+/* Prints why the command failed: `why`, and what the server sent that the
+ * client dropped, when that is not said already (it is often the real
+ * cause: an answer under an id never sent, a message too large). */
+static void report_failure(mcp_client *c, const char *cmd, const char *why)
+{
+	char dropped[400];
+	uint64_t n = mcp_client_last_dropped(c, dropped, sizeof dropped);
+	pthread_mutex_lock(&tty_mu);
+	if (n > 0 && !strstr(why, dropped))
+		fprintf(stderr, "mcp-call: %s: %s; %s\n", cmd, why, dropped);
+	else
+		fprintf(stderr, "mcp-call: %s: %s\n", cmd, why);
+	pthread_mutex_unlock(&tty_mu);
+}
+
+/* The text of a JSON-RPC error object. */
+static void error_words(json_object *err, char *buf, size_t sz)
+{
+	json_object *code = NULL, *msg = NULL;
+	json_object_object_get_ex(err, "code", &code);
+	json_object_object_get_ex(err, "message", &msg);
+	if (!err)
+		snprintf(buf, sz, "the server answered with an error");
+	else
+		snprintf(buf, sz, "the server answered error %d: %s", json_object_get_int(code),
+			 msg ? json_object_get_string(msg) : "(no message)");
+}
+
+/* ping, as mcp_client_ping() sends it, but with the error object of a
+ * refusal in *err, to print it. */
+static int ping(mcp_client *c, int64_t timeout_ms, mcp_token *tok, json_object **err)
+{
+	const char *v = mcp_client_protocol_version(c);
+	int modern = v && strcmp(v, "2026-07-28") == 0;
+	json_object *res = NULL;
+	int rc = mcp_client_request(c, modern ? "server/discover" : "ping", NULL, timeout_ms, tok,
+				    &res);
+	if (rc == MCP_EREMOTE)
+		*err = res;
+	else
+		json_object_put(res);
+	return rc;
+}
+
 static int is_error_result(json_object *res)
 {
 	json_object *e = NULL;
@@ -426,6 +490,16 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
+	/* --timeout bounds the whole run: the handshake gets what is left of
+	 * it, the command the rest, and the close a tenth (50 ms to 2 s). */
+	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	if (timeout_ms >= 0) {
+		int64_t close_ms = timeout_ms / 10;
+		close_ms = close_ms < 50 ? 50 : close_ms > 2000 ? 2000 : close_ms;
+		mcp_client_set_connect_timeout_ms(c, timeout_ms > 0 ? timeout_ms : 1);
+		mcp_client_set_grace_ms(c, close_ms);
+		mcp_client_set_kill_grace_ms(c, close_ms, close_ms);
+	}
 	int rc;
 	if (stdio_cmd) {
 		/* exec: the shell becomes the server, so signals and exit
@@ -440,8 +514,9 @@ int main(int argc, char **argv)
 		rc = mcp_client_connect_http(c, url);
 	}
 	if (rc != MCP_OK) {
-		fprintf(stderr, "mcp-call: cannot connect: %s\n",
-			mcp_client_error(c)[0] ? mcp_client_error(c) : mcp_strerror(rc));
+		if (!interrupted)
+			report_failure(c, "cannot connect",
+				       mcp_client_error(c)[0] ? mcp_client_error(c) : mcp_strerror(rc));
 		mcp_client_free(c);
 		json_object_put(args);
 		return EXIT_CONNECT;
@@ -456,6 +531,9 @@ int main(int argc, char **argv)
 				 : strcmp(cmd, "prompts") == 0	 ? "prompts"
 								 : NULL;
 	mcp_token *tok = interrupt_tok;
+	char why[700] = "";
+	int64_t timeout_given = timeout_ms;
+	timeout_ms = left_ms(deadline);
 	if (list_field || strcmp(cmd, "ping") == 0) {
 		json_object *arr = NULL;
 		rc = strcmp(cmd, "tools") == 0	     ? mcp_client_list_tools(c, timeout_ms, tok, &arr)
@@ -463,13 +541,21 @@ int main(int argc, char **argv)
 		     : strcmp(cmd, "templates") == 0
 			     ? mcp_client_list_resource_templates(c, timeout_ms, tok, &arr)
 		     : strcmp(cmd, "prompts") == 0 ? mcp_client_list_prompts(c, timeout_ms, tok, &arr)
-						   : mcp_client_ping(c, timeout_ms, tok);
+						   : ping(c, timeout_ms, tok, &arr);
 		if (rc == MCP_OK) {
 			out = json_object_new_object();
 			if (list_field)
 				json_object_object_add(out, list_field, arr);
 		} else {
 			out = arr;
+			if (rc == MCP_EREMOTE)
+				error_words(out, why, sizeof why);
+			else if (rc == MCP_ETIMEDOUT)
+				snprintf(why, sizeof why, "timed out (--timeout %lld ms)",
+					 (long long)timeout_given);
+			else
+				snprintf(why, sizeof why, "%s%s%s", mcp_strerror(rc),
+					 mcp_client_error(c)[0] ? ": " : "", mcp_client_error(c));
 		}
 	} else {
 		mcp_call *call = strcmp(cmd, "call") == 0 ? mcp_call_new_tool(c, a1, args)
@@ -488,29 +574,39 @@ int main(int argc, char **argv)
 			}
 		}
 		end_bar();
-		if (rc != MCP_OK && rc != MCP_EREMOTE && !interrupted)
-			fprintf(stderr, "mcp-call: %s: %s\n", cmd,
-				rc == MCP_ETIMEDOUT	  ? "timed out; the call was cancelled"
-				: mcp_call_error(call)[0] ? mcp_call_error(call)
-							  : mcp_strerror(rc));
+		if (rc == MCP_ETIMEDOUT)
+			snprintf(why, sizeof why, "timed out (--timeout %lld ms); the call was cancelled",
+				 (long long)timeout_given);
+		else if (rc != MCP_OK)
+			snprintf(why, sizeof why, "%s",
+				 mcp_call_error(call)[0] ? mcp_call_error(call) : mcp_strerror(rc));
 		mcp_call_free(call);
 	}
 	if (rc == MCP_OK) {
 		print_json(out, pretty);
 		status = is_error_result(out) ? EXIT_TOOL_ERROR : 0;
-	} else if (rc == MCP_EREMOTE) {
-		json_object *wrap = json_object_new_object();
-		json_object_object_add(wrap, "error", out);
-		out = wrap;
-		print_json(out, pretty);
-		status = EXIT_TOOL_ERROR;
+		/* It worked, but the server also sent what had to be dropped:
+		 * worth knowing. */
+		char dropped[400];
+		uint64_t n = mcp_client_last_dropped(c, dropped, sizeof dropped);
+		if (n > 0)
+			fprintf(stderr, "mcp-call: warning: %llu message%s of the server dropped; the "
+					"last: %s\n",
+				(unsigned long long)n, n > 1 ? "s" : "", dropped);
 	} else if (interrupted) {
 		fprintf(stderr, "mcp-call: interrupted; the call was cancelled\n");
 		status = EXIT_INTERRUPTED;
 	} else {
-		if (list_field || strcmp(cmd, "ping") == 0)
-			fprintf(stderr, "mcp-call: %s: %s%s%s\n", cmd, mcp_strerror(rc),
-				mcp_client_error(c)[0] ? ": " : "", mcp_client_error(c));
+		/* The error object of a JSON-RPC error answer goes to standard
+		 * output as {"error": ...}; the reason of every failure goes to
+		 * standard error. */
+		if (rc == MCP_EREMOTE && out) {
+			json_object *wrap = json_object_new_object();
+			json_object_object_add(wrap, "error", out);
+			out = wrap;
+			print_json(out, pretty);
+		}
+		report_failure(c, cmd, why[0] ? why : mcp_strerror(rc));
 		status = rc == MCP_ECLOSED ? EXIT_CONNECT : EXIT_TOOL_ERROR;
 	}
 	json_object_put(out);

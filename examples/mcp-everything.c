@@ -508,6 +508,7 @@ static void usage(FILE *f)
 		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
 		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n"
 		"                      [--unchecked-args] [--instance TAG] [--max-tasks N]\n"
+		"                      [--max-tasks-per-principal N]\n"
 		"                      [--task-ttl-ms N]\n"
 		"                      [--auth-resource URI --auth-jwks FILE [--auth-issuer ISS]\n"
 		"                       [--auth-server URL]... [--auth-scopes SCOPES]\n"
@@ -561,7 +562,11 @@ static int configure_auth(mcp_server *srv, const char *resource, const char *jwk
 		rc = mcp_server_set_auth_required_scopes(srv, require);
 	}
 	if (rc != MCP_OK) {
-		fprintf(stderr, "mcp-everything: %s: %s\n", what, mcp_strerror(rc));
+		char why[300] = "";
+		if (strcmp(what, "--auth-jwks") == 0)
+			mcp_server_auth_keys_error(srv, why, sizeof why);
+		fprintf(stderr, "mcp-everything: %s: %s%s%s\n", what, mcp_strerror(rc),
+			why[0] ? ": " : "", why);
 		return -1;
 	}
 	return 0;
@@ -624,7 +629,7 @@ int main(int argc, char **argv)
 	const char *allow_host[16], *allow_origin[16];
 	int n_hosts = 0, n_origins = 0;
 	const char *instance = NULL;
-	long max_tasks = -1, task_ttl = -1;
+	long max_tasks = -1, task_ttl = -1, tasks_each = -1;
 	const char *auth_resource = NULL, *auth_jwks = NULL, *auth_issuer = NULL;
 	const char *auth_scopes = NULL, *auth_require = NULL;
 	const char *auth_servers[8];
@@ -694,6 +699,9 @@ int main(int argc, char **argv)
 			instance = argv[++i];
 		} else if (strcmp(a, "--max-tasks") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1, 10000000, &max_tasks))
+				goto bad;
+		} else if (strcmp(a, "--max-tasks-per-principal") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, 10000000, &tasks_each))
 				goto bad;
 		} else if (strcmp(a, "--task-ttl-ms") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1000, 1L << 31, &task_ttl))
@@ -785,6 +793,8 @@ int main(int argc, char **argv)
 	}
 	if (max_tasks > 0)
 		mcp_server_set_max_tasks(srv, (int)max_tasks);
+	if (tasks_each > 0)
+		mcp_server_set_max_tasks_per_principal(srv, (int)tasks_each);
 	if (task_ttl > 0)
 		mcp_server_set_task_ttl(srv, task_ttl, task_ttl > 86400000 ? task_ttl : 86400000);
 	for (int i = 0; i < n_hosts; i++)

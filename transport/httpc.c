@@ -54,7 +54,7 @@ typedef struct xfer {
 	/* the body (JSON), or the SSE line being assembled */
 	char *buf;
 	size_t len, cap;
-	int too_big;
+	int too_big;             /* 1: a body not read on; 2: and its request failed */
 	/* SSE: the event being assembled, the last event id, the retry */
 	char *data;
 	size_t dlen, dcap;
@@ -113,6 +113,8 @@ static void xfer_free(xfer *x)
 
 /* ---- receiving -------------------------------------------------------------- */
 
+static void too_big(tp_httpc *h, xfer *x);
+
 static int append(char **buf, size_t *len, size_t *cap, const char *p, size_t n, size_t max)
 {
 	if (*len + n > max)
@@ -156,6 +158,8 @@ static void deliver(tp_httpc *h, xfer *x, const char *data, size_t len)
 /* One SSE line (without its end of line). */
 static void sse_line(tp_httpc *h, xfer *x, const char *line, size_t n)
 {
+	if (x->too_big)
+		return; /* the event was refused whole; nothing of it is read on */
 	if (n == 0) {
 		if (x->has_data)
 			deliver(h, x, x->data ? x->data : "", x->dlen);
@@ -177,7 +181,7 @@ static void sse_line(tp_httpc *h, xfer *x, const char *line, size_t n)
 		if (x->has_data)
 			append(&x->data, &x->dlen, &x->dcap, "\n", 1, h->max_message + 1);
 		if (append(&x->data, &x->dlen, &x->dcap, v, vl, h->max_message + 1))
-			x->too_big = 1;
+			too_big(h, x);
 		x->has_data = 1;
 	} else if (fl == 2 && memcmp(line, "id", 2) == 0) {
 		if (vl < sizeof x->last_id && !memchr(v, 0, vl)) {
@@ -210,28 +214,48 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 		x->json = ct && strncasecmp(ct, "application/json", 16) == 0;
 	}
 	if (!x->sse) {
-		if (append(&x->buf, &x->len, &x->cap, p, n, h->max_message))
-			x->too_big = 1;
+		if (x->too_big)
+			return 0;
+		if (append(&x->buf, &x->len, &x->cap, p, n, h->max_message)) {
+			/* Only a JSON body can be an answer; an error page is cut
+			 * short silently (its status says what went wrong). */
+			if (x->json && x->status < 300)
+				too_big(h, x);
+			else
+				x->too_big = 1;
+			return x->json && x->status < 300 ? 0 : n;
+		}
 		return n;
 	}
-	/* SSE: split into lines (LF, CRLF or CR). */
-	for (size_t i = 0; i < n && !x->answered; i++) {
+	/* SSE: split into lines (LF, CRLF or CR), the bytes between ends of
+	 * line appended as one run (a large event is megabytes). */
+	size_t i = 0;
+	while (i < n && !x->answered) {
 		char ch = p[i];
 		if (ch == '\n' && x->after_cr) {
 			x->after_cr = 0; /* the LF of a CRLF */
+			i++;
 			continue;
 		}
-		x->after_cr = ch == '\r';
 		if (ch == '\n' || ch == '\r') {
+			x->after_cr = ch == '\r';
 			sse_line(h, x, x->buf ? x->buf : "", x->len);
 			x->len = 0;
+			i++;
 			continue;
 		}
-		if (append(&x->buf, &x->len, &x->cap, &ch, 1, h->max_message + 16))
-			x->too_big = 1;
+		x->after_cr = 0;
+		const char *lf = memchr(p + i, '\n', n - i);
+		const char *cr = memchr(p + i, '\r', (size_t)((lf ? lf : p + n) - (p + i)));
+		size_t run = (size_t)((cr ? cr : lf ? lf : p + n) - (p + i));
+		if (append(&x->buf, &x->len, &x->cap, p + i, run, h->max_message + 16)) {
+			too_big(h, x);
+			return 0;
+		}
+		i += run;
 	}
 	/* 0 ends the transfer (CURLE_WRITE_ERROR, expected in finished()). */
-	return x->answered ? 0 : n;
+	return x->answered || x->too_big ? 0 : n;
 }
 
 static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
@@ -352,6 +376,7 @@ static int start(tp_httpc *h, xfer *x)
 	x->has_data = 0;
 	x->events = 0;
 	x->after_cr = 0;
+	x->too_big = 0;
 	if (curl_multi_add_handle(h->multi, e) != CURLM_OK)
 		return -1;
 	x->next = h->active;
@@ -370,10 +395,23 @@ static void unlink_active(tp_httpc *h, xfer *x)
 }
 
 /* The request of x's route failed: tell the layer above (once). */
-static void fail_route(tp_httpc *h, xfer *x, int status, const char *why)
+static void fail_route(tp_httpc *h, xfer *x, int kind, int status, const char *why)
 {
 	if (x->route && h->hooks.route_waiting(h->hooks.arg, x->route))
-		h->hooks.on_failure(h->hooks.arg, x->route, status, why);
+		h->hooks.on_failure(h->hooks.arg, x->route, kind, status, why);
+}
+
+/* The message of a response that is larger than the limit: its request
+ * fails at once, naming the limit, and the rest is not read. */
+static void too_big(tp_httpc *h, xfer *x)
+{
+	char why[200];
+	x->too_big = 2;
+	snprintf(why, sizeof why,
+		 "the server sent a message larger than the limit of %zu bytes "
+		 "(mcp_client_set_max_message)",
+		 h->max_message);
+	fail_route(h, x, TP_HTTPC_TOOBIG, x->status, why);
 }
 
 /* Makes x (finished) a resume of its route, due after `ms`. */
@@ -434,23 +472,34 @@ static void finished(tp_httpc *h, xfer *x, CURLcode res)
 		xfer_free(x);
 		return;
 	}
-	if (x->too_big) {
-		fail_route(h, x, x->status, "the server's message exceeds the size limit");
+	if (x->too_big == 2) {
+		/* Failed when the limit was passed (too_big()). */
 		xfer_free(x);
 		return;
 	}
+	if (x->too_big)
+		res = CURLE_OK; /* cut on purpose: its status says what it was */
 	if (res != CURLE_OK && !x->sse) {
-		snprintf(why, sizeof why, "HTTP request failed: %s", curl_easy_strerror(res));
-		fail_route(h, x, 0, why);
+		if (res == CURLE_PARTIAL_FILE)
+			snprintf(why, sizeof why,
+				 "the server closed the connection in the middle of its response "
+				 "(HTTP %d)",
+				 x->status);
+		else
+			snprintf(why, sizeof why, "HTTP request failed: %s", curl_easy_strerror(res));
+		fail_route(h, x, TP_HTTPC_CLOSED, 0, why);
 		xfer_free(x);
 		return;
 	}
 	if (x->status >= 300) {
+		char *ct = NULL;
+		curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
 		if (x->status == 404)
 			snprintf(why, sizeof why, "the server does not know the session (HTTP 404)");
 		else
-			snprintf(why, sizeof why, "HTTP status %d", x->status);
-		fail_route(h, x, x->status, why);
+			snprintf(why, sizeof why, "HTTP status %d (%.60s body, no JSON-RPC answer)",
+				 x->status, ct ? ct : "no");
+		fail_route(h, x, TP_HTTPC_STATUS, x->status, why);
 		xfer_free(x);
 		return;
 	}
@@ -461,15 +510,24 @@ static void finished(tp_httpc *h, xfer *x, CURLcode res)
 	/* The response ended (or broke) before the answer: resume it from
 	 * the last event it saw. */
 	if (!x->sse || !x->last_id[0]) {
-		fail_route(h, x, x->status,
-			   res == CURLE_OK ? "the response ended without the answer"
-					   : "the response stream broke and cannot be resumed");
+		if (res != CURLE_OK) {
+			fail_route(h, x, TP_HTTPC_CLOSED, x->status,
+				   "the response stream broke and cannot be resumed");
+		} else {
+			char *ct = NULL;
+			curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+			snprintf(why, sizeof why,
+				 "the server's response (HTTP %d, %.60s) ended without the answer",
+				 x->status, ct ? ct : "no content type");
+			fail_route(h, x, TP_HTTPC_NOANSWER, x->status, why);
+		}
 		xfer_free(x);
 		return;
 	}
 	x->stalled = x->events ? 0 : x->stalled + 1;
 	if (x->stalled > MAX_STALLED_RESUMES) {
-		fail_route(h, x, x->status, "the response stream was resumed without progress");
+		fail_route(h, x, TP_HTTPC_NOANSWER, x->status,
+			   "the response stream was resumed without progress");
 		xfer_free(x);
 		return;
 	}
@@ -484,7 +542,7 @@ static void resume_failed(tp_httpc *h, xfer *x, CURLcode res)
 {
 	char why[300];
 	snprintf(why, sizeof why, "the server went away: %s", curl_easy_strerror(res));
-	fail_route(h, x, 0, why);
+	fail_route(h, x, TP_HTTPC_CLOSED, 0, why);
 }
 
 static void *loop(void *arg)
@@ -503,7 +561,7 @@ static void *loop(void *arg)
 			if (closing && q->kind != X_DELETE && q->route) {
 				xfer_free(q);
 			} else if (start(h, q) != 0) {
-				fail_route(h, q, 0, "out of memory starting an HTTP request");
+				fail_route(h, q, TP_HTTPC_CLOSED, 0, "out of memory starting an HTTP request");
 				xfer_free(q);
 			}
 			q = next;
@@ -537,7 +595,7 @@ static void *loop(void *arg)
 				*pp = w->next;
 				w->next = NULL;
 				if (start(h, w) != 0) {
-					fail_route(h, w, 0, "out of memory resuming a stream");
+					fail_route(h, w, TP_HTTPC_CLOSED, 0, "out of memory resuming a stream");
 					xfer_free(w);
 				}
 				continue;

@@ -17,6 +17,14 @@
 
 typedef struct tp_httpc tp_httpc;
 
+/* How a request failed (tp_httpc_hooks.on_failure). */
+enum {
+	TP_HTTPC_CLOSED = 1, /* no complete HTTP answer: refused, cut, the server gone */
+	TP_HTTPC_STATUS,     /* an HTTP error status without a JSON-RPC answer */
+	TP_HTTPC_TOOBIG,     /* a message larger than max_message (not read on) */
+	TP_HTTPC_NOANSWER    /* a complete response that did not hold the answer */
+};
+
 /* What the layer above provides.  Every hook runs on the transport's
  * thread, one at a time. */
 typedef struct tp_httpc_hooks {
@@ -25,10 +33,11 @@ typedef struct tp_httpc_hooks {
 	void (*on_message)(void *arg, const char *route, const char *data, size_t len);
 	/* 1 while the request of `route` still waits for its answer. */
 	int (*route_waiting)(void *arg, const char *route);
-	/* The POST of `route` (a request) ended without its answer: `status`
-	 * is the HTTP status (0: no HTTP answer at all), `why` says what
-	 * happened.  Not called once route_waiting says 0. */
-	void (*on_failure)(void *arg, const char *route, int status, const char *why);
+	/* The POST of `route` (a request) ended without its answer: `kind`
+	 * says how (TP_HTTPC_*), `status` is the HTTP status (0: no HTTP
+	 * answer at all), `why` says what happened.  Not called once
+	 * route_waiting says 0. */
+	void (*on_failure)(void *arg, const char *route, int kind, int status, const char *why);
 	void *arg;
 } tp_httpc_hooks;
 

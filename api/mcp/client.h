@@ -108,10 +108,14 @@ MCP_EXTERN int mcp_client_set_protocol_version(mcp_client *c, const char *versio
  * the input rounds of 2026-07-28 calls (1..256; default 2). */
 MCP_EXTERN int mcp_client_set_workers(mcp_client *c, int n);
 /* How long mcp_client_close() waits for running handlers before it
- * abandons them (0..600000 ms; default 1500). */
+ * abandons them, and (2000 ms at most) for the server to answer the
+ * DELETE of an HTTP session (0..600000 ms; default 1500). */
 MCP_EXTERN int mcp_client_set_grace_ms(mcp_client *c, int64_t ms);
 /* How long a connect function waits for the handshake (1..3600000 ms;
- * default 30000). */
+ * default 30000): one deadline for all of it, however many requests it
+ * takes (server/discover, then initialize).  At the deadline the connect
+ * fails with MCP_ETIMEDOUT and mcp_client_error() says so, and what the
+ * server sent instead when it sent something the client dropped. */
 MCP_EXTERN int mcp_client_set_connect_timeout_ms(mcp_client *c, int64_t ms);
 /* Largest inbound message (1024..1 GiB; default 16 MiB); a longer one is
  * refused and skipped. */
@@ -244,6 +248,17 @@ MCP_EXTERN int mcp_client_connected(mcp_client *c);
  * not), e.g. "the server exited with status 3".  Borrowed; valid until the
  * next connect or close or mcp_client_free().  Any thread. */
 MCP_EXTERN const char *mcp_client_error(mcp_client *c);
+/* Messages of the server the client dropped so far, and in buf[bufsz]
+ * (when not NULL) the reason of the last one, e.g. "the server answered
+ * under id 1001, which this client never sent" or "the server sent a
+ * message larger than the limit of 16777216 bytes ...; it was dropped"
+ * (copied; "" when none).  Counted: answers under an id never sent,
+ * invalid JSON, invalid messages, messages over mcp_client_set_max_message;
+ * not counted: a late answer to a call that timed out or was cancelled.
+ * A call that then ends without its answer (MCP_ETIMEDOUT, MCP_ECLOSED,
+ * MCP_EPROTO) carries the last reason in mcp_call_error() too.  Any
+ * thread. */
+MCP_EXTERN uint64_t mcp_client_last_dropped(mcp_client *c, char *buf, size_t bufsz);
 /* The negotiated revision (static storage; NULL before a connection).
  * Any thread, once a connect function has returned. */
 MCP_EXTERN const char *mcp_client_protocol_version(mcp_client *c);

@@ -1582,6 +1582,15 @@ MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int6
  * 10000).  A call that would start one more is answered
  * MCP_JSONRPC_SERVER_BUSY ("too many tasks") and nothing runs. */
 MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n);
+/* At most this many of those tasks belong to one party, so that one user
+ * cannot take every slot (1..10000000; default 1000): with authorization,
+ * one principal (mcp_ctx_auth_subject: the same issuer and subject); without
+ * it, one session (a stdio connection, an HTTP session).  A stateless HTTP
+ * request without authorization has no lasting identity, so only the cap
+ * of mcp_server_set_max_tasks applies to it.  A call past it is answered
+ * MCP_JSONRPC_SERVER_BUSY naming the cap hit, e.g. "Server busy: too many
+ * tasks of this principal (at most 1000 each)".  Before running. */
+MCP_EXTERN int mcp_server_set_max_tasks_per_principal(mcp_server *srv, int n);
 
 /* ---- input from the client (mcp_ctx_require_input, parking) ---------- */
 
@@ -1668,6 +1677,13 @@ MCP_EXTERN int mcp_server_set_auth_jwks_file(mcp_server *srv, const char *path);
  * MCP_ENOENT (no file was set), or an error of mcp_server_set_auth_jwks_
  * file, when the old set stays. */
 MCP_EXTERN int mcp_server_reload_auth_keys(mcp_server *srv);
+/* Why the last of the three above failed, in words an operator can act
+ * on, copied into buf[bufsz] ("" after a success or before any): the rule
+ * or the limit broken, with its value, e.g. "the key set holds 300 keys;
+ * the limit is 256 keys" or "the key set file is larger than the limit of
+ * 1048576 bytes (1 MiB)".  A key set is at most 1 MiB and 256 keys.  Any
+ * thread.  MCP_OK, or MCP_EINVAL for a NULL argument. */
+MCP_EXTERN int mcp_server_auth_keys_error(mcp_server *srv, char *buf, size_t bufsz);
 /* An application verifier (mcp_auth_verify_fn) in place of the JWT
  * verifier; NULL `fn` returns to the JWT verifier. */
 MCP_EXTERN int mcp_server_set_auth_verifier(mcp_server *srv, mcp_auth_verify_fn fn, void *user);

@@ -413,6 +413,67 @@ START_TEST(garbage_and_duplicates)
 }
 END_TEST
 
+/* tests/client/hostile.py, beside the fixture. */
+static char *hostile_path(void)
+{
+	const char *f = fixture();
+	const char *slash = strrchr(f, '/');
+	size_t dir = slash ? (size_t)(slash - f + 1) : 0;
+	char *p = malloc(dir + sizeof "hostile.py");
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, f, dir);
+	strcpy(p + dir, "hostile.py");
+	return p;
+}
+
+/* A server that answers the handshake under an id never sent: the
+ * connect ends at the connect timeout (one deadline for server/discover
+ * and whatever follows), and its error names what the server sent; the
+ * dropped answer is counted with its reason.  Then a call answered under
+ * a wrong id: the client notes it, and a late answer to an id it did send
+ * is not held against the server. */
+START_TEST(wrong_ids_are_named)
+{
+	char *path = hostile_path();
+	char *argv[] = { "python3", path, "wrong-id", NULL };
+	mcp_client *c = mcp_client_new("hostile", "1");
+	/* Long enough for Python to start on a loaded machine: the answer
+	 * must come before the deadline for the error to name it. */
+	ck_assert_int_eq(mcp_client_set_connect_timeout_ms(c, 8000), MCP_OK);
+	ck_assert_int_eq(mcp_client_set_kill_grace_ms(c, 200, 200), MCP_OK);
+	ck_assert_int_eq(mcp_client_connect_stdio(c, argv, NULL, NULL), MCP_ETIMEDOUT);
+	printf("wrong_ids_are_named: %s\n", mcp_client_error(c));
+	ck_assert_ptr_nonnull(strstr(mcp_client_error(c), "connect timeout of 8000 ms"));
+	ck_assert_ptr_nonnull(strstr(mcp_client_error(c), "which this client never sent"));
+	char why[300];
+	ck_assert_uint_ge(mcp_client_last_dropped(c, why, sizeof why), 1);
+	ck_assert_ptr_nonnull(strstr(why, "under id 1000"));
+	mcp_client_free(c);
+
+	char *argv2[] = { "python3", path, "call-wrong-id", NULL };
+	c = mcp_client_new("hostile", "1");
+	ck_assert_int_eq(mcp_client_set_era(c, MCP_ERA_LEGACY), MCP_OK);
+	ck_assert_int_eq(mcp_client_connect_stdio(c, argv2, NULL, NULL), MCP_OK);
+	ck_assert_uint_eq(mcp_client_last_dropped(c, why, sizeof why), 0);
+	ck_assert_str_eq(why, "");
+	mcp_call *call = mcp_call_new_tool(c, "echo", NULL);
+	ck_assert_int_eq(mcp_call_start(call), MCP_OK);
+	int64_t id = mcp_call_request_id(call);
+	ck_assert_int_eq(mcp_call_wait(call, 300, NULL), MCP_ETIMEDOUT);
+	/* The wrong answer came long before the timeout (or the wait ends
+	 * at the guard and the check below fails). */
+	for (int i = 0; i < 1000 && mcp_client_last_dropped(c, NULL, 0) == 0; i++)
+		usleep(10000);
+	ck_assert_uint_eq(mcp_client_last_dropped(c, why, sizeof why), 1);
+	char want[80];
+	snprintf(want, sizeof want, "under id %lld,", (long long)id + 100000);
+	ck_assert_ptr_nonnull(strstr(why, want));
+	mcp_call_free(call);
+	mcp_client_free(c);
+	free(path);
+}
+END_TEST
+
 /* A flood of notifications: every progress notification reaches its
  * call, in order, and the call still ends. */
 static int log_count;
@@ -883,6 +944,7 @@ Suite *unit_suite(void)
 	tcase_add_test(tc, server_exits_with_64_in_flight);
 	tcase_add_test(tc, cancel_races_answer);
 	tcase_add_test(tc, garbage_and_duplicates);
+	tcase_add_test(tc, wrong_ids_are_named);
 	tcase_add_test(tc, notification_flood);
 	tcase_add_test(tc, close_during_sampling);
 	tcase_add_test(tc, close_with_calls_in_flight);
