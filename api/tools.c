@@ -460,6 +460,9 @@ void api_tools_call(eng_req *r)
 		else if (rc == MCP_EBUSY)
 			api_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_SERVER_BUSY,
 				    "Server busy: too many tasks", NULL);
+		else if (rc == MCP_ESYS && ctx.sess->srv->tstore)
+			api_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+				    api_task_store_failure(ctx.sess->srv), NULL);
 		else
 			api_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
 				    NULL);
