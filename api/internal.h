@@ -532,6 +532,8 @@ void api_cursor_keys_derive(mcp_server *srv);
 /* Sends notifications/<kind>/list_changed to every ready connection that
  * was told the list may change, and to the listen streams that asked. */
 void api_notify_list_changed(mcp_server *srv, int kind);
+/* The same, to this process's streams only (one raised in another). */
+void api_notify_list_changed_here(mcp_server *srv, int kind);
 /* notifications/resources/updated to the listen streams that named `uri`. */
 void api_listen_resource_updated(mcp_server *srv, const char *uri);
 /* notifications/tasks (`params` taken) to the listen streams that asked
@@ -660,6 +662,9 @@ typedef struct api_tstore_hooks {
 	void (*input)(mcp_server *srv, const char *id, json_object *responses); /* borrowed */
 	void (*lost)(mcp_server *srv, const char *id);   /* the lease lapsed */
 	void (*status)(mcp_server *srv, const char *id, json_object *params); /* taken */
+	/* Raised in another process: deliver here only. */
+	void (*list_changed)(mcp_server *srv, int kind);
+	void (*resource_updated)(mcp_server *srv, const char *uri);
 } api_tstore_hooks;
 int api_tstore_open(mcp_server *srv, const char *url, int64_t timeout_ms, int64_t lease_ms,
 		    char *err, size_t errlen);
@@ -675,7 +680,13 @@ void api_tstore_release(api_tstore *ts, const char *id, int delete_key);
 int api_tstore_send(api_tstore *ts, const char *owner, const char *kind, const char *id,
 		    json_object *payload);
 int api_tstore_announce(api_tstore *ts, const char *id, json_object *params);
+/* A list_changed (API_KIND_*) or a resources/updated raised here, for the
+ * other processes' streams (this one's were told directly). */
+int api_tstore_broadcast_list(api_tstore *ts, int kind);
+int api_tstore_broadcast_updated(api_tstore *ts, const char *uri);
 void api_tstore_close(mcp_server *srv);
+/* tasks.c: fills the task hooks of a store's hook table. */
+void api_tasks_store_hooks(api_tstore_hooks *h);
 /* The methods: 2025-11-25's tasks/get, list, cancel and result, a
  * connection's own tasks; 2026-07-28's tasks/get, update and cancel,
  * reached by id. */
@@ -727,6 +738,8 @@ int api_contents_add_item(mcp_contents *out, const char *uri, const char *mime_t
 			  const void *data, size_t len, int text, json_object *meta);
 /* resources/read; resources/subscribe and unsubscribe (legacy). */
 void api_resources_read(eng_req *r);
+/* mcp_server_resource_updated to this process's subscribers only. */
+void api_resource_updated_here(mcp_server *srv, const char *uri);
 void api_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out);
 void api_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,

@@ -339,9 +339,16 @@ int api_server_begin(mcp_server *srv)
 	signal(SIGPIPE, SIG_IGN);
 
 	int rc = MCP_OK;
-	if (srv->store_url)
+	if (srv->store_url) {
 		rc = api_tstore_open(srv, srv->store_url, srv->store_timeout_ms, srv->task_lease_ms,
 				     srv->store_err, sizeof srv->store_err);
+		if (rc == MCP_OK) {
+			api_tstore_hooks h = { .list_changed = api_notify_list_changed_here,
+					       .resource_updated = api_resource_updated_here };
+			api_tasks_store_hooks(&h);
+			rc = api_tstore_start(srv->tstore, &h);
+		}
+	}
 	if (rc == MCP_OK)
 		rc = eng_pool_start(&srv->pool, srv->workers, (size_t)srv->max_queue,
 				    (int64_t)srv->idle_poll_us * 1000);

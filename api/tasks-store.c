@@ -189,21 +189,29 @@ static void on_own(void *arg, const char *chan, const char *msg, size_t len)
 	json_object_put(payload);
 }
 
-/* A status change of a task another process runs, for this process's
- * listen streams.  On the subscriber thread. */
+/* News for every process: a task's status change (for the listen streams
+ * that asked for it: every process's, the writer's too, since the writer
+ * may be any process), or a list_changed or resources/updated raised in
+ * another process.  On the subscriber thread. */
 static void on_news(void *arg, const char *chan, const char *msg, size_t len)
 {
 	(void)chan;
 	api_tstore *ts = arg;
-	char origin[sizeof ts->owner], id[API_TASK_ID_MAX];
-	if (len < 7 || strncmp(msg, "status ", 7) != 0)
-		return;
-	json_object *params = split(msg, len, origin, sizeof origin, id, sizeof id);
-	/* The owner told its own streams already. */
-	if (params && id[0] && strcmp(origin, ts->owner) != 0)
-		ts->hooks.status(ts->srv, id, params);
-	else
-		json_object_put(params);
+	char origin[sizeof ts->owner], word[API_TASK_ID_MAX];
+	json_object *payload = split(msg, len, origin, sizeof origin, word, sizeof word);
+	int elsewhere = origin[0] && strcmp(origin, ts->owner) != 0;
+	if (len > 7 && strncmp(msg, "status ", 7) == 0 && payload && word[0]) {
+		ts->hooks.status(ts->srv, word, payload);
+		payload = NULL;
+	} else if (len > 5 && strncmp(msg, "list ", 5) == 0 && elsewhere) {
+		int kind = atoi(word);
+		if (kind == API_KIND_TOOLS || kind == API_KIND_RESOURCES || kind == API_KIND_PROMPTS)
+			ts->hooks.list_changed(ts->srv, kind);
+	} else if (len > 8 && strncmp(msg, "updated ", 8) == 0 && elsewhere &&
+		   json_object_is_type(payload, json_type_string)) {
+		ts->hooks.resource_updated(ts->srv, json_object_get_string(payload));
+	}
+	json_object_put(payload);
 }
 
 static int publish(api_tstore *ts, const char *chan, const char *head, json_object *payload)
@@ -240,6 +248,23 @@ int api_tstore_announce(api_tstore *ts, const char *id, json_object *params)
 	char head[sizeof ts->owner + API_TASK_ID_MAX + 16];
 	snprintf(head, sizeof head, "status %s %s", ts->owner, id);
 	return publish(ts, "n", head, params);
+}
+
+int api_tstore_broadcast_list(api_tstore *ts, int kind)
+{
+	char head[sizeof ts->owner + 32];
+	snprintf(head, sizeof head, "list %s %d", ts->owner, kind);
+	return publish(ts, "n", head, NULL);
+}
+
+int api_tstore_broadcast_updated(api_tstore *ts, const char *uri)
+{
+	char head[sizeof ts->owner + 32];
+	snprintf(head, sizeof head, "updated %s -", ts->owner);
+	json_object *u = json_object_new_string(uri);
+	int rc = u ? publish(ts, "n", head, u) : MCP_ENOMEM;
+	json_object_put(u);
+	return rc;
 }
 
 /* ---- leases ------------------------------------------------------------------- */

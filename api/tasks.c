@@ -75,7 +75,6 @@ typedef struct api_task {
 				       an earlier round wakes nobody) */
 } api_task;
 
-static const api_tstore_hooks store_hooks;
 static void sync_record(struct api_task *t);
 static int record_reachable(json_object *rec, const mcp_principal *who);
 
@@ -239,7 +238,6 @@ int api_task_known(mcp_server *srv, const char *id, const mcp_principal *who)
 		 * a store is set). */
 		json_object *rec = NULL;
 		uint64_t ver;
-		api_tstore_start(srv->tstore, &store_hooks);
 		known = api_tstore_read(srv->tstore, id, &rec, &ver) == MCP_OK &&
 			record_reachable(rec, who);
 		json_object_put(rec);
@@ -610,19 +608,12 @@ static void hook_status(mcp_server *srv, const char *id, json_object *params)
 	api_listen_task_status(srv, id, params);
 }
 
-static const api_tstore_hooks store_hooks = {
-	.cancel = hook_cancel,
-	.input = hook_input,
-	.lost = hook_lost,
-	.status = hook_status,
-};
-
-/* The store, its threads started (at the first use). */
-static api_tstore *shared_store(mcp_server *srv)
+void api_tasks_store_hooks(api_tstore_hooks *h)
 {
-	if (srv->tstore)
-		api_tstore_start(srv->tstore, &store_hooks);
-	return srv->tstore;
+	h->cancel = hook_cancel;
+	h->input = hook_input;
+	h->lost = hook_lost;
+	h->status = hook_status;
 }
 
 const char *api_task_store_failure(mcp_server *srv)
@@ -846,7 +837,7 @@ int api_task_start(mcp_ctx *ctx, json_object *task_params)
 		/* Durable before the client hears of it (SEP-2663): any
 		 * process's tasks/get finds it from the first moment. */
 		int src = rec ? MCP_OK : MCP_ENOMEM;
-		if (src == MCP_OK && shared_store(srv))
+		if (src == MCP_OK)
 			src = api_tstore_create(srv->tstore, t->id, rec, record_ttl(rec));
 		json_object_put(rec);
 		if (src != MCP_OK) {
@@ -1371,7 +1362,7 @@ static void shared(eng_session *s, const char *method, const char *tid, json_obj
 	api_sess *ms = s->proto_data;
 	mcp_server *srv = ms->srv;
 	const mcp_principal *who = api_authz_current(ms);
-	api_tstore *ts = shared_store(srv);
+	api_tstore *ts = srv->tstore;
 	int is_get = strcmp(method, "tasks/get") == 0;
 	int is_update = strcmp(method, "tasks/update") == 0;
 	json_object *sent = NULL; /* the responses this update added */

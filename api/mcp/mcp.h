@@ -1537,7 +1537,8 @@ MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n);
  * tasks/update and tasks/cancel for a task another process runs: a cancel
  * reaches the handler's token (MCP_CANCEL_PEER) and an input its waiting
  * call wherever they run, and notifications/tasks reach the listen streams
- * of every process.  The record is written before the CreateTaskResult is
+ * of every process; so do tools/resources/prompts list_changed and
+ * mcp_server_resource_updated raised in any of them.  The record is written before the CreateTaskResult is
  * sent; the process running a task renews a lease on it (see
  * mcp_server_set_task_lease_ms), and a task whose lease lapses (its
  * process was killed) is failed by the next reader.  2025-11-25 tasks stay
@@ -1547,9 +1548,10 @@ MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n);
  *        6379, percent-escape a password's '@' and '/'), or
  *        "unix:/PATH[?db=N&password=PW]" (Redis over a Unix socket); NULL
  *        for none (the default: each process keeps its own tasks).
- * Copied.  The URL is checked now and the store first reached by the
- * first task: hiredis is opened at that moment, so a server without a
- * store never loads it.  Returns MCP_EINVAL for a URL that cannot be used
+ * Copied.  The URL is checked now and the store reached when the server
+ * starts (hiredis is opened then, so a server without a store never loads
+ * it; a store that is down then delays the start by at most twice the
+ * store timeout, and is retried).  Returns MCP_EINVAL for a URL that cannot be used
  * (mcp_server_store_error says why), MCP_ESTATE once the server runs.
  * While the store cannot be reached, creating a task and the task methods
  * fail with -32603 "Task store unavailable: ..." (naming the store, never

@@ -19,7 +19,8 @@ What each scenario asserts:
   - a process restarted on its port still answers for the finished tasks
     it created (they are in the store, not in the process);
   - notifications/tasks of a task running in one process reach a
-    subscriptions/listen stream held by another;
+    subscriptions/listen stream held by another, and a tools list_changed
+    raised in one process reaches the listen streams of all three, once;
   - Redis killed: creating a task and the task methods answer -32603
     "Task store unavailable" naming the store; echo is still served; Redis
     restarted (empty): the old task is unknown (-32602), and new tasks
@@ -363,10 +364,10 @@ def restarted_process_answers_for_its_finished_tasks(c):
             raise Fail(f"after the restart, through {n.tag}: {t}")
 
 
-def _listen(node, tid, rid):
-    """Opens subscriptions/listen for tid on node: (socket, reader of SSE
-    data lines), after its acknowledgement."""
-    p = {"notifications": {"taskIds": [tid]}, "_meta": meta()}
+def _listen(node, tid, rid, notifications=None):
+    """Opens subscriptions/listen for tid (or the given notifications) on
+    node: (socket, reader of SSE data lines)."""
+    p = {"notifications": notifications or {"taskIds": [tid]}, "_meta": meta()}
     body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "subscriptions/listen",
                        "params": p}).encode()
     s = socket.create_connection(("127.0.0.1", node.port), timeout=T(15))
@@ -422,6 +423,44 @@ def task_notifications_reach_listen_streams_of_other_processes(c):
 
 
 @scenario
+def list_changed_reaches_listen_streams_of_other_processes(c):
+    """A tool list change raised on n1 (test_trigger_tool_change adds or
+    removes a tool there) reaches the listen streams held by n2 and n3,
+    once each, and n1's own."""
+    streams = []
+    try:
+        for i, n in enumerate(c.nodes):
+            s, msgs = _listen(n, None, 70 + i, {"toolsListChanged": True})
+            next(m for m in msgs if m.get("method") ==
+                 "notifications/subscriptions/acknowledged")
+            streams.append((s, msgs))
+        for rid in (75, 76):
+            ok(c.nodes[0], rid, "tools/call", {"name": "test_trigger_tool_change",
+                                               "arguments": {}})
+        for i, (s, msgs) in enumerate(streams):
+            got = 0
+            for m in msgs:
+                if m.get("method") == "notifications/tools/list_changed":
+                    got += 1
+                    if got == 2:
+                        break
+            if got != 2:
+                raise Fail(f"n{i + 1}'s stream heard {got} of the 2 changes")
+            # Once each: nothing more comes (n1 must not hear its own
+            # change again through the store).
+            s.settimeout(T(0.5))
+            try:
+                extra = next(msgs, None)
+            except (socket.timeout, TimeoutError):
+                extra = None
+            if extra is not None:
+                raise Fail(f"n{i + 1}'s stream heard more: {extra}")
+    finally:
+        for s, _ in streams:
+            s.close()
+
+
+@scenario
 def redis_down_then_back(c):
     """Redis killed: task creation and the task methods get -32603 naming
     the store, everything else is served; Redis back (empty): the old
@@ -463,6 +502,7 @@ SCENARIOS = [
     sigterm_cancels_and_records,
     restarted_process_answers_for_its_finished_tasks,
     task_notifications_reach_listen_streams_of_other_processes,
+    list_changed_reaches_listen_streams_of_other_processes,
     redis_down_then_back,
 ]
 
