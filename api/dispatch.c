@@ -36,6 +36,9 @@ enum { ON_READER, ON_WORKER, HELD };
 enum { LEGACY = 1, MODERN = 2, BOTH = LEGACY | MODERN };
 /* Legacy: served before initialize. */
 #define BEFORE_INIT 1
+/* Reads the state store when the server has one: then on a worker (its
+ * calls block up to the store's timeout), never on the reader. */
+#define VIA_STORE 2
 
 typedef struct method_row {
 	const char *name;
@@ -43,7 +46,7 @@ typedef struct method_row {
 	/* 2026-07-28: the extension (capabilities.extensions) a request
 	 * must declare to use the method, else -32021; NULL for none. */
 	const char *needs;
-	unsigned flags;              /* BEFORE_INIT */
+	unsigned flags;              /* BEFORE_INIT, VIA_STORE */
 	int where;                   /* ON_READER, ON_WORKER, HELD */
 	api_inline_fn answer;        /* ON_READER */
 	void (*run)(eng_req *r);     /* ON_WORKER; HELD: between the hooks */
@@ -74,7 +77,7 @@ static const method_row methods[] = {
 	WORKER("prompts/get", BOTH, api_prompts_get),
 	WORKER("completion/complete", BOTH, api_complete),
 	/* 2026-07-28 notifications (listen.c) */
-	{ "subscriptions/listen", MODERN, NULL, 0, HELD, NULL, api_listen_hooked,
+	{ "subscriptions/listen", MODERN, NULL, VIA_STORE, HELD, NULL, api_listen_hooked,
 	  api_listen_hold },
 	/* tasks: 2025-11-25's, a connection's own; 2026-07-28's, the
 	 * extension's, reached by id (tasks.c) */
@@ -82,9 +85,9 @@ static const method_row methods[] = {
 	READER("tasks/list", LEGACY, NULL, 0, api_tasks_list),
 	READER("tasks/cancel", LEGACY, NULL, 0, api_tasks_cancel),
 	WORKER("tasks/result", LEGACY, api_tasks_result),
-	READER("tasks/get", MODERN, API_EXT_TASKS, 0, api_tasks_modern_get),
-	READER("tasks/update", MODERN, API_EXT_TASKS, 0, api_tasks_modern_update),
-	READER("tasks/cancel", MODERN, API_EXT_TASKS, 0, api_tasks_modern_cancel),
+	READER("tasks/get", MODERN, API_EXT_TASKS, VIA_STORE, api_tasks_modern_get),
+	READER("tasks/update", MODERN, API_EXT_TASKS, VIA_STORE, api_tasks_modern_update),
+	READER("tasks/cancel", MODERN, API_EXT_TASKS, VIA_STORE, api_tasks_modern_cancel),
 	/* skills (skills.c) */
 	READER("skills/list", BOTH, NULL, 0, api_skills_list),
 	READER("skills/get", BOTH, NULL, 0, api_skills_get),
@@ -197,7 +200,7 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 		eng_session_submit(s, msg, id, m->run, v, free_v);
 		return;
 	}
-	if (api_authz_hooked(ms->srv)) {
+	if (api_authz_hooked(ms->srv) || ((m->flags & VIA_STORE) && ms->srv->tstore)) {
 		eng_session_submit(s, msg, id, m->where == HELD ? m->run : run_hooked, v, free_v);
 		return;
 	}

@@ -176,6 +176,12 @@ struct mcp_server {
 	int max_tasks_per_principal;     /* per principal, or per session */
 	char instance[API_INSTANCE_ID_MAX + 1]; /* task id prefix, or "" */
 	eng_session *task_host;          /* where HTTP's 2026-07-28 tasks run */
+	/* The shared state store (api/tasks-store.c): the URL set, opened
+	 * when the server starts; NULL without one. */
+	char *store_url;
+	int64_t store_timeout_ms, task_lease_ms;
+	struct api_tstore *tstore;
+	char store_err[256];             /* why the store last failed */
 	/* MCP Apps: tool -> UI links (api/apps.c), under reg_lock. */
 	struct tool_ui *tool_ui;
 	size_t ntool_ui;
@@ -536,6 +542,8 @@ void api_cursor_keys_derive(mcp_server *srv);
 /* Sends notifications/<kind>/list_changed to every ready connection that
  * was told the list may change, and to the listen streams that asked. */
 void api_notify_list_changed(mcp_server *srv, int kind);
+/* The same, to this process's streams only (one raised in another). */
+void api_notify_list_changed_here(mcp_server *srv, int kind);
 /* notifications/resources/updated to the listen streams that named `uri`. */
 void api_listen_resource_updated(mcp_server *srv, const char *uri);
 /* notifications/tasks (`params` taken) to the listen streams that asked
@@ -630,6 +638,9 @@ json_object *api_tasks_required_data(void);
  * task.  MCP_OK, MCP_EINVAL (bad params.task), MCP_EBUSY (the table is
  * full), MCP_ENOMEM, MCP_ECANCELED, MCP_ECLOSED. */
 int api_task_start(mcp_ctx *ctx, json_object *task_params);
+/* "Task store unavailable: WHY" for an answer (thread-local, valid until
+ * the calling thread's next call). */
+const char *api_task_store_failure(mcp_server *srv);
 /* 2026-07-28, for a task whose handler returned MCP_EINPUT: its requests
  * are the task's input_required, tasks/update answers them, the handler
  * is called again; until it returns something else.  Its last code. */
@@ -647,6 +658,45 @@ int api_task_known(mcp_server *srv, const char *id, const mcp_principal *who);
 void api_tasks_free(api_sess *ms);
 /* Ends the task host at the end of a run (server.c). */
 void api_task_host_end(mcp_server *srv);
+
+/* tasks-store.c: a 2026-07-28 task's shared record, lease and channels
+ * when the server has a state store (see the file's head).  Every call
+ * but the hooks' may block up to the store's timeout: workers only.
+ * MCP_OK, MCP_ENOENT (no such record), MCP_ESTATE (a write lost its
+ * race: read again), MCP_ESYS (the store failed: api_tstore_error says
+ * why), MCP_ENOMEM. */
+typedef struct api_tstore api_tstore;
+typedef struct api_tstore_hooks {
+	/* On the store's threads; they may only fire tokens and queue lines. */
+	void (*cancel)(mcp_server *srv, const char *id);
+	void (*input)(mcp_server *srv, const char *id, json_object *responses); /* borrowed */
+	void (*lost)(mcp_server *srv, const char *id);   /* the lease lapsed */
+	void (*status)(mcp_server *srv, const char *id, json_object *params); /* taken */
+	/* Raised in another process: deliver here only. */
+	void (*list_changed)(mcp_server *srv, int kind);
+	void (*resource_updated)(mcp_server *srv, const char *uri);
+} api_tstore_hooks;
+int api_tstore_open(mcp_server *srv, const char *url, int64_t timeout_ms, int64_t lease_ms,
+		    char *err, size_t errlen);
+int api_tstore_start(api_tstore *ts, const api_tstore_hooks *hooks);
+const char *api_tstore_name(const api_tstore *ts);
+const char *api_tstore_error(api_tstore *ts);
+const char *api_tstore_owner(const api_tstore *ts);
+int api_tstore_create(api_tstore *ts, const char *id, json_object *rec, int64_t ttl_ms);
+int api_tstore_read(api_tstore *ts, const char *id, json_object **rec, uint64_t *ver);
+int api_tstore_write(api_tstore *ts, const char *id, uint64_t ver, json_object *rec, int64_t ttl_ms);
+int api_tstore_lease_alive(api_tstore *ts, const char *id); /* 1, 0, or an error */
+void api_tstore_release(api_tstore *ts, const char *id, int delete_key);
+int api_tstore_send(api_tstore *ts, const char *owner, const char *kind, const char *id,
+		    json_object *payload);
+int api_tstore_announce(api_tstore *ts, const char *id, json_object *params);
+/* A list_changed (API_KIND_*) or a resources/updated raised here, for the
+ * other processes' streams (this one's were told directly). */
+int api_tstore_broadcast_list(api_tstore *ts, int kind);
+int api_tstore_broadcast_updated(api_tstore *ts, const char *uri);
+void api_tstore_close(mcp_server *srv);
+/* tasks.c: fills the task hooks of a store's hook table. */
+void api_tasks_store_hooks(api_tstore_hooks *h);
 /* The methods: 2025-11-25's tasks/get, list, cancel and result, a
  * connection's own tasks; 2026-07-28's tasks/get, update and cancel,
  * reached by id. */
@@ -698,6 +748,8 @@ int api_contents_add_item(mcp_contents *out, const char *uri, const char *mime_t
 			  const void *data, size_t len, int text, json_object *meta);
 /* resources/read; resources/subscribe and unsubscribe (legacy). */
 void api_resources_read(eng_req *r);
+/* mcp_server_resource_updated to this process's subscribers only. */
+void api_resource_updated_here(mcp_server *srv, const char *uri);
 void api_resources_subscribe(eng_session *s, json_object *params, const api_view *v,
 			     api_answer *out);
 void api_resources_unsubscribe(eng_session *s, json_object *params, const api_view *v,

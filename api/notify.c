@@ -162,7 +162,7 @@ void api_listen_task_status(mcp_server *srv, const char *task_id, json_object *p
 	json_object_put(params);
 }
 
-void api_notify_list_changed(mcp_server *srv, int kind)
+void api_notify_list_changed_here(mcp_server *srv, int kind)
 {
 	const char *method = kind == API_KIND_TOOLS	  ? "notifications/tools/list_changed"
 			     : kind == API_KIND_RESOURCES ? "notifications/resources/list_changed"
@@ -185,6 +185,16 @@ void api_notify_list_changed(mcp_server *srv, int kind)
 		eng_req_unref(ls[i]);
 	}
 	free(ls);
+}
+
+void api_notify_list_changed(mcp_server *srv, int kind)
+{
+	api_notify_list_changed_here(srv, kind);
+	/* The streams of the other processes that share a store hear it
+	 * too (a store call: never from a reader; registries change on the
+	 * application's threads). */
+	if (srv->tstore)
+		api_tstore_broadcast_list(srv->tstore, kind);
 }
 
 void api_listen_resource_updated(mcp_server *srv, const char *uri)

@@ -489,10 +489,8 @@ void api_resources_unsubscribe(eng_session *s, json_object *params, const api_vi
 	api_answer_result(out, json_object_new_object());
 }
 
-MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
+void api_resource_updated_here(mcp_server *srv, const char *uri)
 {
-	if (!srv || !uri)
-		return MCP_EINVAL;
 	pthread_mutex_lock(&srv->sess_mu);
 	for (api_sess *ms = srv->sessions; ms; ms = ms->next) {
 		if (atomic_load(&ms->state) != API_SESS_READY)
@@ -510,5 +508,15 @@ MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
 	}
 	pthread_mutex_unlock(&srv->sess_mu);
 	api_listen_resource_updated(srv, uri);
+}
+
+MCP_EXTERN int mcp_server_resource_updated(mcp_server *srv, const char *uri)
+{
+	if (!srv || !uri)
+		return MCP_EINVAL;
+	api_resource_updated_here(srv, uri);
+	/* And to the subscribers of every process sharing a store. */
+	if (srv->tstore)
+		api_tstore_broadcast_updated(srv->tstore, uri);
 	return MCP_OK;
 }

@@ -17,6 +17,7 @@
 #include <sodium.h>
 
 #include "api/internal.h"
+#include "transport/store.h"
 
 MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 {
@@ -51,6 +52,8 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->templates.kind = API_KIND_RESOURCES;
 	srv->prompts.kind = API_KIND_PROMPTS;
 	srv->task_ttl_default = 3600 * 1000;
+	srv->store_timeout_ms = 1000;
+	srv->task_lease_ms = 10000;
 	srv->task_ttl_max = 24 * 3600 * 1000;
 	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!srv->name || !srv->version || srv->wake_fd < 0 || api_state_key_init(srv) != MCP_OK ||
@@ -83,6 +86,8 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	api_registry_clear(&srv->prompts);
 	pthread_rwlock_destroy(&srv->reg_lock);
 	pthread_mutex_destroy(&srv->sess_mu);
+	api_tstore_close(srv);
+	free(srv->store_url);
 	api_tasks_destroy(srv);
 	api_apps_free(srv);
 	api_skills_free(srv);
@@ -247,6 +252,64 @@ MCP_EXTERN int mcp_server_set_task_ttl(mcp_server *srv, int64_t default_ms, int6
 	return MCP_OK;
 }
 
+MCP_EXTERN int mcp_server_set_store(mcp_server *srv, const char *url)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	srv->store_err[0] = '\0';
+	if (!url) {
+		free(srv->store_url);
+		srv->store_url = NULL;
+		return MCP_OK;
+	}
+	/* Checked now, with a clear reason; opened for good when the
+	 * server starts, with the timeouts then set. */
+	tp_store *probe = NULL;
+	if (tp_store_open(url, NULL, &probe, srv->store_err, sizeof srv->store_err) != TP_STORE_OK)
+		return MCP_EINVAL;
+	tp_store_close(probe);
+	char *copy = strdup(url);
+	if (!copy)
+		return MCP_ENOMEM;
+	free(srv->store_url);
+	srv->store_url = copy;
+	return MCP_OK;
+}
+
+MCP_EXTERN const char *mcp_server_store_error(mcp_server *srv)
+{
+	if (!srv)
+		return "";
+	if (srv->tstore) {
+		const char *e = api_tstore_error(srv->tstore);
+		return strcmp(e, "the store failed") == 0 ? "" : e;
+	}
+	return srv->store_err;
+}
+
+MCP_EXTERN int mcp_server_set_store_timeout_ms(mcp_server *srv, int64_t ms)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	if (ms < 10 || ms > 60000)
+		return MCP_EINVAL;
+	srv->store_timeout_ms = ms;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_task_lease_ms(mcp_server *srv, int64_t ms)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	if (ms < 300 || ms > 600000)
+		return MCP_EINVAL;
+	srv->task_lease_ms = ms;
+	return MCP_OK;
+}
+
 MCP_EXTERN int mcp_server_set_trace(mcp_server *srv, mcp_trace_fn fn, void *user)
 {
 	int rc = settable(srv);
@@ -283,10 +346,24 @@ int api_server_begin(mcp_server *srv)
 	 * process. */
 	signal(SIGPIPE, SIG_IGN);
 
-	int rc = eng_pool_start(&srv->pool, srv->workers, (size_t)srv->max_queue,
-				(int64_t)srv->idle_poll_us * 1000);
-	if (rc != MCP_OK)
+	int rc = MCP_OK;
+	if (srv->store_url) {
+		rc = api_tstore_open(srv, srv->store_url, srv->store_timeout_ms, srv->task_lease_ms,
+				     srv->store_err, sizeof srv->store_err);
+		if (rc == MCP_OK) {
+			api_tstore_hooks h = { .list_changed = api_notify_list_changed_here,
+					       .resource_updated = api_resource_updated_here };
+			api_tasks_store_hooks(&h);
+			rc = api_tstore_start(srv->tstore, &h);
+		}
+	}
+	if (rc == MCP_OK)
+		rc = eng_pool_start(&srv->pool, srv->workers, (size_t)srv->max_queue,
+				    (int64_t)srv->idle_poll_us * 1000);
+	if (rc != MCP_OK) {
+		api_tstore_close(srv);
 		atomic_store(&srv->running, 0);
+	}
 	return rc;
 }
 
@@ -297,6 +374,13 @@ void api_server_end(mcp_server *srv)
 	/* The sessions already waited for their handlers up to the grace
 	 * period; what still runs now is abandoned. */
 	eng_pool_stop(&srv->pool, eng_now_ns() + 50 * ENG_NS_PER_MS);
+	/* No handler writes a record any more: the lease and subscriber
+	 * threads go (a handler abandoned at the grace lets its lease
+	 * lapse, and its task reads as failed).  Kept when a handler was
+	 * abandoned: it may still finish and write, as mcp_server_free keeps
+	 * what such a handler reaches. */
+	if (atomic_load(&srv->stats.abandoned) == 0 && srv->pool.detached == 0)
+		api_tstore_close(srv);
 	atomic_store(&srv->running, 0);
 }
 

@@ -462,6 +462,9 @@ void api_tools_call(eng_req *r)
 				    ctx.task_refusal[0] ? ctx.task_refusal
 							: "Server busy: too many tasks",
 				    NULL);
+		else if (rc == MCP_ESYS && ctx.sess->srv->tstore)
+			api_ctx_end(&ctx, rc, NULL, MCP_JSONRPC_INTERNAL_ERROR,
+				    api_task_store_failure(ctx.sess->srv), NULL);
 		else
 			api_ctx_end(&ctx, rc == MCP_ECLOSED ? MCP_ECANCELED : rc, NULL, 0, NULL,
 				    NULL);

@@ -20,12 +20,18 @@ bench_baseline_LDADD = $(JSONC_LIBS) $(PTHREAD_LIBS)
 bench_client_bench_SOURCES = bench/client-bench.c
 bench_client_bench_LDADD = libmcp.la $(JSONC_LIBS)
 CLEANFILES += bench/loadgen$(EXEEXT) bench/baseline$(EXEEXT) bench/client-bench$(EXEEXT)
+# Tasks in a shared store, from the client (the store rows; needs
+# redis-server at run time, else those rows are skipped).
+EXTRA_PROGRAMS += bench/task-bench
+bench_task_bench_SOURCES = bench/task-bench.c
+bench_task_bench_LDADD = $(PTHREAD_LIBS)
+CLEANFILES += bench/task-bench$(EXEEXT)
 
 EXTRA_DIST += bench/run.sh bench/ts-server.mjs bench/ts-client.mjs bench/package.json \
 	bench/package-lock.json BENCHMARKS.md
 
 BENCH_BINS = examples/mcp-everything$(EXEEXT) bench/loadgen$(EXEEXT) \
-	bench/baseline$(EXEEXT) bench/client-bench$(EXEEXT)
+	bench/baseline$(EXEEXT) bench/client-bench$(EXEEXT) bench/task-bench$(EXEEXT)
 
 # The HTTP floor: libmicrohttpd with libmcp's options and json-c's work of
 # an echo, no MCP (linked to libmicrohttpd; libmcp itself opens it at run

@@ -27,6 +27,7 @@ build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 
 LG="$build/bench/loadgen"
+TB="$build/bench/task-bench"
 BASE="$build/bench/baseline"
 OURS="$build/examples/mcp-everything"
 for p in "$LG" "$BASE" "$OURS"; do
@@ -399,6 +400,61 @@ if [ "$http" = 1 ]; then
 fi
 echo
 
+# ---- tasks in a shared store (issue 31) -----------------------------------------------------
+# A redis-server of the run's own on loopback; mcp-everything with no store
+# against the same binary with --store redis://, alternated run by run:
+# tasks/get throughput (4 keep-alive connections), a task created and
+# polled to completion (p50 per task), and a list_changed raised on one
+# process timed to its arrival on another's listen stream.
+store=0
+if [ "$http" = 1 ] && [ -x "$TB" ] && command -v redis-server >/dev/null 2>&1; then
+	store=1
+	echo "tasks in a shared store"
+	rport=$("$LG" free-port)
+	rdir=$(mktemp -d "${TMPDIR:-/tmp}/bench-redis.XXXXXX")
+	redis-server --port "$rport" --bind 127.0.0.1 --save "" --appendonly no --dir "$rdir" \
+		>"$rdir/redis.log" 2>&1 &
+	rpid=$!
+	sleep 0.3
+	tb() {
+		tb_label=$1
+		shift
+		if "$TB" "$@" --label "$tb_label" >"$out/last.out" 2>"$out/last.err" &&
+			grep -q "^RESULT " "$out/last.out"; then
+			grep "^RESULT " "$out/last.out" >>"$R"
+		else
+			echo "bench: FAIL: $tb_label: task-bench $*" >&2
+			sed 's/^/    /' "$out/last.err" >&2
+			failed=1
+		fi
+	}
+	if [ "$quick" = 1 ]; then tb_get="--duration-ms 300"; tb_n=20; else tb_get="--duration-ms 1500"; tb_n=300; fi
+	for r in $(seq 1 "$repeat"); do
+		for kind in none redis; do
+			args=""
+			[ "$kind" = none ] || args="--store redis://127.0.0.1:$rport/0"
+			# shellcheck disable=SC2086 # the store option
+			start_http "$OURS" $args
+			# shellcheck disable=SC2086 # duration
+			tb "store-get-$kind" get --url "127.0.0.1:$port" -c 4 $tb_get
+			tb "store-create-$kind" create --url "127.0.0.1:$port" -n "$tb_n"
+			stop_http
+		done
+		start_http "$OURS" --store "redis://127.0.0.1:$rport/0"
+		p1=$port
+		p1_pid=$srv_pid
+		start_http "$OURS" --store "redis://127.0.0.1:$rport/0"
+		tb store-notify notify --url "127.0.0.1:$p1" --listen "127.0.0.1:$port" -n "$tb_n"
+		stop_http
+		srv_pid=$p1_pid
+		stop_http
+	done
+	kill "$rpid" 2>/dev/null || :
+	wait "$rpid" 2>/dev/null || :
+	rm -rf "$rdir"
+fi
+echo
+
 # ---- the table -------------------------------------------------------------------------------
 # row SCENARIO OURS REF REF_NAME RATIO_KIND TARGET_OP TARGET UNIT
 #   RATIO_KIND: div (ours / ref, the target applies to the ratio), divabs
@@ -502,6 +558,18 @@ row "HTTP stateless echo, 64 connections, req/s vs TS SDK" "$(get sl-ours rps)" 
 	"$(ts_or_dash sl-ts rps)" "TS SDK stateless" div ge 10 req/s
 row "HTTP stateless echo, server CPU us/request vs floor" "$(get sl-ours server_cpu_us_per_req)" \
 	"$(get sl-floor server_cpu_us_per_req)" "MHD + json-c floor" div - - us
+if [ "$store" = 1 ]; then
+	row "tasks/get, 4 connections, req/s, Redis store / none" "$(get store-get-redis rps)" \
+		"$(get store-get-none rps)" "no store" div ge 0.5 req/s
+	added=$(awk -v a="$(get store-create-redis p50_us)" -v b="$(get store-create-none p50_us)" \
+		'BEGIN { if (a == "-" || b == "-") print "-"; else print a - b }')
+	row "task created and polled to completion, p50 us added by Redis" "$added" \
+		"$(get store-create-none p50_us)" "no store, p50" none le 1000 us
+	row "list_changed to another process's listen stream, p50 us" "$(get store-notify p50_us)" - - \
+		none - - us
+	row "list_changed to another process's listen stream, p99 us" "$(get store-notify p99_us)" - - \
+		none le 10000 us
+fi
 echo
 echo "ratios run by run (repeat 1, 2, ...; the median is in the table):"
 per_run "stdio echo w=1 p50, libmcp / baseline" ours-w1 base-w1 p50_us
@@ -511,6 +579,7 @@ per_run "stdio echo w=64 req/s, arguments checked / unchecked" ours-w64 unchecke
 per_run "CPU-bound req/s, 2 workers / 1" cpu-2 cpu-1 rps
 [ "$have_ts" = 0 ] || per_run "HTTP JSON req/s, libmcp / TS SDK" http-ours-json http-ts-json rps
 [ "$http" = 0 ] || per_run "HTTP stateless req/s, libmcp / floor" sl-ours sl-floor rps
+[ "$store" = 0 ] || per_run "tasks/get req/s, Redis store / none" store-get-redis store-get-none rps
 [ "$have_ts" = 0 ] || [ "$http" = 0 ] || per_run "HTTP stateless req/s, libmcp / TS SDK" sl-ours sl-ts rps
 if [ "$have_ts" = 1 ]; then
 	# The CPU that 7 x the SDK's rate leaves the server per request when

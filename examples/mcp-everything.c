@@ -509,7 +509,8 @@ static void usage(FILE *f)
 		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n"
 		"                      [--unchecked-args] [--instance TAG] [--max-tasks N]\n"
 		"                      [--max-tasks-per-principal N]\n"
-		"                      [--task-ttl-ms N]\n"
+		"                      [--task-ttl-ms N] [--store URL] [--store-timeout-ms N]\n"
+		"                      [--task-lease-ms N]\n"
 		"                      [--auth-resource URI --auth-jwks FILE [--auth-issuer ISS]\n"
 		"                       [--auth-server URL]... [--auth-scopes SCOPES]\n"
 		"                       [--auth-require SCOPES]]\n"
@@ -629,7 +630,8 @@ int main(int argc, char **argv)
 	const char *allow_host[16], *allow_origin[16];
 	int n_hosts = 0, n_origins = 0;
 	const char *instance = NULL;
-	long max_tasks = -1, task_ttl = -1, tasks_each = -1;
+	long max_tasks = -1, task_ttl = -1, tasks_each = -1, store_timeout = -1, task_lease = -1;
+	const char *store = NULL;
 	const char *auth_resource = NULL, *auth_jwks = NULL, *auth_issuer = NULL;
 	const char *auth_scopes = NULL, *auth_require = NULL;
 	const char *auth_servers[8];
@@ -705,6 +707,14 @@ int main(int argc, char **argv)
 				goto bad;
 		} else if (strcmp(a, "--task-ttl-ms") == 0 && i + 1 < argc) {
 			if (parse_int(argv[++i], 1000, 1L << 31, &task_ttl))
+				goto bad;
+		} else if (strcmp(a, "--store") == 0 && i + 1 < argc) {
+			store = argv[++i];
+		} else if (strcmp(a, "--store-timeout-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 10, 60000, &store_timeout))
+				goto bad;
+		} else if (strcmp(a, "--task-lease-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 300, 600000, &task_lease))
 				goto bad;
 		} else if (strcmp(a, "--auth-resource") == 0 && i + 1 < argc) {
 			auth_resource = argv[++i];
@@ -797,6 +807,16 @@ int main(int argc, char **argv)
 		mcp_server_set_max_tasks_per_principal(srv, (int)tasks_each);
 	if (task_ttl > 0)
 		mcp_server_set_task_ttl(srv, task_ttl, task_ttl > 86400000 ? task_ttl : 86400000);
+	/* A shared store: tasks outlive this process and are reached
+	 * through any process that shares it (README). */
+	if (store && mcp_server_set_store(srv, store) != MCP_OK) {
+		fprintf(stderr, "mcp-everything: --store: %s\n", mcp_server_store_error(srv));
+		return 2;
+	}
+	if (store_timeout > 0)
+		mcp_server_set_store_timeout_ms(srv, store_timeout);
+	if (task_lease > 0)
+		mcp_server_set_task_lease_ms(srv, task_lease);
 	for (int i = 0; i < n_hosts; i++)
 		if (mcp_server_add_http_allowed_host(srv, allow_host[i]) != MCP_OK) {
 			fprintf(stderr, "mcp-everything: bad --allow-host %s\n", allow_host[i]);

@@ -1592,6 +1592,48 @@ MCP_EXTERN int mcp_server_set_max_tasks(mcp_server *srv, int n);
  * tasks of this principal (at most 1000 each)".  Before running. */
 MCP_EXTERN int mcp_server_set_max_tasks_per_principal(mcp_server *srv, int n);
 
+/* The shared state store (a task that outlives its process): with one set,
+ * every 2026-07-28 task (the io.modelcontextprotocol/tasks extension) is
+ * kept in the store, so that any process sharing it answers tasks/get,
+ * tasks/update and tasks/cancel for a task another process runs: a cancel
+ * reaches the handler's token (MCP_CANCEL_PEER) and an input its waiting
+ * call wherever they run, and notifications/tasks reach the listen streams
+ * of every process; so do tools/resources/prompts list_changed and
+ * mcp_server_resource_updated raised in any of them.  The record is written before the CreateTaskResult is
+ * sent; the process running a task renews a lease on it (see
+ * mcp_server_set_task_lease_ms), and a task whose lease lapses (its
+ * process was killed) is failed by the next reader.  2025-11-25 tasks stay
+ * with their session, which stays with its process.
+ *   url: "memory:" (this process only: the same code path, for tests),
+ *        "redis://[:PASSWORD@]HOST[:PORT][/DB]" (Redis or Valkey; port
+ *        6379, percent-escape a password's '@' and '/'), or
+ *        "unix:/PATH[?db=N&password=PW]" (Redis over a Unix socket); NULL
+ *        for none (the default: each process keeps its own tasks).
+ * Copied.  The URL is checked now and the store reached when the server
+ * starts (hiredis is opened then, so a server without a store never loads
+ * it; a store that is down then delays the start by at most twice the
+ * store timeout, and is retried).  Returns MCP_EINVAL for a URL that cannot be used
+ * (mcp_server_store_error says why), MCP_ESTATE once the server runs.
+ * While the store cannot be reached, creating a task and the task methods
+ * fail with -32603 "Task store unavailable: ..." (naming the store, never
+ * its password) and everything else is served; the store is retried with
+ * a back-off.  Call before mcp_server_run*, from the configuring thread. */
+MCP_EXTERN int mcp_server_set_store(mcp_server *srv, const char *url);
+/* Why the last mcp_server_set_store failed, or the store's last failure
+ * while the server runs (a password is never included); "" when nothing
+ * failed.  Borrowed, valid until the next call on srv from any thread;
+ * for logs. */
+MCP_EXTERN const char *mcp_server_store_error(mcp_server *srv);
+/* How long one store call may take, connecting included, in ms (10..60000;
+ * default 1000). */
+MCP_EXTERN int mcp_server_set_store_timeout_ms(mcp_server *srv, int64_t ms);
+/* The lease a process holds on each task it runs, in ms (300..600000;
+ * default 10000): renewed every third of it; once a killed process's lease
+ * lapses, its task reads as failed ("the process running the task
+ * stopped").  A process stalled past it loses its tasks: their handlers'
+ * tokens fire (MCP_CANCEL_TIMEOUT). */
+MCP_EXTERN int mcp_server_set_task_lease_ms(mcp_server *srv, int64_t ms);
+
 /* ---- input from the client (mcp_ctx_require_input, parking) ---------- */
 
 /* The 32-byte key that seals request states (copied; a random one is made

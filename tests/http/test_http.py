@@ -8,6 +8,7 @@ Usage: MCP_EVERYTHING=PATH/TO/mcp-everything test_http.py
 import http.client
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -51,7 +52,9 @@ def start_server(*args, stderr=subprocess.DEVNULL, host="127.0.0.1"):
     port) once it accepts connections."""
     port = free_port()
     addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    srv = subprocess.Popen([BIN, "--http", addr, *args],
+    # make check-cluster adds "--store redis://..." to every server.
+    extra = shlex.split(os.environ.get("MCP_EVERYTHING_ARGS", ""))
+    srv = subprocess.Popen([BIN, "--http", addr, *args, *extra],
                            stdout=subprocess.DEVNULL, stderr=stderr)
     for _ in range(100):
         try:

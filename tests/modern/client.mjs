@@ -20,6 +20,9 @@
 // and one answered through input_required inside the task.
 //
 // Usage: node client.mjs PATH/TO/mcp-everything
+//        node client.mjs --tasks-url URL   (the task checks only, against a
+//        running server or proxy: make check-cluster drives three processes
+//        sharing a store behind round-robin nginx this way)
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -276,6 +279,12 @@ async function overHttp() {
   }
 }
 
+if (process.argv[2] === '--tasks-url') {
+  const url = new URL(process.argv[3]);
+  await tasksOver(`tasks through ${url.host}`, () => new StreamableHTTPClientTransport(url));
+  console.log(`${passed} passed, ${failed.length} failed`);
+  process.exit(failed.length ? 1 : 0);
+}
 await overStdio(true);
 await overStdio(false);
 // Over stdio each client has its own server process: the task checks use

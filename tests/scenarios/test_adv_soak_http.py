@@ -20,6 +20,7 @@ Usage: MCP_EVERYTHING=... test_adv_soak_http.py [--list] [NAME...]
 import http.client
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -46,7 +47,9 @@ class HttpServer:
         s.bind(("127.0.0.1", 0))
         self.port = s.getsockname()[1]
         s.close()
-        self.p = subprocess.Popen([BIN, "--http", f"127.0.0.1:{self.port}", "--stats", *args],
+        # make check-cluster adds "--store redis://..." to every server.
+        extra = shlex.split(os.environ.get("MCP_EVERYTHING_ARGS", ""))
+        self.p = subprocess.Popen([BIN, "--http", f"127.0.0.1:{self.port}", "--stats", *args, *extra],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE)
         self.err = []

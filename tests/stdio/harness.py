@@ -16,6 +16,7 @@ bounds: they catch a hang, they never measure speed.
 """
 import json
 import os
+import shlex
 import subprocess
 import sys
 import threading
@@ -26,6 +27,9 @@ import invariants  # noqa: E402
 from tap import Fail, Skip  # noqa: E402,F401  (re-exported for the scenario files)
 
 BIN = os.environ.get("MCP_EVERYTHING")
+# Options added to every server a suite starts (make check-cluster runs
+# the task and HTTP suites again with "--store redis://...").
+EXTRA_ARGS = shlex.split(os.environ.get("MCP_EVERYTHING_ARGS", ""))
 LATEST = "2025-11-25"
 VERBOSE = False
 
@@ -42,7 +46,7 @@ class Server:
     """One mcp-everything process over pipes, with its output collected."""
 
     def __init__(self, *args, read=True):
-        self.p = subprocess.Popen([BIN, *args], stdin=subprocess.PIPE,
+        self.p = subprocess.Popen([BIN, *args, *EXTRA_ARGS], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.lines = []          # (time, raw bytes) of every stdout line
         self.msgs = []           # parsed messages, same order
