@@ -832,28 +832,11 @@ static void r_close(void *st)
 	redis_free(r);
 }
 
-const tp_store_backend tp_store_redis = {
-	.scheme = "redis",
-	.open = tcp_open,
-	.create = r_create,
-	.get = r_get,
-	.cas = r_cas,
-	.del = r_del,
-	.publish = r_publish,
-	.subscribe = r_subscribe,
-	.error = r_error,
-	.close = r_close,
-};
+/* Two URL schemes, one backend: only the parsing of the address differs. */
+#define REDIS_OPS                                                          \
+	.create = r_create, .get = r_get, .cas = r_cas, .del = r_del,      \
+	.publish = r_publish, .subscribe = r_subscribe, .error = r_error, \
+	.close = r_close
 
-const tp_store_backend tp_store_redis_unix = {
-	.scheme = "unix",
-	.open = unix_open,
-	.create = r_create,
-	.get = r_get,
-	.cas = r_cas,
-	.del = r_del,
-	.publish = r_publish,
-	.subscribe = r_subscribe,
-	.error = r_error,
-	.close = r_close,
-};
+const tp_store_backend tp_store_redis = { .scheme = "redis", .open = tcp_open, REDIS_OPS };
+const tp_store_backend tp_store_redis_unix = { .scheme = "unix", .open = unix_open, REDIS_OPS };

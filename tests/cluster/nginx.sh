@@ -71,21 +71,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_listening() {
-	python3 - "$1" <<'EOF'
-import socket, sys, time
-for _ in range(400):
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.2).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.025)
-sys.exit(1)
-EOF
-}
+. "$src/tests/cluster/lib.sh"
 
 rm -rf "$scratch"
 mkdir -p "$scratch/tmp"

@@ -13,21 +13,13 @@ if ! command -v redis-server >/dev/null 2>&1; then
 	echo "check-cluster: SKIP: redis-server is not installed (apt-get install redis-server)"
 	exit 77
 fi
+. "$src/tests/cluster/lib.sh"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/mcp-suites.XXXXXX")
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" >"$dir/redis.log" 2>&1 &
 rpid=$!
 trap 'kill "$rpid" 2>/dev/null || :; wait "$rpid" 2>/dev/null || :; rm -rf "$dir"' EXIT INT TERM
-python3 - "$port" <<'PY'
-import socket, sys, time
-for _ in range(400):
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.2).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.025)
-sys.exit(1)
-PY
+wait_listening "$port" || { echo "check-cluster: redis-server did not start"; exit 1; }
 MCP_EVERYTHING="$build/examples/mcp-everything"
 MCP_EVERYTHING_ARGS="--store redis://127.0.0.1:$port/0"
 export MCP_EVERYTHING MCP_EVERYTHING_ARGS
