@@ -1609,10 +1609,10 @@ MCP_EXTERN int mcp_server_set_max_tasks_per_principal(mcp_server *srv, int n);
  *        6379, percent-escape a password's '@' and '/'), or
  *        "unix:/PATH[?db=N&password=PW]" (Redis over a Unix socket); NULL
  *        for none (the default: each process keeps its own tasks).
- * Copied.  The URL is checked now and the store reached when the server
- * starts (hiredis is opened then, so a server without a store never loads
- * it; a store that is down then delays the start by at most twice the
- * store timeout, and is retried).  Returns MCP_EINVAL for a URL that cannot be used
+ * Copied.  The URL is checked now (a Redis URL opens hiredis now, so a
+ * server without a store never loads it) and the store is reached when
+ * the server starts (a store that is down then delays the start by at
+ * most twice the store timeout, and is retried).  Returns MCP_EINVAL for a URL that cannot be used
  * (mcp_server_store_error says why), MCP_ESTATE once the server runs.
  * While the store cannot be reached, creating a task and the task methods
  * fail with -32603 "Task store unavailable: ..." (naming the store, never
