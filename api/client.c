@@ -2321,8 +2321,13 @@ static int http_route_waiting(void *arg, const char *route)
 	mcp_call *call = call_of_route(c, route, &id);
 	if (!call)
 		return 0;
+	/* The request in flight, also in the moment between its POST and
+	 * its publication as call->pend (send_request): a refusal (a 401 at
+	 * once) can come back before it, and must fail the call, not leave
+	 * it waiting for its timeout. */
 	pthread_mutex_lock(&call->base.token.mu);
-	int w = call->pend != NULL && call->pend->id == id;
+	int w = call->pend ? call->pend->id == id
+			   : call->req_id == id && atomic_load(&call->outcome) == 0;
 	pthread_mutex_unlock(&call->base.token.mu);
 	eng_call_unref(&call->base);
 	return w;

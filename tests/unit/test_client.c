@@ -856,16 +856,26 @@ START_TEST(http_bearer_token)
 {
 	char url[128];
 	pid_t pid = start_http_bearer(url, sizeof url, "s3cret-token");
-	mcp_client *c = mcp_client_new("bearer", "1");
-	int rc = mcp_client_connect_http(c, url);
-	if (rc == MCP_ENOTSUP) {
+	/* Refused at once (401), many times: the refusal can come back
+	 * before the request is published as the call's, and must fail the
+	 * call then too, never leave it to its connect timeout (it did, one
+	 * time in three under valgrind). */
+	mcp_client *c;
+	for (int i = 0; i < 25; i++) {
+		c = mcp_client_new("bearer", "1");
+		mcp_client_set_connect_timeout_ms(c, 20000);
+		int rc = mcp_client_connect_http(c, url);
+		if (rc == MCP_ENOTSUP) {
+			mcp_client_free(c);
+			stop_http(pid);
+			return;
+		}
+		ck_assert_int_ne(rc, MCP_OK);
+		ck_assert_msg(strstr(mcp_client_error(c), "HTTP status 401") != NULL,
+			      "round %d: the refusal does not show its status: %s", i,
+			      mcp_client_error(c));
 		mcp_client_free(c);
-		stop_http(pid);
-		return;
 	}
-	ck_assert_int_ne(rc, MCP_OK);
-	ck_assert_ptr_nonnull(strstr(mcp_client_error(c), "40"));
-	mcp_client_free(c);
 	c = mcp_client_new("bearer", "1");
 	ck_assert_int_eq(mcp_client_set_bearer(c, "s3cret-token"), MCP_OK);
 	ck_assert_int_eq(mcp_client_set_bearer(c, "bad\ntoken"), MCP_EINVAL);
