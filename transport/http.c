@@ -1676,6 +1676,10 @@ static void clock_expire(tp_http *h, int64_t now)
 			     : l == CLOCK_BODY ? h->cfg.body_timeout_ms
 			     : h->cfg.header_timeout_ms > KEEPALIVE_MS ? h->cfg.header_timeout_ms
 								       : KEEPALIVE_MS;
+		/* 0 (a configuration that sets none): no limit, never "at
+		 * once" (every connection would be refused at the next tick). */
+		if (ms <= 0)
+			continue;
 		conn_clock *c;
 		while ((c = h->clock_head[l]) && now - c->since >= ms * 1000000) {
 			if (l == CLOCK_IDLE) {

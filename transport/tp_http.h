@@ -82,8 +82,10 @@ typedef struct tp_http_config {
 				      declared one on its header */
 	int64_t header_timeout_ms; /* a request's header (or, on a kept-alive
 				      connection, the next one's) must be in
-				      within this: else 408, and closed */
-	int64_t body_timeout_ms;   /* its body within this of the header */
+				      within this: else 408, and closed;
+				      0: no limit */
+	int64_t body_timeout_ms;   /* its body within this of the header (0:
+				      no limit) */
 	unsigned max_connections;  /* beyond: 503 with Retry-After, then close */
 	unsigned max_sessions;     /* published sessions, and ephemeral ones */
 	unsigned max_streams;      /* GET streams attached at once */
