@@ -5,10 +5,9 @@ a GET stream's descriptor is never closed.
 mcp-everything --http --session-idle-ms 1000.  A session is initialized and
 a GET stream opened on it at once; a second session is initialized, left
 to expire (1.2 s), then a GET sent for it (refused); both sockets are
-closed.  The server must get back to the descriptors it had.  At main
-cd48db1 it always does; since the GET streams are watched from their start
-(issue 25 item 12) about one run in three keeps a CLOSED socket in
-/proc/PID/fd: a connection left suspended.
+closed.  The server must get back to the descriptors it had.  Now and at
+cd48db1 (before issue 25) alike, about one run in six keeps a CLOSED socket
+in /proc/PID/fd: a connection left suspended and never resumed.
 
 Usage: repro_get_fd_leak.py PATH/TO/mcp-everything [RUNS]
 Exit status 1 when any run leaked.

@@ -34,13 +34,11 @@ from advlib import (BIN, sanitizer_lines, SANITIZER, VALGRIND, Fail, T, fd_count
 import test_adv_load  # noqa: E402  (malloc_trim through gdb)
 
 EXPECTED_FAILURES = {
-    # Found by valgrind after issue 25's HTTP changes (GET streams watched
-    # from their start): a connection can stay suspended after its client
-    # hung up, so its descriptor is never closed.  Seen without valgrind
-    # too, one run in three: a GET stream held on one session while a GET
-    # for a session that has just expired is refused, then both sockets
-    # closed (a CLOSED socket left in /proc/PID/fd).  Open: see the stop
-    # note of 2026-11-28.
+    # Found by valgrind: a connection can stay suspended after its client
+    # hung up, so its descriptor is never closed.  Also without valgrind,
+    # and at cd48db1 before issue 25 too, about one run in six of
+    # tests/http/repro_get_fd_leak.py.  Open: see the stop note of
+    # 2026-11-28.
     "http_abandoned_sessions": (("valgrind",), "an abandoned GET's descriptor is not closed"),
 }
 
