@@ -378,9 +378,19 @@ def slow_crowd():
                 slow.append(s)
             except OSError:
                 pass
-        st, sid = initialize(port)
+        # Served, or refused at once with 503 and Retry-After while the
+        # room is being made (the "served, or refused at once"),
+        # then served when it comes back as told: a loaded machine can
+        # let the fresh client in before the oldest slow one is closed.
+        refusals = []
+        for _ in range(5):
+            st, sid = initialize(port)
+            if st != 503:
+                break
+            refusals.append(st)
+            time.sleep(1)
         check("slow crowd: a fresh client is served while slow connections are held",
-              st == 200 and sid, st)
+              st == 200 and sid, f"{st} after {len(refusals)} refusals at once (503)")
         st, hd, body = request(port, "POST", {"jsonrpc": "2.0", "id": 2, "method": "ping"},
                                headers={"Mcp-Session-Id": sid or "", "MCP-Protocol-Version": LATEST})
         check("slow crowd: and served again", st == 200, f"{st} {body[:200]}")
