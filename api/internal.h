@@ -680,7 +680,7 @@ int api_tstore_open(mcp_server *srv, const char *url, int64_t timeout_ms, int64_
 		    char *err, size_t errlen);
 int api_tstore_start(api_tstore *ts, const api_tstore_hooks *hooks);
 const char *api_tstore_name(const api_tstore *ts);
-const char *api_tstore_error(api_tstore *ts);
+const char *api_tstore_error(api_tstore *ts); /* "" when nothing failed */
 const char *api_tstore_owner(const api_tstore *ts);
 int api_tstore_create(api_tstore *ts, const char *id, json_object *rec, int64_t ttl_ms);
 int api_tstore_read(api_tstore *ts, const char *id, json_object **rec, uint64_t *ver);

@@ -281,10 +281,8 @@ MCP_EXTERN const char *mcp_server_store_error(mcp_server *srv)
 {
 	if (!srv)
 		return "";
-	if (srv->tstore) {
-		const char *e = api_tstore_error(srv->tstore);
-		return strcmp(e, "the store failed") == 0 ? "" : e;
-	}
+	if (srv->tstore)
+		return api_tstore_error(srv->tstore);
 	return srv->store_err;
 }
 

@@ -131,7 +131,7 @@ const char *api_tstore_error(api_tstore *ts)
 {
 	static __thread char copy[256];
 	pthread_mutex_lock(&ts->mu);
-	snprintf(copy, sizeof copy, "%s", ts->err[0] ? ts->err : "the store failed");
+	snprintf(copy, sizeof copy, "%s", ts->err);
 	pthread_mutex_unlock(&ts->mu);
 	return copy;
 }

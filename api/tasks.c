@@ -648,7 +648,8 @@ void api_tasks_store_hooks(api_tstore_hooks *h)
 const char *api_task_store_failure(mcp_server *srv)
 {
 	static __thread char msg[400];
-	snprintf(msg, sizeof msg, "Task store unavailable: %s", api_tstore_error(srv->tstore));
+	const char *why = api_tstore_error(srv->tstore);
+	snprintf(msg, sizeof msg, "Task store unavailable: %s", why[0] ? why : "the store failed");
 	return msg;
 }
 
