@@ -1243,9 +1243,19 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 	if (st->peer_gone || !st->conn) {
 		/* !conn: the watch saw the client go and ended the attachment
-		 * (watch_fired). */
+		 * (watch_fired).  The client is gone either way, so the end
+		 * it would see does not matter; the end libmicrohttpd sees
+		 * does.  An error end closes the connection in a pass that
+		 * does not clean it up, and libmicrohttpd 0.9.75 finishes
+		 * that cleanup only when it walks to the connection again:
+		 * after a resume, with an older connection on the same
+		 * thread, that waits for the thread's next wake-up, however
+		 * late, and the descriptor stays open till then.  A normal
+		 * end writes the last chunk, whose failed write (or the read
+		 * of the client's end) closes the connection through the
+		 * path that cleans it up. */
 		pthread_mutex_unlock(&ts->mu);
-		return MHD_CONTENT_READER_END_WITH_ERROR;
+		return MHD_CONTENT_READER_END_OF_STREAM;
 	}
 	/* After a hang-up, only what was logged before it. */
 	if (st->cur && (!st->hangup || (int64_t)st->cur->seq <= st->hang_upto)) {
