@@ -17,18 +17,24 @@ FUZZ_TARGETS = framing dispatch schema
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
 FUZZ_COMPILE = $(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I$(top_builddir) -I$(srcdir) -I$(srcdir)/api \
-	$(WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(JSONC_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS) $(PCRE2_CFLAGS) $(YAML_CFLAGS) -pthread
+	$(WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(JSONC_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS) $(PCRE2_CFLAGS) $(YAML_CFLAGS) $(HIREDIS_CFLAGS) -pthread
 FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM) -pthread
 FUZZ_LIB = tests/fuzz/libmcp-fuzz.a
 FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch tests/fuzz/fuzz-schema
 FUZZ_HELPERS = tests/fuzz/wire-check.c tests/fuzz/wire-check.h
 FUZZ_STAMP = tests/fuzz/probe.result
 
-# The library, instrumented for coverage (no main: libFuzzer brings it).
-$(FUZZ_LIB): $(MCP_SOURCES) api/http-none.c
+# The library, instrumented for coverage (no main: libFuzzer brings it),
+# with the sources libmcp-internal.la adds by configuration that the
+# fuzzers need to link (no HTTP server: api/http-none.c).
+FUZZ_LIB_SRC = $(MCP_SOURCES) api/http-none.c
+if HAVE_HIREDIS
+FUZZ_LIB_SRC += transport/store-redis.c
+endif
+$(FUZZ_LIB): $(FUZZ_LIB_SRC)
 	@$(MKDIR_P) tests/fuzz/obj
 	@rm -f $@ tests/fuzz/obj/*.o
-	@for s in $(MCP_SOURCES) api/http-none.c; do \
+	@for s in $(FUZZ_LIB_SRC); do \
 	  case $$s in *.c) ;; *) continue ;; esac; \
 	  o=tests/fuzz/obj/`echo $$s | sed 's|/|_|g; s|\.c$$|.o|'`; \
 	  echo "  FUZZCC   $$s"; \
