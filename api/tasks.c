@@ -467,13 +467,18 @@ static int record_status(json_object *rec)
 }
 
 /* How long the store keeps a record: its TTL from creation and the
- * minute (at most the TTL) a finished task stays readable after. */
+ * minute (at most the TTL) a finished task stays readable after.  A
+ * record not yet finished is kept that minute past its TTL too: a task
+ * ended at its TTL (its input never came) is ended then, and the record
+ * must still be there to take, and show, how it ended. */
 static int64_t record_ttl(json_object *rec)
 {
 	int64_t ttl = json_object_get_int64(api_get(rec, "ttl"));
 	int64_t keep = ttl < 60000 ? ttl : 60000;
 	int64_t until = json_object_get_int64(api_get(rec, "c")) + ttl;
-	if (terminal(record_status(rec)) && wall_ms() + keep > until)
+	if (!terminal(record_status(rec)))
+		until += keep;
+	else if (wall_ms() + keep > until)
 		until = wall_ms() + keep;
 	int64_t left = until - wall_ms();
 	return left > 1000 ? left : 1000;

@@ -109,8 +109,8 @@ class Node:
     """mcp-everything --http with the shared store, on a port it keeps
     across restarts; stderr collected."""
 
-    def __init__(self, redis, tag, port=None):
-        self.redis, self.tag = redis, tag
+    def __init__(self, redis, tag, port=None, args=()):
+        self.redis, self.tag, self.args = redis, tag, tuple(args)
         self.port = port or free_port()
         self.err = []
         self.start()
@@ -120,7 +120,7 @@ class Node:
         self.p = subprocess.Popen([BIN, "--http", f"127.0.0.1:{self.port}", "--trace", "--stats",
                                    "--instance", self.tag, "--store", self.redis.url,
                                    "--task-lease-ms", str(LEASE_MS), "--store-timeout-ms", "500",
-                                   "--grace-ms", "3000"],
+                                   "--grace-ms", "3000", *self.args],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE)
         self.t = threading.Thread(target=self._read_err, daemon=True)
@@ -229,12 +229,12 @@ def until(node, tid, pred, what, timeout=10):
 
 
 class Cluster:
-    def __init__(self, n=3):
+    def __init__(self, n=3, args=()):
         self.redis = Redis()
         self.nodes = []
         try:
             for i in range(n):
-                self.nodes.append(Node(self.redis, f"n{i + 1}"))
+                self.nodes.append(Node(self.redis, f"n{i + 1}", args=args))
         except Exception:
             self.end(clean=False)
             raise
@@ -252,10 +252,11 @@ class Cluster:
             self.redis.end()
 
 
-def scenario(fn):
-    """Runs fn(cluster) with a cluster of three, always torn down."""
+def scenario(fn, args=()):
+    """Runs fn(cluster) with a cluster of three (each node with `args`
+    too), always torn down."""
     def wrapped():
-        c = Cluster()
+        c = Cluster(args=args)
         try:
             fn(c)
         except BaseException:
@@ -495,7 +496,27 @@ def redis_down_then_back(c):
     until(a, tid, lambda t: t["status"] == "completed", "completed")
 
 
+def _task_ended_at_its_ttl(c):
+    """A task whose input never comes ends at its TTL (1.5 s), and the
+    other processes read how it ended: the record outlives the TTL by the
+    time a finished task stays readable, so the end can be written."""
+    a, b, d = c.nodes
+    tid = create(a, 41, "confirm_delete", {"filename": "never"})
+    until(b, tid, lambda t: t["status"] == "input_required", "asked for input")
+    a.wait_err("cleanup 41 timeout")
+    for node in (b, d, a):
+        t = get(node, tid)
+        if t["status"] != "cancelled":
+            raise Fail(f"{node.tag} after the TTL: {t}")
+
+
+task_ended_at_its_ttl_is_read_everywhere = scenario(_task_ended_at_its_ttl,
+                                                    ("--task-ttl-ms", "1500"))
+task_ended_at_its_ttl_is_read_everywhere.__name__ = "task_ended_at_its_ttl_is_read_everywhere"
+
+
 SCENARIOS = [
+    task_ended_at_its_ttl_is_read_everywhere,
     task_polled_and_answered_through_other_processes,
     cancel_reaches_the_handler_in_another_process,
     killed_process_fails_its_tasks_within_the_lease,
