@@ -329,8 +329,11 @@ def killed_process_fails_its_tasks_within_the_lease(c):
     tid = create(a, 21, "slow_compute", {"seconds": 600})
     until(b, tid, lambda t: t["status"] == "working", "working")
     a.kill()
+    t0 = time.monotonic()
     t = until(b, tid, lambda t: t["status"] != "working", "left working",
               timeout=LEASE_MS / 1000 * 10)
+    print(f"#   {time.monotonic() - t0:.1f} s after the kill (lease {LEASE_MS} ms), "
+          f"n2's tasks/get: {json.dumps(t)}")
     if t["status"] != "failed" or "stopped" not in t.get("statusMessage", ""):
         raise Fail(f"after the kill: {t}")
 
@@ -461,39 +464,139 @@ def list_changed_reaches_listen_streams_of_other_processes(c):
             s.close()
 
 
+class _Load:
+    """Clients creating a task and polling it to its end, round-robin over
+    the nodes, until stopped; every answer sorted: a task completed, -32603
+    naming the store (Redis down), -32602 (a task Redis lost), or anything
+    else, which is kept to be reported."""
+
+    def __init__(self, nodes, store, clients=3):
+        self.nodes, self.store = nodes, store
+        self.stop_at = None
+        self.seen = {"completed": 0, "store unavailable": 0, "unknown task": 0}
+        self.odd = []
+        self.mu = threading.Lock()
+        self.threads = [threading.Thread(target=self._client, args=(i,), daemon=True)
+                        for i in range(clients)]
+        for t in self.threads:
+            t.start()
+
+    def _count(self, what, m=None):
+        with self.mu:
+            if what in self.seen:
+                self.seen[what] += 1
+            elif len(self.odd) < 5:
+                self.odd.append(f"{what}: {json.dumps(m)[:200]}")
+
+    def _sort(self, m):
+        e = m.get("error")
+        if not e:
+            return None
+        if e.get("code") == -32603 and "Task store unavailable" in e.get("message", "") and \
+                self.store in e.get("message", ""):
+            return "store unavailable"
+        if e.get("code") == -32602 and "unknown task" in e.get("message", ""):
+            return "unknown task"
+        return "an unexpected error"
+
+    def _client(self, i):
+        k = i
+        while not self.stop_at:
+            node = self.nodes[k % len(self.nodes)]
+            k += 1
+            try:
+                _, m = post(node, 100 + i, "tools/call",
+                            {"name": "slow_compute", "arguments": {"seconds": 0.02}})
+                what = self._sort(m)
+                if what:
+                    self._count(what, m)
+                    time.sleep(0.02)
+                    continue
+                tid = m["result"]["taskId"]
+                end = time.monotonic() + T(10)
+                while not self.stop_at:
+                    node = self.nodes[k % len(self.nodes)]
+                    k += 1
+                    _, m = post(node, 200 + i, "tasks/get", {"taskId": tid})
+                    what = self._sort(m)
+                    if what:
+                        self._count(what, m)
+                        break
+                    if m["result"]["status"] == "completed":
+                        self._count("completed")
+                        break
+                    if m["result"]["status"] != "working" or time.monotonic() > end:
+                        self._count("a task neither working nor completed", m)
+                        break
+                    time.sleep(0.01)
+            except (Fail, OSError, KeyError, ValueError) as e:
+                self._count(f"no answer ({e})")
+
+    def end(self):
+        self.stop_at = time.monotonic()
+        for t in self.threads:
+            t.join(T(30))
+            if t.is_alive():
+                raise Fail("a load client hung")
+        return dict(self.seen), list(self.odd)
+
+
 @scenario
 def redis_down_then_back(c):
-    """Redis killed: task creation and the task methods get -32603 naming
-    the store, everything else is served; Redis back (empty): the old
-    task is unknown, new ones work, no process restarted."""
+    """Redis killed under load (clients creating and polling tasks on
+    every node): task creation and the task methods get -32603 naming the
+    store, everything else is served; Redis back (empty): the old task is
+    unknown, new ones work, no process restarted, and no request of the
+    load went unanswered or got another answer."""
     a, b, _ = c.nodes
     tid = create(a, 61, "slow_compute", {"seconds": 0.1})
     until(b, tid, lambda t: t["status"] == "completed", "completed")
-    c.redis.kill()
-    for node in (a, b):
-        st, m = post(node, 62, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 1}})
-        e = m.get("error", {})
-        if e.get("code") != -32603 or "Task store unavailable" not in e.get("message", "") or \
-                f"127.0.0.1:{c.redis.port}" not in e.get("message", ""):
-            raise Fail(f"task creation with Redis down on {node.tag}: {st} {m}")
-        st, m = post(node, 63, "tasks/get", {"taskId": tid})
-        e = m.get("error", {})
-        if e.get("code") != -32603 or "Task store unavailable" not in e.get("message", ""):
-            raise Fail(f"tasks/get with Redis down on {node.tag}: {st} {m}")
-        r = ok(node, 64, "tools/call", {"name": "echo", "arguments": {"text": "still here"}})
-        if r["content"][0]["text"] != "still here":
-            raise Fail(f"echo with Redis down: {r}")
-    c.redis.start()
-    end = time.monotonic() + T(15)
-    while True:
-        st, m = post(a, 65, "tasks/get", {"taskId": tid})
-        if m.get("error", {}).get("code") == -32602:
-            break
-        if time.monotonic() > end:
-            raise Fail(f"after Redis came back, the old task: {st} {m}")
-        time.sleep(0.1)
-    tid = create(b, 66, "slow_compute", {"seconds": 0.1, "label": "back"})
-    until(a, tid, lambda t: t["status"] == "completed", "completed")
+    store = f"127.0.0.1:{c.redis.port}"
+    load = _Load(c.nodes, store)
+    try:
+        time.sleep(0.5)
+        c.redis.kill()
+        for node in (a, b):
+            st, m = post(node, 62, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 1}})
+            e = m.get("error", {})
+            if e.get("code") != -32603 or "Task store unavailable" not in e.get("message", "") or \
+                    store not in e.get("message", ""):
+                raise Fail(f"task creation with Redis down on {node.tag}: {st} {m}")
+            if node is a:
+                print(f"#   tools/call (a task) with Redis down: HTTP {st} {json.dumps(m)}")
+            st, m = post(node, 63, "tasks/get", {"taskId": tid})
+            e = m.get("error", {})
+            if e.get("code") != -32603 or "Task store unavailable" not in e.get("message", ""):
+                raise Fail(f"tasks/get with Redis down on {node.tag}: {st} {m}")
+            if node is a:
+                print(f"#   tasks/get with Redis down: HTTP {st} {json.dumps(m)}")
+            r = ok(node, 64, "tools/call", {"name": "echo", "arguments": {"text": "still here"}})
+            if r["content"][0]["text"] != "still here":
+                raise Fail(f"echo with Redis down: {r}")
+        time.sleep(0.5)
+        c.redis.start()
+        end = time.monotonic() + T(15)
+        while True:
+            st, m = post(a, 65, "tasks/get", {"taskId": tid})
+            if m.get("error", {}).get("code") == -32602:
+                break
+            if time.monotonic() > end:
+                raise Fail(f"after Redis came back, the old task: {st} {m}")
+            time.sleep(0.1)
+        print(f"#   the old task after Redis came back empty: HTTP {st} {json.dumps(m)}")
+        tid = create(b, 66, "slow_compute", {"seconds": 0.1, "label": "back"})
+        until(a, tid, lambda t: t["status"] == "completed", "completed")
+        time.sleep(0.5)
+    finally:
+        seen, odd = load.end()
+    print(f"#   the load's answers: {seen}")
+    if odd:
+        raise Fail(f"the load got other answers: {odd}")
+    if not seen["completed"] or not seen["store unavailable"]:
+        raise Fail(f"the load saw no completed task or no store error: {seen}")
+    for n in c.nodes:
+        if n.p.poll() is not None:
+            raise Fail(f"node {n.tag} exited: {n.err[-5:]}")
 
 
 def _task_ended_at_its_ttl(c):
