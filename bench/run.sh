@@ -440,6 +440,18 @@ if [ "$http" = 1 ] && [ -x "$TB" ] && command -v redis-server >/dev/null 2>&1; t
 			tb "store-create-$kind" create --url "127.0.0.1:$port" -n "$tb_n"
 			stop_http
 		done
+		# The floor under tasks/get from Redis: the same read (HMGET of
+		# a record's version and text) over 4 connections by
+		# redis-benchmark alone, no MCP in it.
+		if command -v redis-benchmark >/dev/null 2>&1; then
+			if [ "$quick" = 1 ]; then rb_n=2000; else rb_n=60000; fi
+			redis-benchmark -p "$rport" -n 1 -q hset bench:t v 1 d \
+				'{"s":3,"m":"done","c":1,"u":2,"ttl":60000,"o":"bench","r":{"content":[]}}' \
+				>/dev/null 2>&1 || :
+			rb=$(redis-benchmark -p "$rport" -c 4 -n "$rb_n" --csv hmget bench:t v d 2>/dev/null |
+				sed -n '2s/^"[^"]*","\([0-9.]*\)".*/\1/p')
+			[ -n "$rb" ] && echo "RESULT kind=redis-floor label=store-redis-alone rps=$rb" >>"$R"
+		fi
 		start_http "$OURS" --store "redis://127.0.0.1:$rport/0"
 		p1=$port
 		p1_pid=$srv_pid
@@ -561,6 +573,14 @@ row "HTTP stateless echo, server CPU us/request vs floor" "$(get sl-ours server_
 if [ "$store" = 1 ]; then
 	row "tasks/get, 4 connections, req/s, Redis store / none" "$(get store-get-redis rps)" \
 		"$(get store-get-none rps)" "no store" div ge 0.5 req/s
+	# The serial floor: each of the 4 connections waits for the memory
+	# answer's time plus one Redis round trip, so 1 / (1/none + 1/redis).
+	sfloor=$(awk -v a="$(get store-get-none rps)" -v b="$(get store-redis-alone rps)" \
+		'BEGIN { if (a == "-" || b == "-" || a == 0 || b == 0) print "-"; else printf "%.0f", 1 / (1 / a + 1 / b) }')
+	row "tasks/get, 4 connections, req/s, Redis store vs serial floor" "$(get store-get-redis rps)" \
+		"$sfloor" "no store + HMGET round trip" div - - req/s
+	row "HMGET alone (redis-benchmark), 4 connections, req/s" "$(get store-redis-alone rps)" - - \
+		none - - req/s
 	added=$(awk -v a="$(get store-create-redis p50_us)" -v b="$(get store-create-none p50_us)" \
 		'BEGIN { if (a == "-" || b == "-") print "-"; else print a - b }')
 	row "task created and polled to completion, p50 us added by Redis" "$added" \
