@@ -131,6 +131,8 @@ typedef struct stream {
 	int suspended;              /* it waits for output (and is watched) */
 	int watch;                  /* its watch slot, or -1 */
 	int peer_gone;              /* the watch saw the client hang up */
+	int left_end;               /* its response ended for that (sse_reader):
+				     * the request's end says its client left */
 	int cut;                    /* cut off for owing too much */
 	int is_get;                 /* attached by a GET (counts as a stream) */
 	struct stream *pw_next;     /* h->pending_watch, under watch_mu */
@@ -1253,7 +1255,9 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 		 * late, and the descriptor stays open till then.  A normal
 		 * end writes the last chunk, whose failed write (or the read
 		 * of the client's end) closes the connection through the
-		 * path that cleans it up. */
+		 * path that cleans it up.  The request's end still says the
+		 * client left (on_completed reads left_end). */
+		st->left_end = 1;
 		pthread_mutex_unlock(&ts->mu);
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	}
@@ -1328,6 +1332,7 @@ static void attach_locked(stream *st, struct MHD_Connection *conn)
 		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	st->fd = ci ? ci->connect_fd : -1;
 	st->peer_gone = 0;
+	st->left_end = 0;
 	st->cut = 0;
 }
 
@@ -2014,6 +2019,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		tp_http_sess *ts = rq->ts;
 		pthread_mutex_lock(&ts->mu);
 		stream *st = rq->st;
+		if (st->left_end)
+			client_left = 1; /* ended normally, for its client left */
 		if (!st->sse || st->held) {
 			/* An SSE response that never began is dropped like a JSON
 			 * one: its client saw no event id to resume from. */
