@@ -3,8 +3,9 @@
 #
 #   check-layers.sh [BUILDDIR [SRCDIR]]   (make check: MCP_BUILDDIR, MCP_SRCDIR)
 #
-# The layers, lowest first, are transport/, engine/ and api/.  From each
-# object of libmcp-internal.la (nm: the symbols it defines and those it
+# The layers, lowest first, are transport/, engine/ and api/ (with ranked
+# folders inside api/, api_ranks below).  From each object of
+# libmcp-internal.la, in whatever folder under them, (nm: the symbols it defines and those it
 # needs) it builds the graph "file A uses a symbol file B defines", and
 # fails, naming the files and the symbols, when
 #   - a file uses a file of a higher layer (transport -> engine or api,
@@ -18,6 +19,11 @@
 set -eu
 
 me=check-layers.sh
+# The folders inside api/ and their ranks ("FOLDER RANK ...", ranks from 2
+# up to 3; "." is the files left in api/ itself, 2 unless given): a
+# folder may use a folder of a lower rank, never one of a higher.  Empty while api/ is flat (issue 26 fills it as
+# the files move: the helpers lowest, the front and the client highest).
+api_ranks=${MCP_API_RANKS:-""}
 builddir=${1:-${MCP_BUILDDIR:-.}}
 srcdir=${2:-${MCP_SRCDIR:-$builddir/..}}
 export LC_ALL=C
@@ -30,31 +36,80 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-layers.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# One line per symbol: "def|use LAYER/FILE SYMBOL", from the object each
-# libtool .lo of libmcp-internal names (PIC or not, whichever was built);
-# an object whose source is gone (a file since split or renamed) is stale.
-n=0
+# The objects this build links into libmcp-internal.la, as its Makefile
+# lists them (conditional sources resolved): the walk below must find
+# every one, so that an object moved into a folder the walk missed fails
+# the check instead of leaving the graph unseen.
+printf 'print-lo:\n\t@echo $(libmcp_internal_la_OBJECTS)\n' >"$tmp/print.mk"
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$builddir" -f Makefile -f "$tmp/print.mk" print-lo >"$tmp/listed.raw" 2>"$tmp/listed.err"; then
+	echo "$me: SKIP: cannot ask $builddir/Makefile for the library's objects" >&2
+	exit 77
+fi
+tr ' ' '\n' <"$tmp/listed.raw" | sed -n 's/\.lo$//p' | sort >"$tmp/listed"
+
+# One line per symbol: "def|use DIR/FILE SYMBOL", from the object each
+# libtool .lo of libmcp-internal names (PIC or not, whichever was built),
+# in every folder under the three layers; an object whose source is gone
+# (a file since split or renamed) is stale.
+: >"$tmp/found"
 for layer in transport engine api; do
-	for lo in "$builddir/$layer"/libmcp_internal_la-*.lo; do
-		test -f "$lo" || continue
-		obj=$(sed -n "s/^pic_object='\(.*\)'$/\1/p" "$lo")
-		test "$obj" != none || obj=$(sed -n "s/^non_pic_object='\(.*\)'$/\1/p" "$lo")
-		obj=$builddir/$layer/$obj
-		test -f "$obj" || continue
-		file=$layer/$(basename "$lo" .lo | sed 's/^libmcp_internal_la-//')
-		test -f "$srcdir/$file.c" || continue
-		nm --defined-only -g "$obj" | awk -v f="$file" 'NF == 3 { print "def", f, $3 }'
-		nm -u "$obj" | awk -v f="$file" '{ print "use", f, $NF }'
-		n=$((n + 1))
-	done
-done >"$tmp/syms"
+	test -d "$builddir/$layer" || continue
+	find "$builddir/$layer" -name 'libmcp_internal_la-*.lo' | sort
+done >"$tmp/los"
+while read -r lo; do
+	dir=$(dirname "$lo")
+	rel=${dir#"$builddir"/}
+	obj=$(sed -n "s/^pic_object='\(.*\)'$/\1/p" "$lo")
+	test "$obj" != none || obj=$(sed -n "s/^non_pic_object='\(.*\)'$/\1/p" "$lo")
+	obj=$dir/$obj
+	test -f "$obj" || continue
+	file=$rel/$(basename "$lo" .lo | sed 's/^libmcp_internal_la-//')
+	test -f "$srcdir/$file.c" || continue
+	echo "$rel/$(basename "$lo" .lo)" >>"$tmp/found"
+	nm --defined-only -g "$obj" | awk -v f="$file" 'NF == 3 { print "def", f, $3 }'
+	nm -u "$obj" | awk -v f="$file" '{ print "use", f, $NF }'
+done <"$tmp/los" >"$tmp/syms"
+sort -o "$tmp/found" "$tmp/found"
+n=$(wc -l <"$tmp/found")
 if test "$n" -eq 0; then
 	echo "$me: SKIP: no libmcp-internal objects under $builddir" >&2
 	exit 77
 fi
+listed=$(wc -l <"$tmp/listed")
+if test "$n" -ne "$listed" || test -n "$(comm -3 "$tmp/listed" "$tmp/found")"; then
+	echo "$me: the build links $listed objects into libmcp-internal.la, the walk read $n:" >&2
+	comm -3 "$tmp/listed" "$tmp/found" | sed "s/^\t/  read but not listed: /; s/^\([^ ]\)/  listed but not read: \1/" >&2
+	exit 1
+fi
 
-awk -v me="$me" '
-function rank(f) { return f ~ /^transport\// ? 0 : f ~ /^engine\// ? 1 : 2 }
+awk -v me="$me" -v api_ranks="$api_ranks" '
+# transport 0, engine 1, api 2; a folder inside api/ has its own rank
+# between 2 and 3 (api_ranks: "folder rank ..."), lowest for the parts
+# that use no other: a folder with none is an error, so that a new one is
+# placed on purpose.
+BEGIN {
+	n = split(api_ranks, r, " ")
+	for (i = 1; i + 1 <= n; i += 2)
+		sub_rank[r[i] == "." ? "." : "api/" r[i] "/"] = r[i + 1]
+}
+function rank(f,   d) {
+	if (f ~ /^transport\//)
+		return 0
+	if (f ~ /^engine\//)
+		return 1
+	if (f !~ /^api\/[^\/]*\//)
+		return "." in sub_rank ? sub_rank["."] : 2
+	d = f
+	sub(/[^\/]*$/, "", d)
+	if (!(d in sub_rank)) {
+		if (!(d in told))
+			printf "%s: %s has no rank: add it to api_ranks in check-layers.sh\n", me, d
+		told[d] = 1
+		unranked = 1
+		return 2
+	}
+	return sub_rank[d]
+}
 $1 == "def" { owner[$3] = $2; files[$2] = 1; next }
 $1 == "use" { uses[++nu] = $2 SUBSEP $3; files[$2] = 1 }
 END {
@@ -109,6 +164,8 @@ END {
 		delete comp
 		bad = 1
 	}
+	if (unranked)
+		bad = 1
 	if (!bad)
 		printf "%s: %d files, no call up a layer, no cycle within one\n", me, nf
 	exit bad
