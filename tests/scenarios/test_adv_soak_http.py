@@ -177,6 +177,14 @@ def _init(cl, fresh=False):
     return sid
 
 
+def _open_get(port, sid):
+    """A socket that has sent a GET for `sid`'s stream (not read)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=T(10))
+    s.sendall((f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               f"Accept: text/event-stream\r\nMcp-Session-Id: {sid}\r\n\r\n").encode())
+    return s
+
+
 def _sse_messages(text):
     return [json.loads(ln[6:]) for ln in text.splitlines()
             if ln.startswith("data: ") and ln[6:].strip()]
@@ -329,10 +337,7 @@ def http_abandoned_sessions():
                 s.recv(100)
                 s.close()
             elif k % 4 == 2:
-                s = socket.create_connection(("127.0.0.1", srv.port), timeout=T(10))
-                s.sendall((f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                           f"Accept: text/event-stream\r\nMcp-Session-Id: {sid}\r\n\r\n").encode())
-                socks.append(s)
+                socks.append(_open_get(srv.port, sid))
         for s in socks:
             s.close()
         held = srv.sample()
@@ -370,10 +375,7 @@ def closed_streams_give_back_their_descriptors():
             for delay in (0, 1.2):
                 sid = _init(cl, fresh=True)
                 time.sleep(delay)
-                s = socket.create_connection(("127.0.0.1", srv.port), timeout=T(10))
-                s.sendall((f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                           f"Accept: text/event-stream\r\nMcp-Session-Id: {sid}\r\n\r\n").encode())
-                socks.append(s)
+                socks.append(_open_get(srv.port, sid))
             for s in socks:
                 s.close()
             cl.close()
