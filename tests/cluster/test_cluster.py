@@ -43,6 +43,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "scenarios"))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
 from advlib import BIN, Fail, T, run  # noqa: E402
+from httpsrv import free_port  # noqa: E402
 from invariants import sanitizer_lines  # noqa: E402
 from test_adv_http_scale import Conn  # noqa: E402
 
@@ -53,14 +54,6 @@ TASKS = "io.modelcontextprotocol/tasks"
 # Short, so the kill scenario is quick; scaled with the sanitizers' time
 # scale so that a slowed lease thread never lets a live task's lease lapse.
 LEASE_MS = max(900, int(T(0.9) * 1000))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Redis:

@@ -44,6 +44,7 @@ BIN = os.environ.get("MCP_EVERYTHING") or (sys.argv[1] if len(sys.argv) > 1 else
 VECTORS = os.environ.get("MCP_AUTH_VECTORS")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tap  # noqa: E402
+from httpsrv import free_port  # noqa: E402
 
 # A real Ed25519 public key (its private half was thrown away): the
 # token-less part needs a key set to start, never a valid token.
@@ -57,14 +58,6 @@ MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 # Every check is one TAP test point (tests/lib/tap.py); the plan comes last.
 POINTS = tap.Points()
 check = POINTS.check
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Server:

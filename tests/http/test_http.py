@@ -8,7 +8,6 @@ Usage: MCP_EVERYTHING=PATH/TO/mcp-everything test_http.py
 import http.client
 import json
 import os
-import shlex
 import signal
 import socket
 import subprocess
@@ -18,19 +17,12 @@ import time
 
 BIN = os.environ.get("MCP_EVERYTHING") or (sys.argv[1] if len(sys.argv) > 1 else None)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import httpsrv  # noqa: E402
 import tap  # noqa: E402
 
 # Every check is one TAP test point (tests/lib/tap.py); the plan comes last.
 POINTS = tap.Points()
 check = POINTS.check
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def post(port, body, session=None, accept="application/json, text/event-stream", headers=None,
@@ -48,21 +40,10 @@ def post(port, body, session=None, accept="application/json, text/event-stream",
 
 
 def start_server(*args, stderr=subprocess.DEVNULL, host="127.0.0.1"):
-    """mcp-everything --http on a free port with `args`; returns (proc,
+    """mcp-everything --http on a free port with `args` (and, for make
+    check-cluster, the store of $MCP_EVERYTHING_ARGS); returns (proc,
     port) once it accepts connections."""
-    port = free_port()
-    addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    # make check-cluster adds "--store redis://..." to every server.
-    extra = shlex.split(os.environ.get("MCP_EVERYTHING_ARGS", ""))
-    srv = subprocess.Popen([BIN, "--http", addr, *args, *extra],
-                           stdout=subprocess.DEVNULL, stderr=stderr)
-    for _ in range(100):
-        try:
-            socket.create_connection((host, port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    return srv, port
+    return httpsrv.start_server(BIN, *args, stderr=stderr, host=host, with_env_args=True)
 
 
 def stop_server(srv, name):

@@ -13,14 +13,11 @@ Usage: MCP_EVERYTHING=PATH/TO/mcp-everything test_json_input_http.py
 import http.client
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 
 BIN = os.environ.get("MCP_EVERYTHING") or (sys.argv[1] if len(sys.argv) > 1 else None)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import httpsrv  # noqa: E402
 import tap  # noqa: E402
 import hostile_json as hj  # noqa: E402
 
@@ -29,37 +26,13 @@ check = POINTS.check
 VERSION = "2025-11-25"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def start_server(*args):
-    port = free_port()
-    srv = subprocess.Popen([BIN, "--http", f"127.0.0.1:{port}", *args],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    return srv, port
+    return httpsrv.start_server(BIN, *args)
 
 
 def stop_server(srv, name):
-    srv.send_signal(signal.SIGTERM)
-    try:
-        code = srv.wait(10)
-    except subprocess.TimeoutExpired:
-        srv.kill()
-        code = "killed"
-    err = srv.stderr.read().decode(errors="replace")
-    check(name, code == 0 and "Sanitizer" not in err and "runtime error" not in err,
-          f"exit {code}: {err[-300:]}")
+    code, err = httpsrv.stop_server(srv)
+    check(name, httpsrv.clean_exit(code, err), f"exit {code}: {err[-300:]}")
 
 
 def post(port, text, session=None, accept="application/json"):

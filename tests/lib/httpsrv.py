@@ -1,0 +1,62 @@
+"""httpsrv.py - `mcp-everything --http` for the tests: a free loopback
+port, a start that returns once the server accepts connections, and a stop
+that asks for the orderly exit (SIGTERM) and says how it went."""
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+
+
+def free_port(host="127.0.0.1"):
+    """A TCP port free on `host` now (the usual bind-and-close: another
+    process may take it before the server does, which the start reports)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(family)
+    s.bind((host, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start_server(binary, *args, stderr=subprocess.PIPE, host="127.0.0.1", with_env_args=False,
+                 wait_s=10.0):
+    """`binary --http HOST:PORT ARGS...` on a free port: (proc, port) once
+    it accepts a connection, or once `wait_s` passed (the caller's first
+    request then fails and says so).  With `with_env_args`, the words of
+    $MCP_EVERYTHING_ARGS come last (make check-cluster adds its store
+    there)."""
+    port = free_port(host)
+    addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    extra = shlex.split(os.environ.get("MCP_EVERYTHING_ARGS", "")) if with_env_args else []
+    proc = subprocess.Popen([binary, "--http", addr, *args, *extra],
+                            stdout=subprocess.DEVNULL, stderr=stderr)
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end and proc.poll() is None:
+        try:
+            socket.create_connection((host, port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, port
+
+
+def stop_server(proc, timeout=10):
+    """SIGTERM, then the exit: (code, stderr text).  The code is "killed"
+    when it did not exit within `timeout` seconds; the text is empty when
+    stderr was not a pipe."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        code = proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        code = "killed"
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    return code, err
+
+
+def clean_exit(code, err):
+    """Whether an exit was orderly: status 0 and no sanitizer report."""
+    return code == 0 and "Sanitizer" not in err and "runtime error" not in err
