@@ -25,6 +25,7 @@ only="$*"
 CC=${CC:-cc}
 MEMLIM=${MODEL_MEMLIM:-3072}    # MB per verifier run
 TIMEOUT=${MODEL_TIMEOUT:-900}   # seconds per verifier run
+JOBS=${MODEL_JOBS:-2}           # verifiers at once (each up to MEMLIM)
 
 if ! command -v spin >/dev/null 2>&1; then
 	echo "check-model: spin not found (Debian package 'spin')"
@@ -155,19 +156,49 @@ trail() {
 		sed 's/^ *//' >"$dest"
 }
 
-echo "check-model: SPIN $(spin -V 2>&1 | sed -n 's/^Spin Version \([^ ]*\).*/\1/p'), $CC, memory limit ${MEMLIM} MB per run"
+echo "check-model: SPIN $(spin -V 2>&1 | sed -n 's/^Spin Version \([^ ]*\).*/\1/p'), $CC, memory limit ${MEMLIM} MB per run, $JOBS at once"
 printf '%s\n' "$RUNS" >"$out/runs.txt"
-while IFS='|' read -r name kind want sflags cflags pflags; do
-	[ -n "$name" ] || continue
-	if [ -n "$only" ]; then
-		case " $only " in *" $name "*) ;; *) continue ;; esac
-	fi
-	if run_one "$name" "$kind" "$want" "$sflags" "$cflags" "$pflags" </dev/null; then
-		npass=$((npass + 1))
+# The runs are independent (each in its own directory): JOBS lanes take
+# every JOBS-th run each, one verifier at a time per lane, and print their
+# reports lane by lane once all are done.
+lane() {
+	k=$1
+	i=0 p=0 f=0
+	while IFS='|' read -r name kind want sflags cflags pflags; do
+		[ -n "$name" ] || continue
+		if [ -n "$only" ]; then
+			case " $only " in *" $name "*) ;; *) continue ;; esac
+		fi
+		i=$((i + 1))
+		[ $((i % JOBS)) -eq "$k" ] || continue
+		if run_one "$name" "$kind" "$want" "$sflags" "$cflags" "$pflags" </dev/null; then
+			p=$((p + 1))
+		else
+			f=$((f + 1))
+		fi
+	done <"$out/runs.txt"
+	echo "$p $f" >"$out/lane$k.count"
+}
+k=0
+while [ "$k" -lt "$JOBS" ]; do
+	rm -f "$out/lane$k.count"
+	lane "$k" >"$out/lane$k.log" 2>&1 &
+	k=$((k + 1))
+done
+wait
+k=0
+while [ "$k" -lt "$JOBS" ]; do
+	cat "$out/lane$k.log"
+	if [ -f "$out/lane$k.count" ]; then
+		read -r p f <"$out/lane$k.count"
+		npass=$((npass + p))
+		fail=$((fail + f))
 	else
+		echo "FAIL lane $k did not finish"
 		fail=$((fail + 1))
 	fi
-done <"$out/runs.txt"
+	k=$((k + 1))
+done
 t_end=$(date +%s)
 echo "check-model: $npass passed, $fail failed in $((t_end - t_all)) s (trails in $out/trails)"
 [ $fail -eq 0 ]
