@@ -46,6 +46,11 @@
 #define SETTLE_MS 200
 #define CLOSE_LIMIT_MS 4000
 
+/* FUZZ_VERBOSE=1 in the environment shows the conversation on stderr;
+ * FUZZ_STRICT_CLOSE=1 fails an input whose close completes before its
+ * output closed (the race the README describes). */
+static int verbose, strict_close;
+
 /* Handlers running now, over every session (the task host's included):
  * raised on entry, lowered on return. */
 static _Atomic int handlers_running;
@@ -365,6 +370,9 @@ static int sink_send_routed(tp_conn *c, const tp_out *o, int n, const _Atomic in
 		if (!o[i].data) {
 			if (!o[i].is_response)
 				FAILF("an end of route that is not a request's end");
+			if (verbose)
+				fprintf(stderr, "<< (end of route %s)\n",
+					o[i].route ? o[i].route : "(none)");
 			if (o[i].route && wire_ids_add(&out.ended, o[i].route) != 0)
 				FAILF("out of memory");
 			continue;
@@ -435,11 +443,6 @@ static const struct tp_ops sink_ops = {
 };
 
 /* ---- one push session per input -------------------------------------------- */
-
-/* FUZZ_VERBOSE=1 in the environment shows the conversation on stderr;
- * FUZZ_STRICT_CLOSE=1 fails an input whose close completes before its
- * output closed (the race the README describes). */
-static int verbose, strict_close;
 
 static void sleep_us(long us)
 {
