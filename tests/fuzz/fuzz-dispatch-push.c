@@ -428,9 +428,14 @@ static void sink_close_output(tp_conn *c)
 	pthread_mutex_unlock(&out.mu);
 }
 
+/* Set when the session of the input is destroyed (its last reference
+ * gone, the transport freed with it). */
+static _Atomic int sink_freed;
+
 static void sink_free(tp_conn *c)
 {
 	free(c);
+	atomic_store(&sink_freed, 1);
 }
 
 static const struct tp_ops sink_ops = {
@@ -738,6 +743,12 @@ static int output_closed(void *arg)
 	return closed;
 }
 
+static int session_freed(void *arg)
+{
+	(void)arg;
+	return atomic_load(&sink_freed);
+}
+
 static int traces_paired(void *arg)
 {
 	(void)arg;
@@ -783,6 +794,13 @@ static void close_and_check(run *r)
 		      atomic_load(&traced_started), atomic_load(&traced_cleanups));
 	api_server_drop_session(srv, r->es);
 	r->es = NULL;
+	/* The last reference may be a request's, let go on its worker just
+	 * after it ended.  Waited for, so that what the input allocated is
+	 * freed within it (libFuzzer runs a whole-heap leak scan after each
+	 * new input whose allocations and frees do not balance), and a
+	 * reference never let go is found here. */
+	if (!wait_until(session_freed, NULL, 1000))
+		FAILF("the session was not freed: a reference to it is left");
 
 	/* The lines, now that nothing can be added. */
 	wire_ids answered;
@@ -842,6 +860,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run r = { .cfg = size ? data[0] : 0 };
 	wire_ids_init(&r.sent);
 	capture_reset();
+	atomic_store(&sink_freed, 0);
 	open_session(&r);
 	const char *p = (const char *)data + (size ? 1 : 0);
 	const char *end = (const char *)data + size;
