@@ -521,6 +521,10 @@ static void feed(run *r, const char *line, size_t len)
 		FAILF("eng_session_feed failed (%d) before the close", rc);
 }
 
+/* The client capabilities of byte 0 bit 2, in 2026-07-28 terms. */
+static const char full_caps[] = "{\"roots\":{},\"sampling\":{},\"elicitation\":{},"
+				"\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}";
+
 /* Byte 0 bit 3: every message with a method gets the 2026-07-28 _meta
  * (kept where the input has its own), so the fuzzer reaches the modern
  * dispatch without spelling it in every line. */
@@ -552,12 +556,8 @@ static void feed_modern(run *r, const char *line, size_t len)
 			json_object_object_add(meta, API_META_VERSION,
 					       json_object_new_string("2026-07-28"));
 		if (!arg(meta, API_META_CAPS))
-			json_object_object_add(
-				meta, API_META_CAPS,
-				json_tokener_parse(r->cfg & 4 ? "{\"roots\":{},\"sampling\":{},"
-								"\"elicitation\":{},\"extensions\":"
-								"{\"io.modelcontextprotocol/tasks\":{}}}"
-							      : "{}"));
+			json_object_object_add(meta, API_META_CAPS,
+					       json_tokener_parse(r->cfg & 4 ? full_caps : "{}"));
 	}
 	size_t n = 0;
 	const char *text = json_object_to_json_string_length(
