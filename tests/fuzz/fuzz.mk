@@ -13,14 +13,15 @@ FUZZ_TIME ?= 60
 FUZZ_SMOKE_TIME ?= 10
 # Extra libFuzzer flags for make fuzz (e.g. FUZZ_FLAGS=-jobs=2).
 FUZZ_FLAGS ?=
-FUZZ_TARGETS = framing dispatch schema
+FUZZ_TARGETS = framing dispatch dispatch-push schema
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
 FUZZ_COMPILE = $(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I$(top_builddir) -I$(srcdir) -I$(srcdir)/api \
 	$(WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(JSONC_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS) $(PCRE2_CFLAGS) $(YAML_CFLAGS) $(HIREDIS_CFLAGS) -pthread
 FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM) -pthread
 FUZZ_LIB = tests/fuzz/libmcp-fuzz.a
-FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch tests/fuzz/fuzz-schema
+FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch tests/fuzz/fuzz-dispatch-push \
+	tests/fuzz/fuzz-schema
 FUZZ_HELPERS = tests/fuzz/wire-check.c tests/fuzz/wire-check.h
 FUZZ_STAMP = tests/fuzz/probe.result
 
@@ -51,6 +52,14 @@ tests/fuzz/fuzz-framing: tests/fuzz/fuzz-framing.c $(FUZZ_HELPERS) $(FUZZ_LIB)
 tests/fuzz/fuzz-dispatch: tests/fuzz/fuzz-dispatch.c $(FUZZ_HELPERS) $(FUZZ_LIB)
 	@echo "  FUZZLD   $@"
 	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-dispatch.c \
+	  $(srcdir)/tests/fuzz/wire-check.c $(FUZZ_LIB) $(FUZZ_LIBS) -o $@
+
+# The same dispatch through the engine's push entry, one server for the
+# whole run (fast: no thread per input).  It calls the library's internals
+# (api/internal.h, the engine), linked from the archive like the rest.
+tests/fuzz/fuzz-dispatch-push: tests/fuzz/fuzz-dispatch-push.c $(FUZZ_HELPERS) $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-dispatch-push.c \
 	  $(srcdir)/tests/fuzz/wire-check.c $(FUZZ_LIB) $(FUZZ_LIBS) -o $@
 
 # The JSON Schema validator alone: random schema, random instance.
@@ -123,6 +132,7 @@ tests_fuzz_repro_nonfinite_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LI
 	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
 
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run.sh tests/fuzz/fuzz-framing.c \
-	tests/fuzz/fuzz-dispatch.c tests/fuzz/framing.dict tests/fuzz/dispatch.dict \
+	tests/fuzz/fuzz-dispatch.c tests/fuzz/fuzz-dispatch-push.c \
+	tests/fuzz/framing.dict tests/fuzz/dispatch.dict \
 	tests/fuzz/fuzz-schema.c tests/fuzz/schema.dict \
 	tests/fuzz/corpus

@@ -5,7 +5,9 @@
 # usage: run.sh SRC_FUZZ_DIR BUILD_FUZZ_DIR SECONDS "EXTRA_FLAGS" TARGET...
 #
 # Each target writes new inputs to BUILD_FUZZ_DIR/work/<target> and also
-# reads the seeds in SRC_FUZZ_DIR/corpus/<target> (never written).  A crash,
+# reads the seeds in SRC_FUZZ_DIR/corpus/<target> (never written), with
+# the dictionary SRC_FUZZ_DIR/<target>.dict, or for a variant that has
+# none (dispatch-push) the one of the name before its first dash.  A crash,
 # leak, sanitizer report or timeout ends that target with a failure; the
 # input is saved as BUILD_FUZZ_DIR/work/<target>-crash-* (or leak-,
 # timeout-, oom-) and the log as BUILD_FUZZ_DIR/work/<target>.log.
@@ -23,13 +25,15 @@ for t in "$@"; do
 	work=$build/work/$t
 	log=$build/work/$t.log
 	mkdir -p "$work"
+	dict=$src/$t.dict
+	[ -f "$dict" ] || dict=$src/${t%%-*}.dict
 	# halt_on_error: the first sanitizer report is the bug; detect_leaks
 	# checks every input that leaves more allocations than it found.
 	# shellcheck disable=SC2086
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 	"$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -max_len=8192 \
-		-print_final_stats=1 -dict="$src/$t.dict" \
+		-print_final_stats=1 -dict="$dict" \
 		-artifact_prefix="$build/work/$t-" $extra \
 		"$work" "$src/corpus/$t" >"$log" 2>&1
 	rc=$?

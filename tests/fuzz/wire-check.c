@@ -140,18 +140,58 @@ static int all_finite(json_object *v, int depth)
 	}
 }
 
+/* With wire_keep_tokeners(1), one tokener of each kind is kept between
+ * lines: a tokener of depth 4096 is a 128 KiB allocation, which under ASan
+ * is an mmap and an munmap per line (and, in a process with threads, a TLB
+ * shootdown on every CPU).  One that failed is never reused: json-c can
+ * keep state past a failed parse (the stale surrogate of
+ * corpus/dispatch/regress-stale-surrogate). */
+static int keep_tokeners;
+static json_tokener *kept[2];
+
+void wire_keep_tokeners(int on)
+{
+	keep_tokeners = on;
+	if (!on)
+		for (int i = 0; i < 2; i++) {
+			json_tokener_free(kept[i]);
+			kept[i] = NULL;
+		}
+}
+
+static json_tokener *tokener_get(int strict)
+{
+	json_tokener *tok = kept[strict];
+	kept[strict] = NULL;
+	if (!tok) {
+		tok = json_tokener_new_ex(4096);
+		if (tok && strict)
+			json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	}
+	return tok;
+}
+
+static void tokener_put(int strict, json_tokener *tok, int failed)
+{
+	if (keep_tokeners && !failed && !kept[strict]) {
+		json_tokener_reset(tok);
+		kept[strict] = tok;
+	} else {
+		json_tokener_free(tok);
+	}
+}
+
 static json_object *parse_strict(const char *line, size_t len, const char **err)
 {
-	json_tokener *tok = json_tokener_new_ex(4096);
+	json_tokener *tok = tokener_get(1);
 	if (!tok) {
 		*err = "tokener: out of memory";
 		return NULL;
 	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	json_object *v = json_tokener_parse_ex(tok, line, (int)len);
 	enum json_tokener_error e = json_tokener_get_error(tok);
 	size_t used = tok->char_offset;
-	json_tokener_free(tok);
+	tokener_put(1, tok, e != json_tokener_success || used != len);
 	if (e != json_tokener_success) {
 		json_object_put(v);
 		*err = json_tokener_error_desc(e);
@@ -187,11 +227,12 @@ void wire_note_sent(const char *line, size_t len, wire_ids *sent)
 {
 	/* Client lines are parsed leniently: only what the server could take
 	 * for a request matters here. */
-	json_tokener *tok = json_tokener_new_ex(4096);
+	json_tokener *tok = tokener_get(0);
 	if (!tok)
 		return;
 	json_object *v = json_tokener_parse_ex(tok, line, (int)len);
-	json_tokener_free(tok);
+	tokener_put(0, tok, json_tokener_get_error(tok) != json_tokener_success ||
+				    tok->char_offset != (int)len);
 	if (json_object_is_type(v, json_type_array)) {
 		for (size_t i = 0; i < json_object_array_length(v); i++)
 			note_sent_one(json_object_array_get_idx(v, i), sent);

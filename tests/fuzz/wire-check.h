@@ -46,6 +46,11 @@ void wire_note_sent(const char *line, size_t len, wire_ids *sent);
 int wire_check_line(const char *line, size_t len, const wire_ids *sent, wire_ids *answered,
 		    char *why, size_t whylen);
 
+/* Keeps the checker's tokeners from one line to the next (on: 1), for a
+ * caller that parses many lines and only from one thread at a time;
+ * wire_keep_tokeners(0) frees them.  Off by default. */
+void wire_keep_tokeners(int on);
+
 /* Looks for the answer to id `key` in one server line (an object or a
  * batch array): 1 for a result, 2 for an error (its code in *code), 0 when
  * the line does not answer `key`. */
