@@ -610,7 +610,8 @@ struct eng_session {
 	const char *feed_route;      /* under feed_mu: where the feed's own
 					answers go (the transport's stream) */
 	int feed_admitted;           /* under feed_mu: requests it admitted */
-	_Atomic int close_done;      /* shutdown steps 4-5 ran (push) */
+	_Atomic int close_done;      /* shutdown steps 4-5 began (push) */
+	_Atomic int close_finished;  /* ... and ended: the output is closed */
 	_Atomic int64_t close_deadline; /* the grace deadline, set by the
 					   shutdown's start before `closed` */
 	/* The per-session cap (limits.max_running), under `mu`: requests
@@ -669,8 +670,9 @@ int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *
 void eng_session_close(eng_session *s, int reason);
 /* Completes a started push shutdown whose grace deadline has passed by
  * `now_ns` (what still runs is abandoned, as by a reader's shutdown).
- * Returns 1 when the shutdown is complete (by now or before), 0 while it
- * waits.  Any thread. */
+ * Returns 1 when the shutdown is complete (by now or before: its output
+ * closed), 0 while it waits, or while another thread is still finishing
+ * it.  Any thread. */
 int eng_session_close_poll(eng_session *s, int64_t now_ns);
 /* Tells the transport what the protocol negotiated (TP_FEATURE_*). */
 void eng_session_set_transport_features(eng_session *s, unsigned flags);

@@ -1916,6 +1916,7 @@ static void close_finish(eng_session *s)
 		flush_deadline = deadline;
 	eng_writer_close(&s->writer, flush_deadline);
 	atomic_fetch_add(&s->stats->pending_left, eng_pending_count(&s->pending));
+	atomic_store(&s->close_finished, 1);
 }
 
 /* The reader's shutdown: all five steps on its thread. */
@@ -1952,8 +1953,11 @@ void eng_session_close(eng_session *s, int reason)
 
 int eng_session_close_poll(eng_session *s, int64_t now_ns)
 {
+	/* Begun is not done: the thread finishing it (a worker that ran the
+	 * last request, say) may still be closing the output, and the caller
+	 * frees what the output writes to once this says 1. */
 	if (atomic_load(&s->close_done))
-		return 1;
+		return atomic_load(&s->close_finished);
 	/* `closed` is stored after the deadline: a shutdown still in its
 	 * first step is not yet ours to finish. */
 	if (!atomic_load(&s->closed))
@@ -1961,7 +1965,7 @@ int eng_session_close_poll(eng_session *s, int64_t now_ns)
 	if (atomic_load(&s->inflight_n) > 0 && now_ns < atomic_load(&s->close_deadline))
 		return 0;
 	close_finish(s);
-	return 1;
+	return atomic_load(&s->close_finished);
 }
 
 int eng_session_feed(eng_session *s, const char *line, size_t len, json_object *value,
