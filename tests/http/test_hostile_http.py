@@ -39,7 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 import tap  # noqa: E402
-from test_http import free_port, sse_messages, start_server, stop_server  # noqa: E402
+from httpsrv import free_port  # noqa: E402
+from test_http import sse_messages, start_server, stop_server  # noqa: E402
 import test_http  # noqa: E402
 
 POINTS = tap.Points()
