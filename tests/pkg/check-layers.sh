@@ -5,8 +5,9 @@
 #
 # The layers, lowest first, are transport/, engine/ and api/ (with ranked
 # folders inside api/, api_ranks below).  From each object of
-# libmcp-internal.la, in whatever folder under them, (nm: the symbols it defines and those it
-# needs) it builds the graph "file A uses a symbol file B defines", and
+# libmcp-internal.la, in whatever folder under them (nm: the symbols it
+# defines and those it needs), it builds the graph "file A uses a symbol
+# file B defines", and
 # fails, naming the files and the symbols, when
 #   - a file uses a file of a higher layer (transport -> engine or api,
 #     engine -> api): a lower layer reaches up only through the function
@@ -21,8 +22,9 @@ set -eu
 me=check-layers.sh
 # The folders inside api/ and their ranks ("FOLDER RANK ...", ranks from 2
 # up to 3; "." is the files left in api/ itself, 2 unless given): a
-# folder may use a folder of a lower rank, never one of a higher.  Empty while api/ is flat (issue 26 fills it as
-# the files move: the helpers lowest, the front and the client highest).
+# folder may use a folder of a lower rank, never one of a higher.  Empty
+# while api/ is flat (issue 26 fills it as the files move: the helpers
+# lowest, the front and the client highest).
 api_ranks=${MCP_API_RANKS:-""}
 builddir=${1:-${MCP_BUILDDIR:-.}}
 srcdir=${2:-${MCP_SRCDIR:-$builddir/..}}
@@ -41,7 +43,8 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 # every one, so that an object moved into a folder the walk missed fails
 # the check instead of leaving the graph unseen.
 printf 'print-lo:\n\t@echo $(libmcp_internal_la_OBJECTS)\n' >"$tmp/print.mk"
-if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$builddir" -f Makefile -f "$tmp/print.mk" print-lo >"$tmp/listed.raw" 2>"$tmp/listed.err"; then
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$builddir" -f Makefile \
+	-f "$tmp/print.mk" print-lo >"$tmp/listed.raw" 2>"$tmp/listed.err"; then
 	echo "$me: SKIP: cannot ask $builddir/Makefile for the library's objects" >&2
 	exit 77
 fi
@@ -63,9 +66,10 @@ while read -r lo; do
 	test "$obj" != none || obj=$(sed -n "s/^non_pic_object='\(.*\)'$/\1/p" "$lo")
 	obj=$dir/$obj
 	test -f "$obj" || continue
-	file=$rel/$(basename "$lo" .lo | sed 's/^libmcp_internal_la-//')
+	base=$(basename "$lo" .lo)
+	file=$rel/${base#libmcp_internal_la-}
 	test -f "$srcdir/$file.c" || continue
-	echo "$rel/$(basename "$lo" .lo)" >>"$tmp/found"
+	echo "$rel/$base" >>"$tmp/found"
 	nm --defined-only -g "$obj" | awk -v f="$file" 'NF == 3 { print "def", f, $3 }'
 	nm -u "$obj" | awk -v f="$file" '{ print "use", f, $NF }'
 done <"$tmp/los" >"$tmp/syms"
@@ -75,10 +79,13 @@ if test "$n" -eq 0; then
 	echo "$me: SKIP: no libmcp-internal objects under $builddir" >&2
 	exit 77
 fi
-listed=$(wc -l <"$tmp/listed")
-if test "$n" -ne "$listed" || test -n "$(comm -3 "$tmp/listed" "$tmp/found")"; then
-	echo "$me: the build links $listed objects into libmcp-internal.la, the walk read $n:" >&2
-	comm -3 "$tmp/listed" "$tmp/found" | sed "s/^\t/  read but not listed: /; s/^\([^ ]\)/  listed but not read: \1/" >&2
+# Both lists are sorted sets: any line in one only is an object out of
+# sight (or a stale one read).
+comm -3 "$tmp/listed" "$tmp/found" >"$tmp/unmatched"
+if test -s "$tmp/unmatched"; then
+	echo "$me: the build links $(wc -l <"$tmp/listed") objects into" \
+		"libmcp-internal.la, the walk read $n:" >&2
+	sed "s/^\t/  read but not listed: /; s/^\([^ \t]\)/  listed but not read: \1/" "$tmp/unmatched" >&2
 	exit 1
 fi
 
