@@ -245,9 +245,12 @@ class Cluster:
             self.redis.end()
 
 
-def scenario(fn, args=()):
-    """Runs fn(cluster) with a cluster of three (each node with `args`
-    too), always torn down."""
+def scenario(fn=None, *, args=()):
+    """Runs fn(cluster) with a cluster of three, always torn down; as
+    @scenario(args=(...)), each node gets `args` too."""
+    if fn is None:
+        return lambda f: scenario(f, args=args)
+
     def wrapped():
         c = Cluster(args=args)
         try:
@@ -457,6 +460,14 @@ def list_changed_reaches_listen_streams_of_other_processes(c):
             s.close()
 
 
+def store_down(m, store):
+    """Whether answer `m` is -32603 "Task store unavailable" naming
+    `store` (HOST:PORT)."""
+    e = m.get("error") or {}
+    return e.get("code") == -32603 and "Task store unavailable" in e.get("message", "") and \
+        store in e.get("message", "")
+
+
 class _Load:
     """Clients creating a task and polling it to its end, round-robin over
     the nodes, until stopped; every answer sorted: a task completed, -32603
@@ -485,8 +496,7 @@ class _Load:
         e = m.get("error")
         if not e:
             return None
-        if e.get("code") == -32603 and "Task store unavailable" in e.get("message", "") and \
-                self.store in e.get("message", ""):
+        if store_down(m, self.store):
             return "store unavailable"
         if e.get("code") == -32602 and "unknown task" in e.get("message", ""):
             return "unknown task"
@@ -551,15 +561,12 @@ def redis_down_then_back(c):
         c.redis.kill()
         for node in (a, b):
             st, m = post(node, 62, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 1}})
-            e = m.get("error", {})
-            if e.get("code") != -32603 or "Task store unavailable" not in e.get("message", "") or \
-                    store not in e.get("message", ""):
+            if not store_down(m, store):
                 raise Fail(f"task creation with Redis down on {node.tag}: {st} {m}")
             if node is a:
                 print(f"#   tools/call (a task) with Redis down: HTTP {st} {json.dumps(m)}")
             st, m = post(node, 63, "tasks/get", {"taskId": tid})
-            e = m.get("error", {})
-            if e.get("code") != -32603 or "Task store unavailable" not in e.get("message", ""):
+            if not store_down(m, store):
                 raise Fail(f"tasks/get with Redis down on {node.tag}: {st} {m}")
             if node is a:
                 print(f"#   tasks/get with Redis down: HTTP {st} {json.dumps(m)}")
@@ -594,7 +601,8 @@ def redis_down_then_back(c):
             raise Fail(f"node {n.tag} exited: {n.err[-5:]}")
 
 
-def _task_ended_at_its_ttl(c):
+@scenario(args=("--task-ttl-ms", "1500"))
+def task_ended_at_its_ttl_is_read_everywhere(c):
     """A task whose input never comes ends at its TTL (1.5 s), and the
     other processes read how it ended: the record outlives the TTL by the
     time a finished task stays readable, so the end can be written."""
@@ -607,10 +615,6 @@ def _task_ended_at_its_ttl(c):
         if t["status"] != "cancelled":
             raise Fail(f"{node.tag} after the TTL: {t}")
 
-
-task_ended_at_its_ttl_is_read_everywhere = scenario(_task_ended_at_its_ttl,
-                                                    ("--task-ttl-ms", "1500"))
-task_ended_at_its_ttl_is_read_everywhere.__name__ = "task_ended_at_its_ttl_is_read_everywhere"
 
 
 SCENARIOS = [
