@@ -23,6 +23,8 @@ FUZZ_LIB = tests/fuzz/libmcp-fuzz.a
 FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch tests/fuzz/fuzz-dispatch-push \
 	tests/fuzz/fuzz-schema
 FUZZ_HELPERS = tests/fuzz/wire-check.c tests/fuzz/wire-check.h
+# The handlers both dispatch targets serve.
+FUZZ_SERVER = tests/fuzz/fuzz-server.c tests/fuzz/fuzz-server.h
 FUZZ_STAMP = tests/fuzz/probe.result
 
 # The library, instrumented for coverage (no main: libFuzzer brings it),
@@ -49,18 +51,21 @@ tests/fuzz/fuzz-framing: tests/fuzz/fuzz-framing.c $(FUZZ_HELPERS) $(FUZZ_LIB)
 	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-framing.c \
 	  $(srcdir)/tests/fuzz/wire-check.c $(FUZZ_LIB) $(FUZZ_LIBS) -o $@
 
-tests/fuzz/fuzz-dispatch: tests/fuzz/fuzz-dispatch.c $(FUZZ_HELPERS) $(FUZZ_LIB)
+tests/fuzz/fuzz-dispatch: tests/fuzz/fuzz-dispatch.c $(FUZZ_HELPERS) $(FUZZ_SERVER) $(FUZZ_LIB)
 	@echo "  FUZZLD   $@"
 	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-dispatch.c \
-	  $(srcdir)/tests/fuzz/wire-check.c $(FUZZ_LIB) $(FUZZ_LIBS) -o $@
+	  $(srcdir)/tests/fuzz/fuzz-server.c $(srcdir)/tests/fuzz/wire-check.c $(FUZZ_LIB) \
+	  $(FUZZ_LIBS) -o $@
 
 # The same dispatch through the engine's push entry, one server for the
 # whole run (fast: no thread per input).  It calls the library's internals
 # (api/internal.h, the engine), linked from the archive like the rest.
-tests/fuzz/fuzz-dispatch-push: tests/fuzz/fuzz-dispatch-push.c $(FUZZ_HELPERS) $(FUZZ_LIB)
+tests/fuzz/fuzz-dispatch-push: tests/fuzz/fuzz-dispatch-push.c $(FUZZ_HELPERS) $(FUZZ_SERVER) \
+		$(FUZZ_LIB)
 	@echo "  FUZZLD   $@"
 	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-dispatch-push.c \
-	  $(srcdir)/tests/fuzz/wire-check.c $(FUZZ_LIB) $(FUZZ_LIBS) -o $@
+	  $(srcdir)/tests/fuzz/fuzz-server.c $(srcdir)/tests/fuzz/wire-check.c $(FUZZ_LIB) \
+	  $(FUZZ_LIBS) -o $@
 
 # The JSON Schema validator alone: random schema, random instance.
 tests/fuzz/fuzz-schema: tests/fuzz/fuzz-schema.c $(FUZZ_LIB)
@@ -132,7 +137,7 @@ tests_fuzz_repro_nonfinite_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LI
 	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
 
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run.sh tests/fuzz/fuzz-framing.c \
-	tests/fuzz/fuzz-dispatch.c tests/fuzz/fuzz-dispatch-push.c \
+	tests/fuzz/fuzz-dispatch.c tests/fuzz/fuzz-dispatch-push.c $(FUZZ_SERVER) \
 	tests/fuzz/framing.dict tests/fuzz/dispatch.dict \
 	tests/fuzz/fuzz-schema.c tests/fuzz/schema.dict \
 	tests/fuzz/corpus
