@@ -1047,12 +1047,18 @@ static void hook_request(void *arg, tp_http_req *rq)
 		tp_http_reply(rq, 404, "text/plain", "not found\n", 10, NULL);
 		return;
 	}
+	/* DNS rebinding: refused with a JSON-RPC body like every other
+	 * refusal of the endpoint (the id is unknown: not read yet). */
 	if (!host_allowed(srv, rq)) {
-		tp_http_reply(rq, 403, "text/plain", "forbidden host\n", 15, NULL);
+		reply_error(rq, 403, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Forbidden: the Host header names a host this server does not serve",
+			    NULL, NULL);
 		return;
 	}
 	if (!origin_allowed(srv, rq)) {
-		tp_http_reply(rq, 403, "text/plain", "forbidden origin\n", 17, NULL);
+		reply_error(rq, 403, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Forbidden: the Origin header names an origin this server does not allow",
+			    NULL, NULL);
 		return;
 	}
 	/* Several Authorization field lines are several credentials, and

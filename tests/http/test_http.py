@@ -240,9 +240,13 @@ def sessions_and_errors():
         check("missing session id is 400", st == 400, st)
         st, _, _ = post(port, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, "0" * 32)
         check("unknown session id is 404", st == 404, st)
-        st, _, _ = post(port, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, sid,
-                        headers={"Origin": "http://attacker.example"})
+        st, hd, body = post(port, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, sid,
+                            headers={"Origin": "http://attacker.example"})
         check("foreign Origin is 403", st == 403, st)
+        check("foreign Origin: a JSON-RPC error body naming the Origin",
+              hd.get("Content-Type", "").startswith("application/json") and
+              json.loads(body).get("error", {}).get("code") == -32600 and
+              "Origin" in json.loads(body)["error"].get("message", ""), body[:200])
         st, _, _ = post(port, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, sid,
                         headers={"MCP-Protocol-Version": "1999-01-01"})
         check("unsupported MCP-Protocol-Version is 400", st == 400, st)
@@ -352,9 +356,12 @@ def access_control():
                            ("mcp.example", 200), (f"mcp.example:{port}", 200),
                            ("api.example:8443", 200), ("api.example:9999", 403),
                            (f"localhost:{port}", 200), (f"[::1]:{port}", 200)):
-            st, _, _ = post(port, ping, sid, headers=dict(auth, Host=host),
-                            accept="application/json")
+            st, _, body = post(port, ping, sid, headers=dict(auth, Host=host),
+                               accept="application/json")
             check(f"Host {host}: {want}", st == want, st)
+            if want == 403:
+                check(f"Host {host}: a JSON-RPC error body naming the Host",
+                      "Host" in json.loads(body).get("error", {}).get("message", ""), body[:200])
         for origin, want in (("https://app.example", 200), ("https://app.example.evil", 403),
                              (f"http://localhost:{port}", 200), ("null", 403),
                              ("http://127.0.0.1.evil.example", 403)):
