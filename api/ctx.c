@@ -117,7 +117,9 @@ MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total,
 	eng_obj_add(p, "progress", json_object_new_double(progress));
 	if (total > 0)
 		eng_obj_add(p, "total", json_object_new_double(total));
-	if (message)
+	/* The message came with 2025-03-26: a 2024-11-05 client gets the
+	 * numbers alone. */
+	if (message && ctx->view.rev >= API_REV_2025_03_26)
 		eng_obj_add(p, "message", json_object_new_string(message));
 	json_object *n = notification("notifications/progress", p);
 	if (!n)
@@ -314,6 +316,11 @@ MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout
 	if ((json_object_object_get_ex(params, "tools", NULL) ||
 	     json_object_object_get_ex(params, "toolChoice", NULL)) &&
 	    (ctx->view.rev < API_REV_2025_11_25 || !client_has(ctx, "sampling", "tools")))
+		return MCP_ENOTSUP;
+	/* Audio to sample from came with 2025-03-26.  Unlike a result's, the
+	 * messages are the handler's question: rewritten, they would ask
+	 * something else, so the call is refused. */
+	if (api_sampling_lacks_kind(params, ctx->view.rev))
 		return MCP_ENOTSUP;
 	json_object *p = api_json_copy(params);
 	if (!p)

@@ -54,6 +54,7 @@ MCP_EXTERN const char *mcp_cancel_reason_name(mcp_cancel_reason reason)
 }
 
 const char *const api_revision_names[API_REV_COUNT] = {
+	"2024-11-05",
 	"2025-03-26",
 	"2025-06-18",
 	"2025-11-25",

@@ -24,9 +24,11 @@ struct jschema;
 #define API_TASK_ID_MAX (API_INSTANCE_ID_MAX + 1 + 32 + 1)
 
 /* Protocol revisions, oldest first.  Index order is chronological, so
- * "at least revision X" is an integer comparison. */
+ * "at least revision X" is an integer comparison; "exactly X" tests (the
+ * batches of 2025-03-26) name X, never "the oldest". */
 enum {
-	API_REV_2025_03_26 = 0,
+	API_REV_2024_11_05 = 0,         /* the first revision: stdio, HTTP+SSE */
+	API_REV_2025_03_26,
 	API_REV_2025_06_18,
 	API_REV_2025_11_25,
 	API_REV_LEGACY_COUNT,           /* the revisions initialize negotiates */
@@ -388,6 +390,14 @@ json_object *api_block_media(const char *type, const void *data, size_t len,
 			     const char *mime_type);
 json_object *api_block_resource(const char *uri, const char *mime_type, const char *key,
 				json_object *value);
+/* The block `block` (taken) as revision `rev` can carry it: a kind the
+ * revision lacks becomes a text block (audio before 2025-03-26 a note of
+ * what was left out, resource_link before 2025-06-18 "name <uri>"); any
+ * other is returned as it is.  NULL when out of memory. */
+json_object *api_block_for_rev(json_object *block, int rev);
+/* Whether a sampling/createMessage params object holds a content block of a
+ * kind revision `rev` lacks (audio before 2025-03-26). */
+int api_sampling_lacks_kind(json_object *params, int rev);
 
 /* ==== authz.c: authorization (the token machinery is in auth.h) ============= */
 

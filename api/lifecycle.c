@@ -50,7 +50,10 @@ json_object *api_capabilities(mcp_server *srv, int rev, unsigned *kinds_out)
 	for (size_t i = 0; i < srv->templates.n && !completions; i++)
 		completions = ((api_resource_entry *)srv->templates.items[i])->complete != NULL;
 	pthread_rwlock_unlock(&srv->reg_lock);
-	if (completions)
+	/* 2024-11-05 has completion/complete but no capability for it: a
+	 * client of that revision just asks (the method is served all the
+	 * same); "completions" came with 2025-03-26. */
+	if (completions && rev >= API_REV_2025_03_26)
 		eng_obj_set(caps, "completions", json_object_new_object(), &bad);
 	if (rev >= API_REV_2025_11_25 && !modern && api_tasks_offered(srv)) {
 		json_object *t = json_object_new_object();

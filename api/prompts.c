@@ -183,8 +183,10 @@ MCP_EXTERN int mcp_prompt_add_content(mcp_prompt_result *out, mcp_role role,
 		json_object_put(block);
 		return MCP_EINVAL;
 	}
+	/* A kind the revision lacks arrives as text (api_block_for_rev). */
+	block = api_block_for_rev(block, out->rev);
 	json_object *m = json_object_new_object();
-	if (!m || (!out->messages && !(out->messages = json_object_new_array()))) {
+	if (!block || !m || (!out->messages && !(out->messages = json_object_new_array()))) {
 		json_object_put(m);
 		json_object_put(block);
 		return MCP_ENOMEM;

@@ -57,8 +57,77 @@ void api_result_clear(mcp_result *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* The text a 2024-11-05 client gets for an audio block: the model learns
+ * that there was audio and of which type, not what was said. */
+static json_object *audio_note(json_object *block)
+{
+	const char *mime = api_get_str(block, "mimeType");
+	const char *data = api_get_str(block, "data");
+	size_t b64 = data ? strlen(data) : 0;
+	char *t = NULL;
+	int n = asprintf(&t, "[audio (%s, about %zu bytes) left out: protocol revision "
+			     "2024-11-05 has no audio content]",
+			 mime ? mime : "unknown type", b64 / 4 * 3);
+	json_object *text = n < 0 ? NULL : api_block_text(t, (size_t)n);
+	free(t);
+	return text;
+}
+
+/* "name <uri>", what a client before 2025-06-18 gets for a resource_link. */
+static json_object *link_text(json_object *block)
+{
+	const char *name = api_get_str(block, "name");
+	const char *uri = api_get_str(block, "uri");
+	char *t = NULL;
+	int n = asprintf(&t, "%s <%s>", name ? name : "resource", uri ? uri : "");
+	json_object *text = n < 0 ? NULL : api_block_text(t, (size_t)n);
+	free(t);
+	return text;
+}
+
+json_object *api_block_for_rev(json_object *block, int rev)
+{
+	const char *type = api_get_str(block, "type");
+	json_object *text = NULL;
+	if (!type)
+		return block;
+	if (rev < API_REV_2025_03_26 && strcmp(type, "audio") == 0)
+		text = audio_note(block);
+	else if (rev < API_REV_2025_06_18 && strcmp(type, "resource_link") == 0)
+		text = link_text(block);
+	else
+		return block;
+	json_object_put(block);
+	return text;
+}
+
+static int lacks_kind(json_object *content, int rev)
+{
+	if (json_object_is_type(content, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(content); i++)
+			if (lacks_kind(json_object_array_get_idx(content, i), rev))
+				return 1;
+		return 0;
+	}
+	const char *type = api_get_str(content, "type");
+	return type && rev < API_REV_2025_03_26 && strcmp(type, "audio") == 0;
+}
+
+int api_sampling_lacks_kind(json_object *params, int rev)
+{
+	json_object *msgs = api_get(params, "messages");
+	for (size_t i = 0; json_object_is_type(msgs, json_type_array) &&
+			   i < json_object_array_length(msgs);
+	     i++)
+		if (lacks_kind(api_get(json_object_array_get_idx(msgs, i), "content"), rev))
+			return 1;
+	return 0;
+}
+
 static int add_block(mcp_result *out, json_object *block)
 {
+	if (block)
+		block = api_block_for_rev(block, out->rev);
 	if (!block)
 		return MCP_ENOMEM;
 	if (!out->content) {
@@ -164,17 +233,7 @@ MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
 {
 	if (!out || !uri || !name)
 		return MCP_EINVAL;
-	if (out->rev < API_REV_2025_06_18) {
-		/* resource_link does not exist before 2025-06-18. */
-		size_t n = strlen(name) + strlen(uri) + 4;
-		char *t = malloc(n);
-		if (!t)
-			return MCP_ENOMEM;
-		snprintf(t, n, "%s <%s>", name, uri);
-		int rc = mcp_result_add_text(out, t);
-		free(t);
-		return rc;
-	}
+	/* Before 2025-06-18 add_block makes it text (api_block_for_rev). */
 	json_object *b = typed("resource_link");
 	if (!b)
 		return MCP_ENOMEM;

@@ -301,7 +301,9 @@ json_object *api_tool_describe(api_entry *e, int rev)
 	eng_obj_set(o, "inputSchema", api_json_copy(t->input_schema), &bad);
 	if (t->output_schema && rev >= API_REV_2025_06_18)
 		eng_obj_set(o, "outputSchema", api_json_copy(t->output_schema), &bad);
-	if (t->annotations)
+	/* Tool annotations came with 2025-03-26; a 2024-11-05 client gets the
+	 * tool without its hints (they only advise, the tool is the same). */
+	if (t->annotations && rev >= API_REV_2025_03_26)
 		eng_obj_set(o, "annotations", api_json_copy(t->annotations), &bad);
 	/* MCP Apps: the tool's UI (reg_lock is held while lists are built). */
 	json_object *ui = t->srv ? api_tool_ui_meta(t->srv, e->key) : NULL;
