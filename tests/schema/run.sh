@@ -45,6 +45,15 @@ if command -v python3 >/dev/null 2>&1; then
 	# a result that breaks its output schema, and refused cursors.
 	MCP_SCHEMA_RECORD="$rec/args.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
 		python3 "$src/tests/stdio/test_args.py" >/dev/null
+	# A 2024-11-05 client (mcp-everything and mcp-files): validated
+	# against the 2024-11-05 schema, a draft-07 one.
+	MCP_SCHEMA_RECORD="$rec/rev2024.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
+		MCP_FILES="$build/examples/mcp-files" \
+		python3 "$src/tests/stdio/test_rev2024.py" >/dev/null
+	if [ ! -s "$rec/rev2024.jsonl" ]; then
+		echo "check-schema: test_rev2024.py recorded nothing to check against 2024-11-05"
+		exit 1
+	fi
 	# The extensions: tasks of both eras, skills, MCP Apps, trace context
 	# (the stdio scenarios; extension messages are checked against
 	# tests/schema/extensions.json, see validate.mjs).

@@ -89,6 +89,7 @@ function validatorsFor(rev) {
 
 let total = 0;
 let invalid = 0;
+const perRev = new Map(); // revision -> messages validated against its schema
 let nullIds = 0;
 const report = (rec, why, errors) => {
   invalid++;
@@ -107,6 +108,7 @@ for (const file of records) {
     const msgs = Array.isArray(rec.msg) ? rec.msg : [rec.msg];
     for (const msg of msgs) {
       total++;
+      perRev.set(rec.rev, (perRev.get(rec.rev) || 0) + 1);
       const env = get('JSONRPCMessage');
       if (!env(msg.id === null && 'error' in msg ? { ...msg, id: 0 } : msg)) {
         report(rec, 'not a JSONRPCMessage', env.errors);
@@ -151,6 +153,9 @@ for (const file of records) {
   }
 }
 
+// Per revision, so a revision whose recording broke shows as missing.
+console.log('schema: per revision: ' +
+  [...perRev.keys()].sort().map((r) => `${r} ${perRev.get(r)}`).join(', '));
 console.log(`schema: ${total} messages validated, ${invalid} invalid ` +
   `(${nullIds} error answers with a null id, checked with a stand-in id)`);
 console.log(`${total - invalid} passed, ${invalid} failed`);

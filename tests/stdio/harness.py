@@ -45,8 +45,11 @@ SAN_PATTERNS = invariants.SAN_PATTERNS
 class Server:
     """One mcp-everything process over pipes, with its output collected."""
 
-    def __init__(self, *args, read=True):
-        self.p = subprocess.Popen([BIN, *args, *EXTRA_ARGS], stdin=subprocess.PIPE,
+    def __init__(self, *args, read=True, binary=None):
+        # binary: another libmcp server (examples/mcp-files) driven the
+        # same way; the suite-wide EXTRA_ARGS are mcp-everything's.
+        cmd = [binary, *args] if binary else [BIN, *args, *EXTRA_ARGS]
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.lines = []          # (time, raw bytes) of every stdout line
         self.msgs = []           # parsed messages, same order
