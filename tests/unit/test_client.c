@@ -201,6 +201,64 @@ START_TEST(everything_2025_03_26)
 }
 END_TEST
 
+/* 2024-11-05, the first revision, asked for by name: the whole round, and
+ * a result the server had to downgrade (audio became text). */
+START_TEST(everything_2024_11_05)
+{
+	everything_round("2024-11-05", "2024-11-05");
+	mcp_client *c = spawn_everything("2024-11-05");
+	ck_assert_str_eq(mcp_client_protocol_version(c), "2024-11-05");
+	json_object *caps = mcp_client_server_capabilities(c);
+	ck_assert(json_object_object_get_ex(caps, "tools", NULL));
+	ck_assert(!json_object_object_get_ex(caps, "completions", NULL));
+	json_object *res = NULL;
+	ck_assert_int_eq(mcp_client_call_tool(c, "test_audio_content", NULL, 10000, NULL, &res),
+			 MCP_OK);
+	ck_assert_ptr_nonnull(strstr(first_text(res), "audio/wav"));
+	json_object_put(res);
+	mcp_client_free(c);
+}
+END_TEST
+
+/* A server that speaks only `version` (argv[1]): initialize answered with
+ * it, every other request with an empty result (tools/list with none). */
+static const char old_server[] =
+	"import json, sys\n"
+	"for line in sys.stdin:\n"
+	"    m = json.loads(line)\n"
+	"    if 'id' not in m or 'method' not in m:\n"
+	"        continue\n"
+	"    if m['method'] == 'initialize':\n"
+	"        r = {'protocolVersion': sys.argv[1], 'capabilities': {'tools': {}},\n"
+	"             'serverInfo': {'name': 'old', 'version': '0'}}\n"
+	"    else:\n"
+	"        r = {'tools': []} if m['method'] == 'tools/list' else {}\n"
+	"    print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}), flush=True)\n";
+
+/* A client that offers its newest legacy revision goes on with a server
+ * that answers 2024-11-05 (initialize's rule: the client decides), and
+ * still leaves one that answers a revision that does not exist. */
+START_TEST(server_answers_2024_11_05)
+{
+	char *argv[] = { "python3", "-c", (char *)old_server, "2024-11-05", NULL };
+	mcp_client *c = spawn("2025-11-25", argv);
+	ck_assert_str_eq(mcp_client_protocol_version(c), "2024-11-05");
+	json_object *tools = NULL;
+	ck_assert_int_eq(mcp_client_list_tools(c, 10000, NULL, &tools), MCP_OK);
+	ck_assert_int_eq(json_object_array_length(tools), 0);
+	json_object_put(tools);
+	ck_assert_int_eq(mcp_client_ping(c, 10000, NULL), MCP_OK);
+	mcp_client_free(c);
+
+	char *bad[] = { "python3", "-c", (char *)old_server, "2024-10-07", NULL };
+	c = mcp_client_new("test-client", "1.0");
+	ck_assert_int_eq(mcp_client_set_kill_grace_ms(c, 2000, 1000), MCP_OK);
+	ck_assert_int_eq(mcp_client_connect_stdio(c, bad, NULL, NULL), MCP_EPROTO);
+	ck_assert_ptr_nonnull(strstr(mcp_client_error(c), "2024-10-07"));
+	mcp_client_free(c);
+}
+END_TEST
+
 /* A blocking call cancelled from another thread through its token: the
  * server sees notifications/cancelled, the call ends MCP_ECANCELED. */
 typedef struct canceller {
@@ -950,6 +1008,8 @@ Suite *unit_suite(void)
 	tcase_add_test(tc, everything_legacy);
 	tcase_add_test(tc, everything_modern_auto);
 	tcase_add_test(tc, everything_2025_03_26);
+	tcase_add_test(tc, everything_2024_11_05);
+	tcase_add_test(tc, server_answers_2024_11_05);
 	tcase_add_test(tc, token_cancels_blocking_call);
 	tcase_add_test(tc, memory_connection);
 	tcase_add_test(tc, server_exits_with_64_in_flight);
