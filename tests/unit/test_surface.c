@@ -174,6 +174,8 @@ static void send_msg(const char *s)
 /* The method of each request this test sent, by integer id, so a recorded
  * response can name the result type it must have. */
 static const char *sent_method[4096];
+/* The revision the connection under test negotiated. */
+static const char *record_rev = "2025-11-25";
 
 /* With MCP_SCHEMA_RECORD set, every message the server wrote is appended
  * there for tests/schema/validate.mjs (make check-schema). */
@@ -194,7 +196,7 @@ static void record(const char *line, json_object *m)
 	}
 	FILE *f = fopen(path, "a");
 	ck_assert_ptr_nonnull(f);
-	fprintf(f, "{\"rev\":\"2025-11-25\",\"method\":%s%s%s,\"msg\":%s}\n",
+	fprintf(f, "{\"rev\":\"%s\",\"method\":%s%s%s,\"msg\":%s}\n", record_rev,
 		method ? "\"" : "", method ? method : "null", method ? "\"" : "", line);
 	fclose(f);
 }
@@ -619,6 +621,145 @@ START_TEST(tasks_lifecycle)
 }
 END_TEST
 
+/* ---- 2024-11-05: what the first revision lacks is never written ---------------- */
+
+static const unsigned char tone[] = { 'R', 'I', 'F', 'F', 0, 1, 2, 3, 4, 5, 6, 7 };
+
+/* Every kind of block a handler can add, new and old. */
+static int kinds_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx, (void)args, (void)user;
+	int rc = mcp_result_add_text(out, "text");
+	if (rc == MCP_OK)
+		rc = mcp_result_add_audio(out, tone, sizeof tone, "audio/ogg");
+	if (rc == MCP_OK)
+		rc = mcp_result_add_resource_link(out, "test://static", "static", NULL, NULL);
+	if (rc == MCP_OK)
+		rc = mcp_result_add_content(out, json_tokener_parse(
+			"{\"type\":\"audio\",\"data\":\"AAAA\",\"mimeType\":\"audio/mpeg\"}"));
+	if (rc == MCP_OK)
+		rc = mcp_result_add_content(out, json_tokener_parse(
+			"{\"type\":\"resource_link\",\"uri\":\"test://x\",\"name\":\"x\"}"));
+	if (rc == MCP_OK)
+		rc = mcp_result_set_structured(out, json_tokener_parse("{\"n\":1}"));
+	return rc;
+}
+
+/* Progress with a message, then sampling that asks about audio. */
+static int audio_question_tool(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args, (void)user;
+	int rc = mcp_ctx_progress(ctx, 1, 2, "half way");
+	if (rc != MCP_OK)
+		return rc;
+	json_object *p = json_tokener_parse(
+		"{\"maxTokens\":5,\"messages\":[{\"role\":\"user\",\"content\":"
+		"{\"type\":\"audio\",\"data\":\"AAAA\",\"mimeType\":\"audio/wav\"}}]}");
+	json_object *res = NULL;
+	rc = mcp_ctx_sample(ctx, p, 1000, &res);
+	json_object_put(p);
+	json_object_put(res);
+	return mcp_result_add_text(out, mcp_strerror(rc));
+}
+
+static int audio_prompt(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out, void *user)
+{
+	(void)ctx, (void)args, (void)user;
+	return mcp_prompt_add_audio(out, MCP_ROLE_USER, tone, sizeof tone, "audio/wav");
+}
+
+START_TEST(rev_2024_11_05_leaves_out_what_it_lacks)
+{
+	/* A server of its own, initialized at 2024-11-05. */
+	teardown();
+	record_rev = "2024-11-05";
+	srv = mcp_server_new("surface-2024", "1.0");
+	mcp_tool kinds = { MCP_TOOL_INIT, .name = "kinds", .title = "Kinds", .fn = kinds_tool,
+			   .annotations = "{\"readOnlyHint\":true}",
+			   .output_schema = "{\"type\":\"object\"}" };
+	ck_assert_int_eq(mcp_server_add_tool(srv, &kinds), MCP_OK);
+	mcp_tool aq = { MCP_TOOL_INIT, .name = "audio_question", .fn = audio_question_tool };
+	ck_assert_int_eq(mcp_server_add_tool(srv, &aq), MCP_OK);
+	mcp_prompt_arg parg = { MCP_PROMPT_ARG_INIT, .name = "topic", .title = "Topic" };
+	mcp_prompt ap = { MCP_PROMPT_INIT, .name = "hear", .title = "Hear", .args = &parg, .nargs = 1,
+			  .get = audio_prompt, .complete = complete_id };
+	ck_assert_int_eq(mcp_server_add_prompt(srv, &ap), MCP_OK);
+	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
+	json_object *m = request("initialize", "{\"protocolVersion\":\"2024-11-05\","
+					       "\"capabilities\":{\"sampling\":{}}}");
+	ck_assert_str_eq(str_at(m, "result.protocolVersion"), "2024-11-05");
+	/* completion/complete is served, but has no capability yet. */
+	ck_assert_ptr_null(at(m, "result.capabilities.completions"));
+	ck_assert_ptr_nonnull(at(m, "result.capabilities.prompts"));
+	json_object_put(m);
+	send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+
+	m = request("tools/list", "{}");
+	ck_assert_str_eq(str_at(m, "result.tools.0.name"), "kinds");
+	ck_assert_ptr_null(at(m, "result.tools.0.annotations"));
+	ck_assert_ptr_null(at(m, "result.tools.0.title"));
+	ck_assert_ptr_null(at(m, "result.tools.0.outputSchema"));
+	json_object_put(m);
+
+	/* Audio becomes a note, a resource_link "name <uri>", raw blocks
+	 * too; structuredContent is not sent. */
+	m = request("tools/call", "{\"name\":\"kinds\",\"arguments\":{}}");
+	json_object *content = at(m, "result.content");
+	ck_assert_int_eq(json_object_array_length(content), 5);
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_str_eq(str_at(json_object_array_get_idx(content, i), "type"), "text");
+	ck_assert_ptr_nonnull(strstr(str_at(m, "result.content.1.text"), "audio/ogg"));
+	ck_assert_str_eq(str_at(m, "result.content.2.text"), "static <test://static>");
+	ck_assert_ptr_nonnull(strstr(str_at(m, "result.content.3.text"), "audio/mpeg"));
+	ck_assert_str_eq(str_at(m, "result.content.4.text"), "x <test://x>");
+	ck_assert_ptr_null(at(m, "result.structuredContent"));
+	json_object_put(m);
+
+	/* Progress without its message; sampling of audio refused before it
+	 * reaches the client (no sampling/createMessage is written). */
+	send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		 "{\"name\":\"audio_question\",\"arguments\":{},\"_meta\":{\"progressToken\":9}}}");
+	sent_method[1] = "tools/call";
+	int progress = 0;
+	for (;;) {
+		m = recv_msg();
+		const char *method = str_at(m, "method");
+		ck_assert_str_ne(method, "sampling/createMessage");
+		if (strcmp(method, "notifications/progress") == 0) {
+			progress++;
+			ck_assert_ptr_null(at(m, "params.message"));
+			ck_assert_int_eq(json_object_get_int(at(m, "params.progress")), 1);
+		}
+		if (at(m, "id") && json_object_get_int(at(m, "id")) == 1)
+			break;
+		json_object_put(m);
+	}
+	ck_assert_int_eq(progress, 1);
+	ck_assert_str_eq(str_at(m, "result.content.0.text"), mcp_strerror(MCP_ENOTSUP));
+	json_object_put(m);
+
+	m = request("prompts/list", "{}");
+	ck_assert_ptr_null(at(m, "result.prompts.0.title"));
+	ck_assert_ptr_null(at(m, "result.prompts.0.arguments.0.title"));
+	json_object_put(m);
+	m = request("prompts/get", "{\"name\":\"hear\"}");
+	ck_assert_str_eq(str_at(m, "result.messages.0.content.type"), "text");
+	ck_assert_ptr_nonnull(strstr(str_at(m, "result.messages.0.content.text"), "audio/wav"));
+	json_object_put(m);
+	m = request("completion/complete", "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"hear\"},"
+					    "\"argument\":{\"name\":\"topic\",\"value\":\"\"}}");
+	ck_assert_ptr_nonnull(at(m, "result.completion.values"));
+	json_object_put(m);
+	/* A batch is refused whole, as in every revision but 2025-03-26. */
+	send_msg("[{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]");
+	m = recv_msg();
+	ck_assert_int_eq(json_object_get_int(at(m, "error.code")), -32600);
+	ck_assert(json_object_is_type(at(m, "id"), json_type_null));
+	json_object_put(m);
+	record_rev = "2025-11-25";
+}
+END_TEST
+
 Suite *unit_suite(void)
 {
 	Suite *s = suite_create("surface");
@@ -635,6 +776,7 @@ Suite *unit_suite(void)
 	tcase_add_test(tc, url_elicitation_needs_the_capability);
 	tcase_add_test(tc, tasks_lifecycle);
 	tcase_add_test(tc, sampling_needs_the_capability);
+	tcase_add_test(tc, rev_2024_11_05_leaves_out_what_it_lacks);
 	suite_add_tcase(s, tc);
 	return s;
 }
