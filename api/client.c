@@ -2120,6 +2120,9 @@ static int try_legacy(mcp_client *c)
 		set_error(c, "initialize was refused: %s%s", why, NULL);
 	}
 	if (rc == MCP_OK) {
+		/* The server chooses: any revision initialize negotiates is
+		 * taken, older than the offer included (a 2024-11-05 server
+		 * answers that whatever it is offered). */
 		const char *v = str_of(res, "protocolVersion");
 		int idx = v ? api_revision_index(v) : -1;
 		if (idx < 0 || idx >= API_REV_LEGACY_COUNT) {

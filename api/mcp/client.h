@@ -18,7 +18,7 @@
  * it.  Calls that block do so on the calling thread only, and wake on
  * their timeout, on their cancellation token and on the connection's end.
  *
- * Both protocol eras are spoken: the legacy revisions (2025-03-26 to
+ * Both protocol eras are spoken: the legacy revisions (2024-11-05 to
  * 2025-11-25: initialize, version negotiation, a session) and 2026-07-28
  * (server/discover, the version and the client's capabilities in every
  * request's _meta, input_required results answered by the client's own
@@ -76,7 +76,7 @@ typedef enum mcp_client_era {
 	/* server/discover first: 2026-07-28 when the server offers it, else
 	 * initialize with the newest legacy revision the server accepts. */
 	MCP_ERA_AUTO = 0,
-	/* initialize only (2025-03-26 .. 2025-11-25). */
+	/* initialize only (2024-11-05 .. 2025-11-25). */
 	MCP_ERA_LEGACY,
 	/* 2026-07-28 only: server/discover, then per-request _meta. */
 	MCP_ERA_MODERN
@@ -101,8 +101,12 @@ MCP_EXTERN void mcp_client_free(mcp_client *c);
 /* The era to speak (default MCP_ERA_AUTO). */
 MCP_EXTERN int mcp_client_set_era(mcp_client *c, mcp_client_era era);
 /* The exact revision to offer (one of those mcp_protocol_supported()
- * accepts; copied).  A legacy revision implies MCP_ERA_LEGACY,
- * "2026-07-28" MCP_ERA_MODERN.  NULL: the newest of the era. */
+ * accepts, "2024-11-05" included; copied).  A legacy revision implies
+ * MCP_ERA_LEGACY, "2026-07-28" MCP_ERA_MODERN.  NULL: the newest of the
+ * era.  Whatever was offered, a server may answer initialize with any
+ * legacy revision the library speaks (a server of 2024-11-05 answers
+ * that), and the connection goes on at it; one it does not speak fails
+ * the connect with MCP_EPROTO. */
 MCP_EXTERN int mcp_client_set_protocol_version(mcp_client *c, const char *version);
 /* Worker threads that run the handlers of server-to-client requests and
  * the input rounds of 2026-07-28 calls (1..256; default 2). */

@@ -130,10 +130,20 @@ MCP_EXTERN const char *mcp_strerror(int err);
 /* ---------------------------------------------------------------------- */
 
 /* The newest revision initialize negotiates (the library also accepts
- * 2025-03-26 and 2025-06-18 there).  Requests of the stateless revision
- * 2026-07-28, which carry their version and the client's capabilities in
- * their own _meta, are served beside them on the same connection or
- * endpoint. */
+ * 2024-11-05, 2025-03-26 and 2025-06-18 there).  Requests of the stateless
+ * revision 2026-07-28, which carry their version and the client's
+ * capabilities in their own _meta, are served beside them on the same
+ * connection or endpoint.
+ *
+ * A connection that negotiated an older revision is written only what
+ * that revision has; the rest is left out or turned into text, never an
+ * error for the handler (each function below says what it becomes).  For
+ * 2024-11-05, the first revision: no "completions" capability (the method
+ * is served, as that revision had it without a capability), no tool
+ * annotations, no progress message, audio content as a text note, no JSON-RPC
+ * batches (refused with -32600, as in every revision but 2025-03-26), and
+ * what 2025-03-26 also lacks (titles, output schemas, structuredContent,
+ * resource_link content, elicitation). */
 #define MCP_PROTOCOL_LATEST "2025-11-25"
 #define MCP_PROTOCOL_STATELESS "2026-07-28"
 
@@ -282,7 +292,10 @@ MCP_EXTERN int mcp_memconn_free(mcp_memconn *c);
  * for -32601); it is answered as JSON, or as SSE without event ids when it
  * asked for progress or logs, and a client that disconnects cancels it.
  * A 2025-03-26 session may POST a JSON-RPC batch: it is answered with one
- * JSON array (202 when nothing in it is answered).  Requests whose Host or
+ * JSON array (202 when nothing in it is answered).  A client that
+ * initializes with 2024-11-05, whose revision had HTTP+SSE and no
+ * Streamable HTTP, is served all the same at that revision (what it
+ * receives is of its revision; only the transport is newer).  Requests whose Host or
  * Origin is not allowed get 403 (mcp_server_add_http_allowed_host).  The
  * settings are under "Server configuration".  Blocks until
  * mcp_server_shutdown(); returns MCP_OK, MCP_EINVAL (bad address),
@@ -407,7 +420,8 @@ typedef struct mcp_tool {
 	void *user;                /* passed to fn */
 	mcp_task_support task_support; /* tasks: see mcp_ctx_become_task */
 	const char *annotations;   /* optional JSON object text of ToolAnnotations
-				      (readOnlyHint, destructiveHint, ...) */
+				      (readOnlyHint, destructiveHint, ...;
+				      2025-03-26+, left out for 2024-11-05) */
 	unsigned flags;            /* MCP_TOOL_* above; 0 checks arguments and
 				      results, formats as annotations */
 } mcp_tool;
@@ -775,7 +789,9 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *prompt);
 MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name);
 
 /* Building a prompts/get result; strings copied, data base64-encoded here,
- * `block` taken (even on error).  Each call appends one message. */
+ * `block` taken (even on error).  Each call appends one message.  Audio
+ * (and a raw resource_link block) in a session whose revision lacks it
+ * becomes text, as in tool results (mcp_result_add_audio()). */
 MCP_EXTERN int mcp_prompt_set_description(mcp_prompt_result *out, const char *text);
 MCP_EXTERN int mcp_prompt_add_text(mcp_prompt_result *out, mcp_role role, const char *text);
 MCP_EXTERN int mcp_prompt_add_image(mcp_prompt_result *out, mcp_role role,
@@ -814,13 +830,17 @@ MCP_EXTERN int mcp_result_add_text(mcp_result *out, const char *text);
 /* Appends text of explicit length (may contain NUL-free UTF-8 only). */
 MCP_EXTERN int mcp_result_add_text_len(mcp_result *out, const char *text, size_t len);
 /* Appends an image or audio block: `data` is raw bytes, base64-encoded by
- * the library; `mime_type` copied. */
+ * the library; `mime_type` copied.  Audio exists from 2025-03-26: a
+ * 2024-11-05 session receives a text block in its place that names the
+ * MIME type and size and says the audio was left out, so the model knows
+ * there was something it cannot hear (dropping it silently could make an
+ * answer look complete that is not). */
 MCP_EXTERN int mcp_result_add_image(mcp_result *out, const void *data, size_t len,
 				    const char *mime_type);
 MCP_EXTERN int mcp_result_add_audio(mcp_result *out, const void *data, size_t len,
 				    const char *mime_type);
 /* Appends a resource_link block (2025-06-18+; older sessions receive it as a
- * text block naming the URI).  name and uri required; others may be NULL. */
+ * text block "name <uri>").  name and uri required; others may be NULL. */
 MCP_EXTERN int mcp_result_add_resource_link(mcp_result *out, const char *uri,
 					    const char *name, const char *description,
 					    const char *mime_type);
@@ -833,7 +853,9 @@ MCP_EXTERN int mcp_result_add_resource_blob(mcp_result *out, const char *uri,
 					    size_t len);
 /* Appends any content block given as a JSON object (taken, even on error).
  * MCP_EINVAL when it holds a non-finite number (NaN, an infinity), which
- * JSON cannot carry. */
+ * JSON cannot carry.  An "audio" or "resource_link" block the session's
+ * revision lacks becomes text as mcp_result_add_audio() and
+ * mcp_result_add_resource_link() say. */
 MCP_EXTERN int mcp_result_add_content(mcp_result *out, json_object *block);
 /* Sets structuredContent (taken, even on error; must be an object).  For
  * sessions older than 2025-06-18 it is not sent.  MCP_EINVAL (and
@@ -921,7 +943,8 @@ MCP_EXTERN int mcp_ctx_off_cancel(mcp_ctx *ctx, int handle);
 
 /* Reports progress when the client asked for it (a progressToken in the
  * request's _meta); otherwise a successful no-op.  `progress` must increase
- * from call to call; `total` <= 0 means unknown; `message` may be NULL.
+ * from call to call; `total` <= 0 means unknown; `message` may be NULL
+ * (copied; 2025-03-26+: a 2024-11-05 client gets the numbers alone).
  * Returns MCP_OK, MCP_EINVAL (progress not increasing, or not a finite number), MCP_ECANCELED (the
  * token fired; nothing is sent) or MCP_ECLOSED.  Progress is written before
  * the request's response. */
@@ -1085,7 +1108,9 @@ MCP_EXTERN int mcp_ctx_set_request_state(mcp_ctx *ctx, const char *state);
 MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int64_t timeout_ms,
 				  json_object **result);
 /* sampling/createMessage (requires "sampling"; params with "tools" or
- * "toolChoice" also require "sampling.tools" and 2025-11-25).  `params`
+ * "toolChoice" also require "sampling.tools" and 2025-11-25; messages with
+ * audio content require 2025-03-26, else MCP_ENOTSUP and nothing is sent:
+ * the question is the handler's, so it is not rewritten).  `params`
  * borrowed: messages, modelPreferences, systemPrompt, maxTokens, ... */
 MCP_EXTERN int mcp_ctx_sample(mcp_ctx *ctx, json_object *params, int64_t timeout_ms,
 			      json_object **result);
