@@ -648,6 +648,11 @@ static void legacy_finished(tp_httpc *h, xfer *x, CURLcode res)
 			else if (res == CURLE_OK)
 				snprintf(why, sizeof why,
 					 "the server ended the event stream of the HTTP+SSE connection");
+			else if (res == CURLE_PARTIAL_FILE || res == CURLE_RECV_ERROR)
+				snprintf(why, sizeof why,
+					 "the event stream of the HTTP+SSE connection was cut off "
+					 "(the server went away: %s)",
+					 curl_easy_strerror(res));
 			else
 				snprintf(why, sizeof why,
 					 "the event stream of the HTTP+SSE connection broke: %s",
