@@ -373,7 +373,10 @@ static int start(tp_httpc *h, xfer *x)
 	struct curl_slist *l = NULL;
 	if (x->legacy) {
 		/* As the 2024-11-05 clients do: the POST says what it sends,
-		 * the GET what it wants; no resume. */
+		 * the GET what it wants; no resume.  The protocol version
+		 * header below goes along as over Streamable HTTP (the
+		 * TypeScript SDK's SSE client sends it too, once
+		 * negotiated); servers of that era ignore it. */
 		l = add_header(l, "%s",
 			       x->kind == X_POST ? "Content-Type: application/json"
 						 : "Accept: text/event-stream");

@@ -26,8 +26,10 @@ typedef struct tp_httpc tp_httpc;
 
 /* How a request failed (tp_httpc_hooks.on_failure). */
 enum {
-	TP_HTTPC_CLOSED = 1, /* no complete HTTP answer: refused, cut, the server gone */
-	TP_HTTPC_STATUS,     /* an HTTP error status without a JSON-RPC answer */
+	TP_HTTPC_CLOSED = 1, /* no complete HTTP answer: refused, cut, the server gone;
+			      * or a 404 to a request of a session (it ended) */
+	TP_HTTPC_STATUS,     /* an HTTP error status without a JSON-RPC answer (a 404
+			      * before any session: no Streamable HTTP at the URL) */
 	TP_HTTPC_TOOBIG,     /* a message larger than max_message (not read on) */
 	TP_HTTPC_NOANSWER    /* a complete response that did not hold the answer */
 };
