@@ -196,6 +196,11 @@ st=0
 "$call" --transport sse --http "$sse_url/evil/sse" ping >/dev/null 2>"$out/sse-evil.err" || st=$?
 [ $st = 3 ] && grep -q 'another origin' "$out/sse-evil.err" && r=0 || r=1
 verdict $r "an endpoint of another origin is refused (exit $st: $(cat "$out/sse-evil.err"))"
+
+st=0
+"$call" --transport sse --http "$sse_url/broken/sse" ping >/dev/null 2>"$out/sse-broken.err" || st=$?
+[ $st = 3 ] && grep -q 'HTTP status 404 for the POST to the endpoint (not found)' "$out/sse-broken.err" && r=0 || r=1
+verdict $r "a POST refused with 404 fails its request, naming it (exit $st: $(cat "$out/sse-broken.err"))"
 stop_sse
 
 start_sse sse404 TS_SSE_POST_STATUS=404

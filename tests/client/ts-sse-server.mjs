@@ -13,8 +13,9 @@
 // {steps} (a progress notification per step, a log message tied to the
 // request, one not tied to it, and tools/list_changed); hangup (ends the
 // event stream while the call waits).  With TS_SSE_BEARER every request
-// must carry "Authorization: Bearer <it>" (else 401).  GET /evil/sse is
-// not the SDK: a stream whose endpoint names another origin.  Prints
+// must carry "Authorization: Bearer <it>" (else 401).  GET /evil/sse and
+// /broken/sse are not the SDK: streams whose endpoint names another
+// origin, or a path that answers every POST 404.  Prints
 // "listening <port>" on stdout when ready.
 
 import http from 'node:http';
@@ -111,6 +112,11 @@ const httpServer = http.createServer(async (req, res) => {
       return;
     }
     await transport.handlePostMessage(req, res);
+    return;
+  }
+  if (url.pathname === '/broken/sse' && req.method === 'GET') {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write('event: endpoint\ndata: /nowhere?sessionId=x\n\n');
     return;
   }
   if (url.pathname === '/evil/sse' && req.method === 'GET') {
