@@ -3,6 +3,11 @@
  * handshake of either era, calls and their outcomes, the requests and
  * notifications the server sends, and the close.
  *
+ * Over HTTP the transport is Streamable HTTP or, for servers of
+ * 2024-11-05, HTTP+SSE (both transport/httpc.c); mcp_client_connect_http
+ * falls back from the first to the second as the 2025-03-26 transports
+ * page asks.
+ *
  * It is a second face of the same engine, not a second engine.  The
  * connection is an engine session whose protocol hooks are the client's:
  * a server-to-client request is an inbound request run on the client's
@@ -61,6 +66,7 @@ struct mcp_client {
 	size_t max_message;
 	int eof_to_term_ms, term_to_kill_ms;
 	char *bearer;
+	int http_transport;          /* mcp_http_transport */
 	mcp_client_handler_fn roots_fn, sampling_fn, elicit_fn;
 	void *roots_user, *sampling_user, *elicit_user;
 	int elicit_modes;
@@ -100,6 +106,11 @@ struct mcp_client {
 #ifdef HAVE_CURL
 	tp_httpc *http;
 #endif
+	/* The HTTP status that refused the last handshake request without a
+	 * JSON-RPC answer (0: none): the fallback to HTTP+SSE reads it. */
+	_Atomic int hs_http_status;
+	int sse;                     /* speaking HTTP+SSE */
+	_Atomic int transport;       /* mcp_transport_kind, once connected */
 	int modern;                  /* speaking 2026-07-28 */
 	const char *protocol;        /* negotiated revision (static) */
 	json_object *server_caps, *server_info;
@@ -307,6 +318,18 @@ MCP_EXTERN int mcp_client_set_bearer(mcp_client *c, const char *token)
 		return MCP_ENOMEM;
 	free(c->bearer);
 	c->bearer = t;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_client_set_http_transport(mcp_client *c, mcp_http_transport transport)
+{
+	int rc = settable(c);
+	if (rc)
+		return rc;
+	if (transport != MCP_HTTP_AUTO && transport != MCP_HTTP_STREAMABLE &&
+	    transport != MCP_HTTP_SSE)
+		return MCP_EINVAL;
+	c->http_transport = transport;
 	return MCP_OK;
 }
 
@@ -2030,6 +2053,7 @@ static int handshake_request(mcp_client *c, const char *method, json_object *par
 	if (!call)
 		return MCP_ENOMEM;
 	call->handshake = 1;
+	atomic_store(&c->hs_http_status, 0);
 	int rc = start_call(call);
 	if (rc == MCP_OK) {
 		/* One deadline for the whole handshake, however many requests
@@ -2171,9 +2195,16 @@ static int handshake(mcp_client *c)
 		}
 	}
 	if (rc == MCP_OK) {
+		static const int kinds[] = { [TK_STDIO] = MCP_TRANSPORT_STDIO,
+					     [TK_FDS] = MCP_TRANSPORT_FDS,
+					     [TK_MEMORY] = MCP_TRANSPORT_MEMORY,
+					     [TK_HTTP] = MCP_TRANSPORT_STREAMABLE_HTTP };
+		atomic_store(&c->transport, c->sse ? MCP_TRANSPORT_HTTP_SSE : kinds[c->kind]);
 		int expect = ST_CONNECTING;
-		if (!atomic_compare_exchange_strong(&c->state, &expect, ST_READY))
+		if (!atomic_compare_exchange_strong(&c->state, &expect, ST_READY)) {
+			atomic_store(&c->transport, MCP_TRANSPORT_NONE);
 			rc = MCP_ECLOSED;
+		}
 	}
 	return rc;
 }
@@ -2348,7 +2379,9 @@ static void http_on_failure(void *arg, const char *route, int kind, int status, 
 	char text[400];
 	if (kind == TP_HTTPC_TOOBIG)
 		note_dropped(c, why);
-	if (kind == TP_HTTPC_CLOSED || status == 404) {
+	if (kind == TP_HTTPC_STATUS && call->handshake)
+		atomic_store(&c->hs_http_status, status);
+	if (kind == TP_HTTPC_CLOSED) {
 		snprintf(text, sizeof text, "connection closed: %s", why);
 		finish(call, MCP_ECLOSED, NULL, text);
 	} else if (kind == TP_HTTPC_STATUS) {
@@ -2370,6 +2403,57 @@ static void http_on_failure(void *arg, const char *route, int kind, int status, 
 	}
 	eng_call_unref(&call->base);
 }
+
+/* HTTP+SSE: the event stream ended, and with it the connection.  As
+ * when a reader sees end of input: every waiting call fails with the
+ * reason, and nothing more can be sent. */
+static void http_on_closed(void *arg, const char *why)
+{
+	mcp_client *c = arg;
+	set_end_reason(c, why);
+	atomic_store(&c->state, ST_CLOSED);
+	eng_session_close(c->es, MCP_CANCEL_TRANSPORT_CLOSED);
+}
+
+/* Switches the connection to HTTP+SSE: the event stream is opened and
+ * its endpoint awaited within the connect deadline.  MCP_OK, or the code
+ * the connect fails with (the reason in c->error, after `before`). */
+static int start_sse(mcp_client *c, const char *before)
+{
+	char err[400];
+	int rc = tp_httpc_start_legacy(c->http, c->connect_deadline, err, sizeof err);
+	if (rc == 0) {
+		c->sse = 1;
+		return MCP_OK;
+	}
+	char why[460];
+	if (rc == -ETIMEDOUT)
+		snprintf(why, sizeof why,
+			 "HTTP+SSE: no endpoint event within the connect timeout of %d ms "
+			 "(mcp_client_set_connect_timeout_ms)",
+			 c->connect_ms);
+	else
+		snprintf(why, sizeof why, "HTTP+SSE: %s", err);
+	pthread_mutex_lock(&c->mu);
+	if (before && before[0])
+		snprintf(c->error, sizeof c->error, "%.250s; then %.240s", before, why);
+	else
+		snprintf(c->error, sizeof c->error, "%s", why);
+	pthread_mutex_unlock(&c->mu);
+	return rc == -ETIMEDOUT ? MCP_ETIMEDOUT : rc == -EPROTO ? MCP_EPROTO : MCP_ECLOSED;
+}
+
+/* Whether a Streamable HTTP handshake that failed with `rc` calls for
+ * the fallback: its last request was answered 400, 404 or 405 without a
+ * JSON-RPC answer, which is how a server of 2024-11-05 turns away a POST
+ * to its event stream's URL.  Nothing else does: a refused connection, a
+ * timeout or 401/403 mean the same over either transport. */
+static int wants_sse_fallback(mcp_client *c, int rc)
+{
+	int st = atomic_load(&c->hs_http_status);
+	return rc == MCP_EREMOTE && atomic_load(&c->state) == ST_CONNECTING &&
+	       (st == 400 || st == 404 || st == 405);
+}
 #endif
 
 MCP_EXTERN int mcp_client_connect_http(mcp_client *c, const char *url)
@@ -2385,6 +2469,7 @@ MCP_EXTERN int mcp_client_connect_http(mcp_client *c, const char *url)
 		.on_message = http_on_message,
 		.route_waiting = http_route_waiting,
 		.on_failure = http_on_failure,
+		.on_closed = http_on_closed,
 		.arg = c,
 	};
 	char err[256];
@@ -2396,8 +2481,22 @@ MCP_EXTERN int mcp_client_connect_http(mcp_client *c, const char *url)
 	if (c->bearer)
 		tp_httpc_set_bearer(c->http, c->bearer);
 	rc = open_session(c, tp_httpc_conn(c->http), 1);
+	if (rc == MCP_OK && c->http_transport == MCP_HTTP_SSE)
+		rc = start_sse(c, NULL);
 	if (rc == MCP_OK)
 		rc = handshake(c);
+	if (rc != MCP_OK && c->http_transport == MCP_HTTP_AUTO && wants_sse_fallback(c, rc)) {
+		/* Same session and calls table: only the transport under them
+		 * changes, so the handshake is simply done again. */
+		char first[300];
+		pthread_mutex_lock(&c->mu);
+		snprintf(first, sizeof first, "Streamable HTTP: %.260s", c->error);
+		c->error[0] = 0;
+		pthread_mutex_unlock(&c->mu);
+		rc = start_sse(c, first);
+		if (rc == MCP_OK)
+			rc = handshake(c);
+	}
 	return rc == MCP_OK ? MCP_OK : connect_failed(c, rc);
 #else
 	set_error(c, "libmcp was built without libcurl: no HTTP client%s%s", NULL, NULL);
@@ -2549,6 +2648,11 @@ MCP_EXTERN uint64_t mcp_client_last_dropped(mcp_client *c, char *buf, size_t buf
 MCP_EXTERN const char *mcp_client_protocol_version(mcp_client *c)
 {
 	return c ? c->protocol : NULL;
+}
+
+MCP_EXTERN mcp_transport_kind mcp_client_transport(mcp_client *c)
+{
+	return c ? (mcp_transport_kind)atomic_load(&c->transport) : MCP_TRANSPORT_NONE;
 }
 
 MCP_EXTERN json_object *mcp_client_server_capabilities(mcp_client *c)

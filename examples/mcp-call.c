@@ -1,10 +1,12 @@
 /*
  * mcp-call - a command-line MCP client on libmcp's client API: connects to
- * one server (a command over stdio, or a Streamable HTTP URL), runs one
- * command and prints the JSON result on standard output.
+ * one server (a command over stdio, or an HTTP URL: Streamable HTTP, or
+ * HTTP+SSE for servers of 2024-11-05), runs one command and prints the
+ * JSON result on standard output.
  *
  *   mcp-call --stdio 'mcp-everything' tools
  *   mcp-call --http http://127.0.0.1:8080/mcp --bearer T call echo '{"text":"hi"}'
+ *   mcp-call --http http://127.0.0.1:3001/sse --verbose tools
  *
  * Progress notifications draw a bar on standard error.  Ctrl-C cancels the
  * call in flight (the server gets notifications/cancelled) and exits 130.
@@ -51,7 +53,9 @@ static void usage(FILE *f)
 		"\n"
 		"options:\n"
 		"  --stdio CMD            spawn CMD (run by /bin/sh) and speak over its stdin/stdout\n"
-		"  --http URL             speak Streamable HTTP to URL\n"
+		"  --http URL             speak HTTP to URL: Streamable HTTP, or HTTP+SSE (2024-11-05)\n"
+		"                         when the server turns Streamable HTTP away\n"
+		"  --transport T          HTTP transport: auto (default), streamable or sse\n"
 		"  --bearer TOKEN         send Authorization: Bearer TOKEN (HTTP)\n"
 		"  --era ERA              legacy, 2026-07-28, auto (default) or a revision date\n"
 		"  --root DIR             offer DIR as a root (repeatable)\n"
@@ -59,6 +63,7 @@ static void usage(FILE *f)
 		"  --timeout MS           give up after MS milliseconds, connecting included\n"
 		"                         (default: none; the handshake alone gets 30 s)\n"
 		"  --compact              one-line JSON even on a terminal\n"
+		"  --verbose              say on standard error how the connection was made\n"
 		"  --help                 this text\n"
 		"\n"
 		"exit status: 0 done; 1 the server answered with an error or isError, or the\n"
@@ -367,9 +372,9 @@ static void *watch_signals(void *arg)
 
 int main(int argc, char **argv)
 {
-	const char *stdio_cmd = NULL, *url = NULL, *bearer = NULL, *era = NULL;
+	const char *stdio_cmd = NULL, *url = NULL, *bearer = NULL, *era = NULL, *transport = NULL;
 	const char *roots[64];
-	int nroots = 0, interactive = 0, compact = 0;
+	int nroots = 0, interactive = 0, compact = 0, verbose = 0;
 	int64_t timeout_ms = -1;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
@@ -382,6 +387,8 @@ int main(int argc, char **argv)
 			interactive = 1;
 		} else if (strcmp(o, "--compact") == 0) {
 			compact = 1;
+		} else if (strcmp(o, "--verbose") == 0) {
+			verbose = 1;
 		} else if (!v) {
 			fprintf(stderr, "mcp-call: %s needs a value\n", o);
 			return EXIT_USAGE;
@@ -391,6 +398,8 @@ int main(int argc, char **argv)
 			url = v, i++;
 		} else if (strcmp(o, "--bearer") == 0) {
 			bearer = v, i++;
+		} else if (strcmp(o, "--transport") == 0) {
+			transport = v, i++;
 		} else if (strcmp(o, "--era") == 0) {
 			era = v, i++;
 		} else if (strcmp(o, "--timeout") == 0) {
@@ -438,9 +447,27 @@ int main(int argc, char **argv)
 		}
 	}
 
+	mcp_http_transport http_transport = MCP_HTTP_AUTO;
+	if (transport) {
+		if (strcmp(transport, "sse") == 0) {
+			http_transport = MCP_HTTP_SSE;
+		} else if (strcmp(transport, "streamable") == 0) {
+			http_transport = MCP_HTTP_STREAMABLE;
+		} else if (strcmp(transport, "auto") != 0) {
+			fprintf(stderr, "mcp-call: unknown transport %s (auto, streamable or sse)\n",
+				transport);
+			return EXIT_USAGE;
+		}
+		if (!url) {
+			fprintf(stderr, "mcp-call: --transport is for --http\n");
+			return EXIT_USAGE;
+		}
+	}
+
 	mcp_client *c = mcp_client_new("mcp-call", "0.1.0");
 	if (!c)
 		return EXIT_CONNECT;
+	mcp_client_set_http_transport(c, http_transport);
 	if (era) {
 		int rc = strcmp(era, "legacy") == 0	  ? mcp_client_set_era(c, MCP_ERA_LEGACY)
 			 : strcmp(era, "auto") == 0	  ? mcp_client_set_era(c, MCP_ERA_AUTO)
@@ -520,6 +547,20 @@ int main(int argc, char **argv)
 		mcp_client_free(c);
 		json_object_put(args);
 		return EXIT_CONNECT;
+	}
+	if (verbose) {
+		static const char *const names[] = {
+			[MCP_TRANSPORT_NONE] = "no transport",
+			[MCP_TRANSPORT_STDIO] = "stdio",
+			[MCP_TRANSPORT_FDS] = "descriptors",
+			[MCP_TRANSPORT_MEMORY] = "memory",
+			[MCP_TRANSPORT_STREAMABLE_HTTP] = "Streamable HTTP",
+			[MCP_TRANSPORT_HTTP_SSE] = "HTTP+SSE (the 2024-11-05 transport)",
+		};
+		mcp_transport_kind k = mcp_client_transport(c);
+		fprintf(stderr, "mcp-call: connected over %s, protocol %s\n",
+			k <= MCP_TRANSPORT_HTTP_SSE ? names[k] : "an unknown transport",
+			mcp_client_protocol_version(c));
 	}
 
 	int pretty = !compact && isatty(STDOUT_FILENO);

@@ -51,6 +51,11 @@ static void load(void)
 	LOAD(multi_wakeup, "curl_multi_wakeup");
 	LOAD(slist_append, "curl_slist_append");
 	LOAD(slist_free_all, "curl_slist_free_all");
+	LOAD(url, "curl_url");
+	LOAD(url_set, "curl_url_set");
+	LOAD(url_get, "curl_url_get");
+	LOAD(url_cleanup, "curl_url_cleanup");
+	LOAD(curl_free, "curl_free");
 #undef LOAD
 	/* curl_global_init is not thread-safe: this once is its only call. */
 	if (missing || a.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

@@ -33,6 +33,11 @@ struct tp_curl_api {
 	__typeof__(&curl_multi_wakeup) multi_wakeup;
 	__typeof__(&curl_slist_append) slist_append;
 	__typeof__(&curl_slist_free_all) slist_free_all;
+	__typeof__(&curl_url) url;
+	__typeof__(&curl_url_set) url_set;
+	__typeof__(&curl_url_get) url_get;
+	__typeof__(&curl_url_cleanup) url_cleanup;
+	__typeof__(&curl_free) curl_free;
 };
 
 /* Filled by tp_curl_load(); read-only afterwards. */
@@ -64,6 +69,11 @@ int tp_curl_load(void);
 #define curl_multi_wakeup (tp_curl.multi_wakeup)
 #define curl_slist_append (tp_curl.slist_append)
 #define curl_slist_free_all (tp_curl.slist_free_all)
+#define curl_url (tp_curl.url)
+#define curl_url_set (tp_curl.url_set)
+#define curl_url_get (tp_curl.url_get)
+#define curl_url_cleanup (tp_curl.url_cleanup)
+#define curl_free (tp_curl.curl_free)
 #endif
 
 #endif

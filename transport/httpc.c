@@ -15,6 +15,11 @@
  * Last-Event-ID after the server's `retry`, as often as the stream makes
  * progress; a resume that cannot connect fails the request, which is how
  * a server that died mid-call fails its calls promptly.
+ *
+ * The HTTP+SSE transport of 2024-11-05 is a mode of the same loop
+ * (tp_httpc_start_legacy): the one GET stream is the server's only way to
+ * speak, so it is never resumed (that transport has no event ids, and a
+ * new stream would be a new session), and its end is the connection's.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +37,8 @@
 #define BROKEN_RETRY_MS 100     /* a broken (not ended) stream: retry soon */
 #define MAX_STALLED_RESUMES 5   /* resumes in a row that brought nothing */
 #define NOTIFY_TIMEOUT_MS 30000 /* a POST nobody waits for */
+#define MAX_ENDPOINT 4096       /* bytes of an HTTP+SSE endpoint URL */
+#define SNIPPET 100             /* bytes of an error body quoted in a reason */
 
 enum { X_POST = 0, X_RESUME, X_STREAM, X_DELETE };
 
@@ -63,6 +70,14 @@ typedef struct xfer {
 	int retry_ms;
 	int events;              /* events delivered on this response */
 	int stalled;             /* resumes in a row that brought nothing */
+	int had_session;         /* sent with an Mcp-Session-Id */
+	/* HTTP+SSE: the mode when it started, the event type being
+	 * assembled ("?" for a name too long to be one we know), and whether
+	 * the stream was refused (its endpoint) and is being dropped */
+	int legacy;
+	char event[16];
+	int endpoint_seen;
+	int refused;
 } xfer;
 
 struct tp_httpc {
@@ -79,6 +94,14 @@ struct tp_httpc {
 	int want_stream;
 	int stream_open;         /* a GET stream job exists */
 	int64_t close_deadline;
+	/* HTTP+SSE (tp_httpc_start_legacy): the mode, the endpoint POSTs go
+	 * to, and how the wait for it ended (0 waiting, 1 known, -errno
+	 * failed, with the reason); ep_cv signals the change */
+	int legacy;
+	char *endpoint;
+	int ep_state;
+	char ep_err[400];
+	pthread_cond_t ep_cv;
 	CURLM *multi;
 	pthread_t thread;
 	int started;
@@ -155,16 +178,21 @@ static void deliver(tp_httpc *h, xfer *x, const char *data, size_t len)
 		x->answered = 1;
 }
 
+static void legacy_event(tp_httpc *h, xfer *x, const char *data, size_t len);
+
 /* One SSE line (without its end of line). */
 static void sse_line(tp_httpc *h, xfer *x, const char *line, size_t n)
 {
 	if (x->too_big)
 		return; /* the event was refused whole; nothing of it is read on */
 	if (n == 0) {
-		if (x->has_data)
+		if (x->has_data && x->legacy && x->kind == X_STREAM)
+			legacy_event(h, x, x->data ? x->data : "", x->dlen);
+		else if (x->has_data)
 			deliver(h, x, x->data ? x->data : "", x->dlen);
 		x->dlen = 0;
 		x->has_data = 0;
+		x->event[0] = 0;
 		return;
 	}
 	if (line[0] == ':')
@@ -188,6 +216,13 @@ static void sse_line(tp_httpc *h, xfer *x, const char *line, size_t n)
 			memcpy(x->last_id, v, vl);
 			x->last_id[vl] = 0;
 		}
+	} else if (fl == 5 && memcmp(line, "event", 5) == 0) {
+		if (vl < sizeof x->event && !memchr(v, 0, vl)) {
+			memcpy(x->event, v, vl);
+			x->event[vl] = 0;
+		} else {
+			strcpy(x->event, "?");
+		}
 	} else if (fl == 5 && memcmp(line, "retry", 5) == 0) {
 		int ms = 0, digits = vl > 0 && vl < 9;
 		for (size_t i = 0; digits && i < vl; i++) {
@@ -197,7 +232,7 @@ static void sse_line(tp_httpc *h, xfer *x, const char *line, size_t n)
 		if (digits)
 			x->retry_ms = ms;
 	}
-	/* "event" and unknown fields: nothing to do. */
+	/* Unknown fields: nothing to do. */
 }
 
 static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
@@ -212,6 +247,17 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 		curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
 		x->sse = ct && strncasecmp(ct, "text/event-stream", 17) == 0 && x->status < 300;
 		x->json = ct && strncasecmp(ct, "application/json", 16) == 0;
+		if (x->legacy && x->kind == X_POST)
+			x->sse = x->json = 0; /* its answer comes on the stream */
+	}
+	if (x->refused)
+		return 0;
+	if (x->legacy && x->kind == X_POST) {
+		/* Nothing of the body is a message: its start is kept for
+		 * the reason of a refusal. */
+		if (x->len < SNIPPET)
+			append(&x->buf, &x->len, &x->cap, p, n < SNIPPET ? n : SNIPPET, SNIPPET);
+		return n;
 	}
 	if (!x->sse) {
 		if (x->too_big)
@@ -230,7 +276,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 	/* SSE: split into lines (LF, CRLF or CR), the bytes between ends of
 	 * line appended as one run (a large event is megabytes). */
 	size_t i = 0;
-	while (i < n && !x->answered) {
+	while (i < n && !x->answered && !x->refused) {
 		char ch = p[i];
 		if (ch == '\n' && x->after_cr) {
 			x->after_cr = 0; /* the LF of a CRLF */
@@ -255,7 +301,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
 		i += run;
 	}
 	/* 0 ends the transfer (CURLE_WRITE_ERROR, expected in finished()). */
-	return x->answered || x->too_big ? 0 : n;
+	return x->answered || x->too_big || x->refused ? 0 : n;
 }
 
 static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
@@ -281,7 +327,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 		}
 		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
 			vl--;
-		if (vl > 0 && vl < sizeof h->session) {
+		/* HTTP+SSE has no session header: its session is the stream. */
+		if (vl > 0 && vl < sizeof h->session && !x->legacy) {
 			pthread_mutex_lock(&h->mu);
 			memcpy(h->session, v, vl);
 			h->session[vl] = 0;
@@ -318,9 +365,22 @@ static int start(tp_httpc *h, xfer *x)
 		snprintf(version, sizeof version, "%s", h->version);
 	if (h->bearer)
 		snprintf(bearer, sizeof bearer, "%s", h->bearer);
+	x->legacy = h->legacy;
+	/* libcurl copies the URL. */
+	curl_easy_setopt(e, CURLOPT_URL, x->legacy && x->kind == X_POST && h->endpoint ? h->endpoint
+										     : h->url);
 	pthread_mutex_unlock(&h->mu);
 	struct curl_slist *l = NULL;
-	if (x->kind == X_POST) {
+	if (x->legacy) {
+		/* As the 2024-11-05 clients do: the POST says what it sends,
+		 * the GET what it wants; no resume.  The protocol version
+		 * header below goes along as over Streamable HTTP (the
+		 * TypeScript SDK's SSE client sends it too, once
+		 * negotiated); servers of that era ignore it. */
+		l = add_header(l, "%s",
+			       x->kind == X_POST ? "Content-Type: application/json"
+						 : "Accept: text/event-stream");
+	} else if (x->kind == X_POST) {
 		l = add_header(l, "%s", "Content-Type: application/json");
 		l = l ? add_header(l, "%s", "Accept: application/json, text/event-stream") : NULL;
 	} else if (x->kind != X_DELETE) {
@@ -330,7 +390,8 @@ static int start(tp_httpc *h, xfer *x)
 	} else {
 		l = add_header(l, "%s", "Accept: application/json, text/event-stream");
 	}
-	if (l && session[0])
+	x->had_session = session[0] && !x->legacy;
+	if (l && x->had_session)
 		l = add_header(l, "Mcp-Session-Id: %s", session);
 	if (l && version[0])
 		l = add_header(l, "MCP-Protocol-Version: %s", version);
@@ -341,7 +402,6 @@ static int start(tp_httpc *h, xfer *x)
 	if (!l)
 		return -1;
 	x->headers = l;
-	curl_easy_setopt(e, CURLOPT_URL, h->url);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, l);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, h);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -377,6 +437,7 @@ static int start(tp_httpc *h, xfer *x)
 	x->events = 0;
 	x->after_cr = 0;
 	x->too_big = 0;
+	x->event[0] = 0;
 	if (curl_multi_add_handle(h->multi, e) != CURLM_OK)
 		return -1;
 	x->next = h->active;
@@ -430,6 +491,193 @@ static void schedule_resume(tp_httpc *h, xfer *x, int ms)
 	h->waiting = x;
 }
 
+/* The start of a body, printable, for a reason ("" when none). */
+static void snippet(const char *buf, size_t len, char *out, size_t outsz)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < len && i < SNIPPET && k + 1 < outsz; i++) {
+		unsigned char ch = (unsigned char)buf[i];
+		out[k++] = ch == '\n' || ch == '\r' || ch == '\t' ? ' ' : ch < 0x20 || ch > 0x7e ? '?' : (char)ch;
+	}
+	while (k && out[k - 1] == ' ')
+		k--;
+	if (outsz)
+		out[k] = 0;
+}
+
+/* The wait for the endpoint ends (0 on success, -errno with `why`). */
+static void endpoint_settled(tp_httpc *h, int state, const char *why)
+{
+	pthread_mutex_lock(&h->mu);
+	if (h->ep_state == 0) {
+		h->ep_state = state;
+		if (why)
+			snprintf(h->ep_err, sizeof h->ep_err, "%s", why);
+	}
+	pthread_cond_broadcast(&h->ep_cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* The origin (scheme, host, port) of a parsed URL, as one string. */
+static int origin_of(CURLU *u, char *buf, size_t sz)
+{
+	char *scheme = NULL, *host = NULL, *port = NULL;
+	int ok = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+		 curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+		 curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK;
+	if (ok)
+		snprintf(buf, sz, "%s://%s:%s", scheme, host, port);
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	return ok ? 0 : -1;
+}
+
+/* Resolves the data of an `endpoint` event against the connection's URL
+ * and checks that it stays on the same origin: a server must not send
+ * the client's messages (and its bearer token) elsewhere.  The URL (for
+ * free()), or NULL with the reason in why[sz]. */
+static char *resolve_endpoint(tp_httpc *h, const char *data, size_t len, char *why, size_t sz)
+{
+	if (len == 0 || len > MAX_ENDPOINT) {
+		snprintf(why, sz, "the server's endpoint event is %s",
+			 len ? "longer than 4096 bytes" : "empty");
+		return NULL;
+	}
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)data[i] < 0x20 || data[i] == 0x7f) {
+			snprintf(why, sz, "the server's endpoint event holds a control character");
+			return NULL;
+		}
+	char *text = strndup(data, len);
+	CURLU *base = curl_url(), *ep = curl_url();
+	char *full = NULL, *copy = NULL;
+	char o1[300], o2[300];
+	if (!text || !base || !ep) {
+		snprintf(why, sz, "out of memory");
+	} else if (curl_url_set(base, CURLUPART_URL, h->url, 0) != CURLUE_OK ||
+		   curl_url_set(ep, CURLUPART_URL, h->url, 0) != CURLUE_OK ||
+		   origin_of(base, o1, sizeof o1) != 0) {
+		snprintf(why, sz, "the connection's URL cannot be parsed");
+	} else if (curl_url_set(ep, CURLUPART_URL, text, 0) != CURLUE_OK ||
+		   origin_of(ep, o2, sizeof o2) != 0 ||
+		   curl_url_get(ep, CURLUPART_URL, &full, 0) != CURLUE_OK) {
+		/* (the endpoint itself is not repeated: it names the session) */
+		snprintf(why, sz, "the server's endpoint event is not a URL");
+	} else if (strcasecmp(o1, o2) != 0) {
+		snprintf(why, sz,
+			 "the server's endpoint event names another origin (%.120s) than the "
+			 "connection's (%.120s): refused",
+			 o2, o1);
+	} else if (!(copy = strdup(full))) {
+		snprintf(why, sz, "out of memory");
+	}
+	curl_free(full);
+	curl_url_cleanup(base);
+	curl_url_cleanup(ep);
+	free(text);
+	return copy;
+}
+
+/* One event of the HTTP+SSE stream: the endpoint (the first only), or a
+ * message (type "message", or none: the SSE default).  Other types are
+ * not for this client. */
+static void legacy_event(tp_httpc *h, xfer *x, const char *data, size_t len)
+{
+	if (strcmp(x->event, "endpoint") == 0) {
+		if (x->endpoint_seen)
+			return; /* the first one holds: the session does not move */
+		x->endpoint_seen = 1;
+		while (len && (data[len - 1] == ' ' || data[len - 1] == '\n'))
+			len--;
+		char why[400];
+		char *url = resolve_endpoint(h, data, len, why, sizeof why);
+		if (!url) {
+			x->refused = 1; /* the stream is dropped */
+			endpoint_settled(h, -EPROTO, why);
+			return;
+		}
+		pthread_mutex_lock(&h->mu);
+		free(h->endpoint);
+		h->endpoint = url;
+		pthread_mutex_unlock(&h->mu);
+		endpoint_settled(h, 1, NULL);
+		return;
+	}
+	if (x->event[0] && strcmp(x->event, "message") != 0)
+		return;
+	deliver(h, x, data, len);
+}
+
+/* A request of the HTTP+SSE transport ended. */
+static void legacy_finished(tp_httpc *h, xfer *x, CURLcode res)
+{
+	char why[400], body[SNIPPET + 1];
+	char *ct = NULL;
+	curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+	snippet(x->buf, x->len, body, sizeof body);
+	if (x->kind == X_STREAM) {
+		pthread_mutex_lock(&h->mu);
+		int st = h->ep_state;
+		h->stream_open = 0;
+		pthread_mutex_unlock(&h->mu);
+		if (st == 0) {
+			int code = -EPROTO;
+			if (res != CURLE_OK && x->status == 0) {
+				code = -ECONNREFUSED;
+				snprintf(why, sizeof why, "GET for the event stream failed: %s",
+					 curl_easy_strerror(res));
+			} else if (x->status != 200) {
+				snprintf(why, sizeof why,
+					 "GET for the event stream was answered HTTP %d%s%s%s", x->status,
+					 body[0] ? " (" : "", body, body[0] ? ")" : "");
+			} else if (!x->sse) {
+				snprintf(why, sizeof why,
+					 "GET was answered with %.60s, not an event stream",
+					 ct ? ct : "no content type");
+			} else {
+				code = -ECONNRESET;
+				snprintf(why, sizeof why,
+					 "the event stream ended before its endpoint event");
+			}
+			endpoint_settled(h, code, why);
+		} else if (st == 1 && h->hooks.on_closed) {
+			if (x->too_big)
+				snprintf(why, sizeof why,
+					 "the server sent a message larger than the limit of %zu bytes "
+					 "(mcp_client_set_max_message) on the HTTP+SSE event stream, "
+					 "which was closed",
+					 h->max_message);
+			else if (res == CURLE_OK)
+				snprintf(why, sizeof why,
+					 "the server ended the event stream of the HTTP+SSE connection");
+			else if (res == CURLE_PARTIAL_FILE || res == CURLE_RECV_ERROR)
+				snprintf(why, sizeof why,
+					 "the event stream of the HTTP+SSE connection was cut off "
+					 "(the server went away: %s)",
+					 curl_easy_strerror(res));
+			else
+				snprintf(why, sizeof why,
+					 "the event stream of the HTTP+SSE connection broke: %s",
+					 curl_easy_strerror(res));
+			h->hooks.on_closed(h->hooks.arg, why);
+		}
+		xfer_free(x);
+		return;
+	}
+	/* A POST: 2xx is all it says (the answer comes on the stream). */
+	if (res != CURLE_OK) {
+		snprintf(why, sizeof why, "the POST to the server's endpoint failed: %s",
+			 curl_easy_strerror(res));
+		fail_route(h, x, TP_HTTPC_CLOSED, 0, why);
+	} else if (x->status < 200 || x->status >= 300) {
+		snprintf(why, sizeof why, "HTTP status %d for the POST to the endpoint%s%s%s",
+			 x->status, body[0] ? " (" : "", body, body[0] ? ")" : "");
+		fail_route(h, x, TP_HTTPC_STATUS, x->status, why);
+	}
+	xfer_free(x);
+}
+
 static void finished(tp_httpc *h, xfer *x, CURLcode res)
 {
 	unlink_active(h, x);
@@ -445,6 +693,10 @@ static void finished(tp_httpc *h, xfer *x, CURLcode res)
 
 	if (x->kind == X_DELETE || closing) {
 		xfer_free(x);
+		return;
+	}
+	if (x->legacy) {
+		legacy_finished(h, x, res);
 		return;
 	}
 	/* A JSON body is a message (an answer, or a JSON-RPC error with a
@@ -494,11 +746,17 @@ static void finished(tp_httpc *h, xfer *x, CURLcode res)
 	if (x->status >= 300) {
 		char *ct = NULL;
 		curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
-		if (x->status == 404)
-			snprintf(why, sizeof why, "the server does not know the session (HTTP 404)");
-		else
-			snprintf(why, sizeof why, "HTTP status %d (%.60s body, no JSON-RPC answer)",
-				 x->status, ct ? ct : "no");
+		/* A 404 to a request in a session is the session's end; a
+		 * 404 before there is one says the URL serves no Streamable
+		 * HTTP (the fallback to HTTP+SSE looks at it). */
+		if (x->status == 404 && x->had_session) {
+			fail_route(h, x, TP_HTTPC_CLOSED, 404,
+				   "the server does not know the session (HTTP 404)");
+			xfer_free(x);
+			return;
+		}
+		snprintf(why, sizeof why, "HTTP status %d (%.60s body, no JSON-RPC answer)",
+			 x->status, ct ? ct : "no");
 		fail_route(h, x, TP_HTTPC_STATUS, x->status, why);
 		xfer_free(x);
 		return;
@@ -733,6 +991,43 @@ int tp_httpc_set_protocol_version(tp_httpc *h, const char *version)
 	return set_str(h, &h->version, version);
 }
 
+int tp_httpc_start_legacy(tp_httpc *h, int64_t deadline_ns, char *err, size_t errsz)
+{
+	xfer *x = calloc(1, sizeof *x);
+	if (!x) {
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	x->kind = X_STREAM;
+	pthread_mutex_lock(&h->mu);
+	h->legacy = 1;
+	h->session[0] = 0;
+	h->ep_state = 0;
+	h->stream_open = 1;
+	pthread_mutex_unlock(&h->mu);
+	if (enqueue(h, x) != 0) {
+		snprintf(err, errsz, "the connection was closed");
+		return -EPIPE;
+	}
+	struct timespec ts = { .tv_sec = deadline_ns / 1000000000,
+			       .tv_nsec = deadline_ns % 1000000000 };
+	pthread_mutex_lock(&h->mu);
+	while (h->ep_state == 0 && !h->closing)
+		if (pthread_cond_timedwait(&h->ep_cv, &h->mu, &ts) == ETIMEDOUT)
+			break;
+	int rc = h->ep_state == 1 ? 0 : h->ep_state < 0 ? h->ep_state
+				  : h->closing	     ? -EPIPE
+							     : -ETIMEDOUT;
+	if (h->ep_state < 0)
+		snprintf(err, errsz, "%s", h->ep_err);
+	else if (rc == -EPIPE)
+		snprintf(err, errsz, "the connection was closed while waiting for the endpoint event");
+	else if (rc == -ETIMEDOUT)
+		snprintf(err, errsz, "no endpoint event on the event stream in time");
+	pthread_mutex_unlock(&h->mu);
+	return rc;
+}
+
 void tp_httpc_session_id(tp_httpc *h, char *buf, size_t bufsz)
 {
 	pthread_mutex_lock(&h->mu);
@@ -806,10 +1101,17 @@ tp_httpc *tp_httpc_new(const char *url, const tp_httpc_hooks *hooks, size_t max_
 	h->hooks = *hooks;
 	h->max_message = max_message;
 	pthread_mutex_init(&h->mu, NULL);
+	/* tp_httpc_start_legacy waits on the monotonic clock. */
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->ep_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	h->multi = curl_multi_init();
 	if (!h->multi || pthread_create(&h->thread, NULL, loop, h) != 0) {
 		if (h->multi)
 			curl_multi_cleanup(h->multi);
+		pthread_cond_destroy(&h->ep_cv);
 		pthread_mutex_destroy(&h->mu);
 		free(h->url);
 		free(h);
@@ -829,6 +1131,7 @@ void tp_httpc_close(tp_httpc *h, int timeout_ms)
 	h->closing = 1;
 	h->close_deadline = now_ns() + (int64_t)timeout_ms * 1000000;
 	int has_session = h->session[0] != 0;
+	pthread_cond_broadcast(&h->ep_cv); /* a wait for the endpoint ends */
 	pthread_mutex_unlock(&h->mu);
 	if (was)
 		return;
@@ -857,8 +1160,10 @@ void tp_httpc_free(tp_httpc *h)
 	}
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
+	pthread_cond_destroy(&h->ep_cv);
 	pthread_mutex_destroy(&h->mu);
 	free(h->url);
+	free(h->endpoint);
 	free(h->bearer);
 	free(h->version);
 	free(h);

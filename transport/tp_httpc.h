@@ -1,17 +1,24 @@
 /*
- * tp_httpc.h - the client end of Streamable HTTP, on libcurl: one thread
- * drives every request of a connection through a curl multi handle.
+ * tp_httpc.h - the client end of Streamable HTTP, and of the HTTP+SSE
+ * transport of 2024-11-05, on libcurl: one thread drives every request of
+ * a connection through a curl multi handle.
  *
  * It knows HTTP and SSE, not JSON-RPC: each message it receives (a JSON
  * body, or the data of an SSE event) is handed up whole with the route of
  * the request whose response carried it, and the layer above says whether
  * a route still waits for its answer (a cut SSE stream is then resumed
  * with GET and Last-Event-ID after the server's `retry`).
+ *
+ * HTTP+SSE (tp_httpc_start_legacy) is a mode of the same connection: one
+ * GET stream carries every message of the server (route NULL), its first
+ * event names the endpoint every message of the client is POSTed to, and
+ * the connection lives exactly as long as that stream (on_closed).
  */
 #ifndef MCP_TRANSPORT_TP_HTTPC_H
 #define MCP_TRANSPORT_TP_HTTPC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "transport/tp.h"
 
@@ -19,8 +26,10 @@ typedef struct tp_httpc tp_httpc;
 
 /* How a request failed (tp_httpc_hooks.on_failure). */
 enum {
-	TP_HTTPC_CLOSED = 1, /* no complete HTTP answer: refused, cut, the server gone */
-	TP_HTTPC_STATUS,     /* an HTTP error status without a JSON-RPC answer */
+	TP_HTTPC_CLOSED = 1, /* no complete HTTP answer: refused, cut, the server gone;
+			      * or a 404 to a request of a session (it ended) */
+	TP_HTTPC_STATUS,     /* an HTTP error status without a JSON-RPC answer (a 404
+			      * before any session: no Streamable HTTP at the URL) */
 	TP_HTTPC_TOOBIG,     /* a message larger than max_message (not read on) */
 	TP_HTTPC_NOANSWER    /* a complete response that did not hold the answer */
 };
@@ -38,6 +47,10 @@ typedef struct tp_httpc_hooks {
 	 * answer at all), `why` says what happened.  Not called once
 	 * route_waiting says 0. */
 	void (*on_failure)(void *arg, const char *route, int kind, int status, const char *why);
+	/* HTTP+SSE only: the event stream ended after the endpoint event, so
+	 * the connection is over (`why` says how).  Called once; no message
+	 * arrives after it.  May be NULL. */
+	void (*on_closed)(void *arg, const char *why);
 	void *arg;
 } tp_httpc_hooks;
 
@@ -62,6 +75,17 @@ int tp_httpc_post(tp_httpc *h, const char *data, size_t len, const char *route,
  * request), reopened with Last-Event-ID when it ends while the connection
  * is open; a 405 answer means the server offers none.  Any thread. */
 void tp_httpc_open_stream(tp_httpc *h);
+/* Switches the connection to the HTTP+SSE transport (2024-11-05): GETs
+ * the URL as an event stream and waits, on the calling thread until
+ * `deadline_ns` (CLOCK_MONOTONIC), for its `endpoint` event, whose URL is
+ * resolved against the connection's and must have the same origin.  Every
+ * later POST goes there; a POST answered 2xx has done its work (the
+ * answer comes on the stream), a 4xx or 5xx fails its route
+ * (TP_HTTPC_STATUS); no session header, no DELETE, no resume.  0, or -1
+ * with the reason in err[errsz] (not an event stream, no endpoint in
+ * time, a refused endpoint, the connection closed).  Once, before any
+ * other request is queued in this mode. */
+int tp_httpc_start_legacy(tp_httpc *h, int64_t deadline_ns, char *err, size_t errsz);
 /* The session id the server gave (a copy in buf[bufsz]), or "" . */
 void tp_httpc_session_id(tp_httpc *h, char *buf, size_t bufsz);
 /* The engine's side: a tp_conn whose send_routed POSTs each line (never

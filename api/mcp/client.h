@@ -1,7 +1,8 @@
 /*
  * client.h - the client side of libmcp: a C or C++ host calls MCP servers
  * over stdio (a spawned command), a pair of descriptors, an in-process
- * server (mcp_server_start_memory) or Streamable HTTP.
+ * server (mcp_server_start_memory), Streamable HTTP, or the HTTP+SSE
+ * transport of 2024-11-05 that older servers still speak.
  *
  * The client runs on the same engine as the server: the requests the
  * server sends it (roots, sampling, elicitation, ping) are run by handlers
@@ -137,8 +138,35 @@ MCP_EXTERN int mcp_client_set_input_rounds(mcp_client *c, int rounds);
 MCP_EXTERN int mcp_client_set_kill_grace_ms(mcp_client *c, int64_t eof_to_term_ms,
 					    int64_t term_to_kill_ms);
 /* HTTP: the bearer token sent as "Authorization: Bearer TOKEN" on every
- * request (copied; NULL: none). */
+ * request (copied; NULL: none): over HTTP+SSE on the GET of the event
+ * stream and on every POST.  Never written to a log or an error text. */
 MCP_EXTERN int mcp_client_set_bearer(mcp_client *c, const char *token);
+
+/* Which HTTP transport mcp_client_connect_http() speaks. */
+typedef enum mcp_http_transport {
+	/* Streamable HTTP, and HTTP+SSE when the server turns it away, as
+	 * the 2025-03-26 transports page asks ("Backwards Compatibility"):
+	 * when the last POST of the handshake (initialize; server/discover
+	 * under MCP_ERA_MODERN) is answered HTTP 400, 404 or 405 without a
+	 * JSON-RPC answer, the client GETs the same URL as an event stream
+	 * and goes on in HTTP+SSE.  Nothing else falls back: a server that
+	 * cannot be reached, times out, answers 401 or 403 (authorization:
+	 * the GET would be refused alike), or answers with a JSON-RPC error,
+	 * fails the connect as it is.  When the GET fails too, the error
+	 * names both failures. */
+	MCP_HTTP_AUTO = 0,
+	/* Streamable HTTP only (2025-03-26 and later). */
+	MCP_HTTP_STREAMABLE,
+	/* HTTP+SSE only (2024-11-05): GET the URL as an event stream, whose
+	 * first event (`endpoint`) names the URL the client's messages are
+	 * POSTed to, resolved against the URL and refused unless it has the
+	 * same origin (scheme, host and port); every message of the server
+	 * comes on that stream, and its end is the connection's end: every
+	 * waiting call fails with MCP_ECLOSED and the reason. */
+	MCP_HTTP_SSE
+} mcp_http_transport;
+/* The HTTP transport to speak (default MCP_HTTP_AUTO). */
+MCP_EXTERN int mcp_client_set_http_transport(mcp_client *c, mcp_http_transport transport);
 
 /* ---------------------------------------------------------------------- */
 /* Server-to-client requests and notifications                             */
@@ -228,12 +256,20 @@ MCP_EXTERN int mcp_client_connect_fds(mcp_client *c, int in_fd, int out_fd);
  * the connection is the client's from here on, and mcp_client_close()
  * ends it; release it with mcp_memconn_free() after mcp_client_free(). */
 MCP_EXTERN int mcp_client_connect_memory(mcp_client *c, mcp_memconn *conn);
-/* Streamable HTTP at `url` (http:// or https://; copied) through libcurl:
- * POSTs answered as JSON or as SSE streams, resumed with Last-Event-ID
- * after the server's `retry` when a stream is cut mid-call, the
- * Mcp-Session-Id and MCP-Protocol-Version headers, a GET stream for the
- * server's own messages (legacy era), and DELETE of the session on close.
- * MCP_ENOTSUP when libmcp was built without libcurl. */
+/* HTTP at `url` (http:// or https://; copied) through libcurl, with the
+ * transport mcp_client_set_http_transport() chose (by default Streamable
+ * HTTP, falling back to HTTP+SSE; mcp_client_transport() says which one
+ * it became).  Streamable HTTP: POSTs answered as JSON or as SSE streams,
+ * resumed with Last-Event-ID after the server's `retry` when a stream is
+ * cut mid-call, the Mcp-Session-Id and MCP-Protocol-Version headers, a
+ * GET stream for the server's own messages (legacy era), and DELETE of
+ * the session on close.  HTTP+SSE: one GET event stream, a POST of each
+ * message to its endpoint (answered 202 or 200; any other status fails
+ * that request with MCP_EREMOTE, the status in the error's
+ * data.httpStatus), and the connection closed when the stream ends.  One
+ * deadline (mcp_client_set_connect_timeout_ms) bounds all of it,
+ * fallback included.  MCP_ENOTSUP when libmcp was built without
+ * libcurl. */
 MCP_EXTERN int mcp_client_connect_http(mcp_client *c, const char *url);
 
 /* Closes the connection: every call in flight is cancelled (the server is
@@ -266,6 +302,21 @@ MCP_EXTERN uint64_t mcp_client_last_dropped(mcp_client *c, char *buf, size_t buf
 /* The negotiated revision (static storage; NULL before a connection).
  * Any thread, once a connect function has returned. */
 MCP_EXTERN const char *mcp_client_protocol_version(mcp_client *c);
+
+/* The transport a connection speaks. */
+typedef enum mcp_transport_kind {
+	MCP_TRANSPORT_NONE = 0,        /* no connect function has succeeded */
+	MCP_TRANSPORT_STDIO,           /* mcp_client_connect_stdio */
+	MCP_TRANSPORT_FDS,             /* mcp_client_connect_fds */
+	MCP_TRANSPORT_MEMORY,          /* mcp_client_connect_memory */
+	MCP_TRANSPORT_STREAMABLE_HTTP, /* mcp_client_connect_http: Streamable HTTP */
+	MCP_TRANSPORT_HTTP_SSE         /* mcp_client_connect_http: HTTP+SSE (2024-11-05) */
+} mcp_transport_kind;
+/* The transport the last successful connect ended up on (over HTTP,
+ * after the fallback of MCP_HTTP_AUTO), also after the connection ended;
+ * MCP_TRANSPORT_NONE before, or when the connect failed.  Any thread,
+ * once a connect function has returned. */
+MCP_EXTERN mcp_transport_kind mcp_client_transport(mcp_client *c);
 /* The server's capabilities, serverInfo and instructions from the
  * handshake (borrowed, read-only; valid until mcp_client_free(); NULL when
  * absent).  Any thread, once a connect function has returned; json-c

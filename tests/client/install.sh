@@ -38,5 +38,5 @@ if ! installed; then
 	cp "$here/package-lock.json" "$prefix/package-lock.json.pinned"
 	installed || { echo "client: FAIL: $prefix does not hold the pins after npm ci" >&2; exit 1; }
 fi
-cp "$here/ts-server.mjs" "$prefix/"
+cp "$here/ts-server.mjs" "$here/ts-sse-server.mjs" "$prefix/"
 echo "$prefix"
