@@ -499,7 +499,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: mcp-everything [--stdio | --http HOST:PORT] [--workers N] [--grace-ms N]\n"
 		"                      [--trace] [--stats] [--max-message BYTES] [--max-values N]\n"
-		"                      [--json] [--max-sessions N] [--stateless]\n"
+		"                      [--json] [--max-sessions N] [--stateless] [--legacy-sse]\n"
 		"                      [--session-idle-ms N] [--max-connections N] [--max-streams N]\n"
 		"                      [--stream-backlog BYTES] [--session-workers N]\n"
 		"                      [--session-queue N] [--header-timeout-ms N]\n"
@@ -514,7 +514,9 @@ static void usage(FILE *f)
 		"                      [--auth-resource URI --auth-jwks FILE [--auth-issuer ISS]\n"
 		"                       [--auth-server URL]... [--auth-scopes SCOPES]\n"
 		"                       [--auth-require SCOPES]]\n"
-		"                      [--rate-limit N/SECONDS] [--access-log]\n");
+		"                      [--rate-limit N/SECONDS] [--access-log]\n"
+		"--legacy-sse also serves the HTTP+SSE transport of MCP 2024-11-05 (GET /sse,\n"
+		"POST /messages?sessionId=ID) beside Streamable HTTP on /mcp.\n");
 }
 
 /* --auth-*: an OAuth 2.1 protected resource whose tokens are JWTs signed
@@ -616,7 +618,7 @@ int main(int argc, char **argv)
 	long workers = 4, grace = 1500, max_message = 16L << 20, max_values = 1048576;
 	int want_trace = 0, want_stats = 0, unchecked = 0;
 	const char *http = NULL;
-	int json_only = 0, stateless = 0;
+	int json_only = 0, stateless = 0, legacy_sse = 0;
 	long max_sessions = 1000;
 	/* HTTP limits: -1 keeps the library's default. */
 	long header_ms = -1, body_ms = -1;
@@ -647,6 +649,8 @@ int main(int argc, char **argv)
 			json_only = 1;
 		} else if (strcmp(a, "--stateless") == 0) {
 			stateless = 1;
+		} else if (strcmp(a, "--legacy-sse") == 0) {
+			legacy_sse = 1;
 		} else if (strcmp(a, "--bearer") == 0 && i + 1 < argc) {
 			bearer = argv[++i];
 		} else if (strcmp(a, "--state-key") == 0 && i + 1 < argc) {
@@ -772,6 +776,7 @@ int main(int argc, char **argv)
 	mcp_server_set_http_json(srv, json_only);
 	mcp_server_set_max_sessions(srv, (int)max_sessions);
 	mcp_server_set_http_stateless(srv, stateless);
+	mcp_server_set_http_legacy_sse(srv, legacy_sse);
 	if (idle_ms >= 0)
 		mcp_server_set_session_idle_ms(srv, idle_ms);
 	if (max_conns >= 0)
