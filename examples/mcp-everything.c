@@ -161,8 +161,10 @@ static int tool_progress(mcp_ctx *ctx, json_object *args, mcp_result *out, void 
 {
 	(void)user;
 	int64_t steps = 5, interval = 10;
+	int log = 0;
 	mcp_args_int64(args, "steps", &steps);
 	mcp_args_int64(args, "interval_ms", &interval);
+	mcp_args_bool(args, "log", &log);
 	for (int64_t i = 1; i <= steps; i++) {
 		int rc = mcp_ctx_sleep(ctx, interval);
 		if (rc != MCP_OK)
@@ -170,6 +172,13 @@ static int tool_progress(mcp_ctx *ctx, json_object *args, mcp_result *out, void 
 		rc = mcp_ctx_progress(ctx, (double)i, (double)steps, NULL);
 		if (rc == MCP_ECANCELED)
 			return rc;
+		if (log) {
+			char text[64];
+			snprintf(text, sizeof text, "step %lld of %lld", (long long)i,
+				 (long long)steps);
+			if (mcp_ctx_log_text(ctx, MCP_LOG_INFO, "progress", text) == MCP_ECANCELED)
+				return MCP_ECANCELED;
+		}
 	}
 	return mcp_result_add_text(out, "done");
 }
@@ -298,10 +307,11 @@ static const mcp_tool tools[] = {
 			  "\"integer\",\"minimum\":0,\"maximum\":3600000}}}",
 	  .fn = tool_roots },
 	{ MCP_TOOL_INIT, .name = "progress", .title = "Progress",
-	  .description = "Reports steps progress notifications, one every interval_ms.",
+	  .description = "Reports steps progress notifications, one every interval_ms (with "
+			 "log, a log message after each).",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"steps\":{\"type\":\"integer\","
 			  "\"minimum\":0,\"maximum\":100000},\"interval_ms\":{\"type\":\"integer\","
-			  "\"minimum\":0,\"maximum\":3600000}}}",
+			  "\"minimum\":0,\"maximum\":3600000},\"log\":{\"type\":\"boolean\"}}}",
 	  .fn = tool_progress },
 	{ MCP_TOOL_INIT, .name = "add", .title = "Add",
 	  .description = "Adds two numbers a and b.",
