@@ -775,7 +775,9 @@ static int stream_resumable(const stream *st);
  * follows it), so only notifications are lost.  Under ts->mu. */
 static void log_trim_unsent(stream *st, size_t backlog)
 {
-	if (!st->cur || stream_resumable(st))
+	/* A legacy stream carries answers among its notifications: its
+	 * reader is cut off instead (cut_slow_reader). */
+	if (!st->cur || stream_resumable(st) || (st->ts->legacy && st->conn))
 		return;
 	sse_ev *prev = st->cur;
 	while (st->kept > backlog && prev->next && prev->next != st->tail) {
@@ -800,7 +802,7 @@ static void log_trim(stream *st)
 			return;
 		}
 		if (e == st->cur) {
-			if (st->kept <= backlog || (st->conn && st->cur_off)) {
+			if (st->kept <= backlog || (st->conn && (st->cur_off || st->ts->legacy))) {
 				log_trim_unsent(st, backlog);
 				return;
 			}
@@ -873,7 +875,10 @@ static int stream_resumable(const stream *st)
  * stream stays for a resumption.  The newest event does not count: one
  * message larger than the backlog is delivered whole (the engine made it
  * whole already; the backlog bounds what piles up behind a slow reader,
- * not the size of a message).  A stream that cannot be resumed is never
+ * not the size of a message).  A legacy HTTP+SSE stream is cut too, though
+ * it cannot be resumed: it carries answers among its notifications, so
+ * dropping would lose answers; the cut ends its session instead.  Any
+ * other stream that cannot be resumed is never
  * cut, or its answer would be lost: log_trim bounds it instead, dropping
  * its oldest unsent notifications, never the event being written or the
  * newest.  Under ts->mu. */
@@ -881,7 +886,7 @@ static void cut_slow_reader(stream *st)
 {
 	size_t newest = st->tail ? st->tail->len : 0;
 	if (st->conn && !st->held && !st->suspended && !st->cut && st->fd >= 0 &&
-	    stream_resumable(st) && st->owed > newest &&
+	    (stream_resumable(st) || st->ts->legacy) && st->owed > newest &&
 	    st->owed - newest > st->ts->h->cfg.stream_backlog) {
 		st->cut = 1;
 		shutdown(st->fd, SHUT_RDWR);
