@@ -16,7 +16,9 @@ mcp-everything --http --legacy-sse:
     Streamable HTTP session;
   - a stream dropped during a call ends its session: the handler's token
     fires with transport_closed (the --trace line says so), the call never
-    completes, and the session is gone (404);
+    completes, and the session is gone (404); so does a reader that stops
+    reading while it owes more than --stream-backlog (cut off, since
+    dropping events would drop answers);
   - the limits: past --max-sessions and past --max-streams a GET gets 503
     with Retry-After and a JSON-RPC body;
   - --bearer: the GET and the POSTs need the token (401 with
@@ -365,6 +367,61 @@ def drop_mid_call():
         srv.stop()
 
 
+class StalledStream:
+    """A GET on the SSE path whose reader reads up to the answer of
+    initialize, then stops reading (the socket stays open)."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.sock.sendall(b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          b"Accept: text/event-stream\r\n\r\n")
+        self.buf = b""
+
+    def read_until(self, needle):
+        while needle not in self.buf:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise Fail("the stream ended early")
+            self.buf += chunk
+        return self.buf
+
+
+def slow_reader_cut():
+    """A reader that stops reading while a call streams progress is cut
+    off once it owes more than --stream-backlog: its session ends and the
+    handler is cancelled (transport_closed), rather than answers being
+    dropped from the stream."""
+    srv = Server("--legacy-sse", "--trace", "--stream-backlog", "4096")
+    try:
+        s = StalledStream(srv.port)
+        # The header ends in CRLF CRLF: the first blank LF line ends the
+        # endpoint event.
+        url = re.search(rb"data: (/messages\?sessionId=[0-9a-f]{32})\n", s.read_until(b"\n\n"))
+        expect(url, "the endpoint event", s.buf[:300])
+        url = url.group(1).decode()
+        st, _, _ = request(srv.port, "POST", url, {
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                       "clientInfo": {"name": "slow", "version": "1"}}})
+        expect(st == 202, "initialize accepted", st)
+        s.read_until(b'"id":1,"result"')
+        st, _, _ = request(srv.port, "POST", url, {
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "progress", "arguments": {"steps": 100000, "interval_ms": 0},
+                       "_meta": {"progressToken": 2}}})
+        expect(st == 202, "the streaming call is accepted", st)
+        expect(srv.wait_line("started 2"), "the handler started")
+        expect(srv.wait_line("cleanup 2 transport_closed"),
+               "the handler ended with transport_closed", srv.lines[-5:])
+        st, _, body = request(srv.port, "POST", url, {"jsonrpc": "2.0", "id": 3,
+                                                      "method": "ping"})
+        expect(st == 404 and rpc_error(body), "the cut session is over", st, body)
+        s.sock.close()
+    finally:
+        srv.stop()
+
+
 def limits():
     """Past --max-sessions, then past --max-streams: 503, Retry-After and a
     JSON-RPC body; the first stream is untouched."""
@@ -427,7 +484,7 @@ def shutdown_ends_stream():
 
 
 SCENARIOS = [off_by_default, endpoint_and_calls, notifications_on_stream, refusals,
-             drop_mid_call, limits, bearer, shutdown_ends_stream]
+             drop_mid_call, slow_reader_cut, limits, bearer, shutdown_ends_stream]
 
 if __name__ == "__main__":
     sys.exit(tap.run(SCENARIOS, sys.argv[1:],
