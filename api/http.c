@@ -21,6 +21,12 @@
  * lacks, a request hook) is answered with 403 or 429, its SSE response
  * held back until it is let through.
  *
+ * With mcp_server_set_http_legacy_sse the same endpoint also serves the
+ * 2024-11-05 HTTP+SSE transport: a GET on its SSE path opens a session
+ * whose output all goes to that one stream, POSTs to its messages path
+ * feed it and are answered 202, and the stream's end ends the session
+ * (doc/design.md, "HTTP+SSE, the legacy transport").
+ *
  * Sessions end through the engine's shutdown sequence (eng_session_close),
  * never by freeing them: DELETE, idle expiry, a 2026-07-28 client that
  * hangs up, and the server's shutdown each fire the handlers' tokens with

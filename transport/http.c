@@ -9,6 +9,12 @@
  * hands every outbound line to hs_send_routed, which appends it to the
  * stream of the line's route and wakes the connection waiting there.
  *
+ * Legacy sessions.  A session of the 2024-11-05 HTTP+SSE transport
+ * (tp_http_session_set_legacy) has one stream, its standalone one, opened
+ * by its GET (tp_http_legacy_get) with an "endpoint" event first; every
+ * line of its output, answers included, goes there without an event id,
+ * and the GET's end is its session's end (the layer above's request_done).
+ *
  * Streams.  Each POSTed request gets one: an SSE response on which its
  * progress, logs and server-to-client requests travel before its answer,
  * or a JSON body holding just the answer.  Lines not tied to a request go
