@@ -165,7 +165,12 @@ function textOf(result) {
 function inspector(port, args) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [inspectorCli, '--cli', `http://127.0.0.1:${port}/sse`,
-      '--transport', 'sse', ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: path.dirname(inspectorCli) });
+      '--transport', 'sse', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: path.dirname(inspectorCli),
+      // Its --cli mode starts "node" from PATH: the pinned one, not the system's.
+      env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', d => { out += d; });
