@@ -22,7 +22,9 @@ mcp-everything --http --legacy-sse:
   - the limits: past --max-sessions and past --max-streams a GET gets 503
     with Retry-After and a JSON-RPC body;
   - --bearer: the GET and the POSTs need the token (401 with
-    WWW-Authenticate);
+    WWW-Authenticate); as an OAuth protected resource, both get its
+    challenges (a token's principal bound to the session is tested by the
+    Streamable HTTP suites: the legacy POST uses the same bind_principal);
   - the server's shutdown ends an open stream cleanly.
 
 Usage: MCP_EVERYTHING=PATH/TO/mcp-everything test_legacy_sse.py [--repeat N] [NAME...]
@@ -35,6 +37,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -472,6 +475,38 @@ def bearer():
         srv.stop()
 
 
+# A real Ed25519 public key whose private half was thrown away: enough for
+# the server to start as a protected resource, never to accept a token.
+FIXED_JWKS = {"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "fixed", "use": "sig",
+                        "x": "ECXBkBndr6p4ho6GYdzx8qPg8-SQUYd7ynV7s771u3E"}]}
+
+
+def oauth_challenge():
+    """As an OAuth 2.1 protected resource, the legacy GET and POST get the
+    same 401 challenges as /mcp: no token, and a token that is no JWT."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(FIXED_JWKS, f)
+    try:
+        srv = Server("--legacy-sse", "--auth-resource", "http://127.0.0.1/mcp",
+                     "--auth-jwks", f.name, "--auth-issuer", "https://as.example.test")
+        try:
+            for hdrs, want in (({}, "resource_metadata="),
+                               ({"Authorization": "Bearer abc.def.ghi"}, "invalid_token")):
+                g = Stream(srv.port, hdrs)
+                www = g.headers.get("WWW-Authenticate", "")
+                expect(g.status == 401 and want in www and rpc_error(g.body),
+                       f"GET /sse ({hdrs or 'no token'}): 401 with {want}", g.status, www)
+                st, hd, body = request(srv.port, "POST", "/messages?sessionId=" + "a" * 32,
+                                       {"jsonrpc": "2.0", "id": 1, "method": "ping"}, hdrs)
+                www = hd.get("WWW-Authenticate", "")
+                expect(st == 401 and want in www and rpc_error(body),
+                       f"POST /messages ({hdrs or 'no token'}): 401 with {want}", st, www)
+        finally:
+            srv.stop()
+    finally:
+        os.unlink(f.name)
+
+
 def shutdown_ends_stream():
     """SIGTERM with a stream open: the server exits 0 and the stream ends
     cleanly (its last chunk, not a reset)."""
@@ -484,7 +519,8 @@ def shutdown_ends_stream():
 
 
 SCENARIOS = [off_by_default, endpoint_and_calls, notifications_on_stream, refusals,
-             drop_mid_call, slow_reader_cut, limits, bearer, shutdown_ends_stream]
+             drop_mid_call, slow_reader_cut, limits, bearer, oauth_challenge,
+             shutdown_ends_stream]
 
 if __name__ == "__main__":
     sys.exit(tap.run(SCENARIOS, sys.argv[1:],
