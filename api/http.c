@@ -349,12 +349,14 @@ static void hook_request_done(void *arg, void *app, int client_left)
 		/* The stream of an HTTP+SSE session is its connection: its
 		 * client left (or the session's end closed it), so the session
 		 * ends as stdio's does at end of input.  While the server
-		 * stops, its shutdown closes every session itself (and may be
-		 * past polling them). */
+		 * stops, its shutdown closes the sessions and polls them, and
+		 * may be past polling: closed here (a no-op when the shutdown
+		 * came first), the session finishes with its last request. */
 		tp_http_session_end((tp_http_sess *)c->es->tp);
-		if (atomic_load(&h->stopping))
+		if (atomic_load(&h->stopping)) {
+			eng_session_close(c->es, MCP_CANCEL_SHUTDOWN);
 			eng_session_unref(c->es);
-		else
+		} else
 			session_close(h, c->es, MCP_CANCEL_TRANSPORT_CLOSED, 0);
 	} else if (c->ephemeral)
 		/* Its one request is over, answered or not: a 2026-07-28
