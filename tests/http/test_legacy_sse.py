@@ -518,9 +518,61 @@ def shutdown_ends_stream():
     expect(s.clean_end, "the stream ended cleanly")
 
 
+def many_streams_then_shutdown():
+    """Eight clients at once, each with a slow call in flight; half hang up,
+    then the server is stopped with the others open.  Every handler that
+    started ends exactly once (transport_closed for those that hung up,
+    shutdown for the rest), and the server exits 0 (a race test: run it
+    in a loop and under ThreadSanitizer)."""
+    srv = Server("--legacy-sse", "--trace", "--grace-ms", "3000", "--workers", "10")
+    streams, errors = [None] * 8, []
+
+    def client(k):
+        try:
+            s, url, _ = open_legacy(srv.port)
+            st, _, _ = request(srv.port, "POST", url, {
+                "jsonrpc": "2.0", "id": 100 + k, "method": "tools/call",
+                "params": {"name": "sleep", "arguments": {"ms": 600000}}})
+            expect(st == 202, "the call is accepted", st)
+            streams[k] = s
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(f"client {k}: {e}")
+
+    stopped = False
+    try:
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(WAIT_S)
+        expect(not errors, "every client got going", errors)
+        for k in range(8):
+            expect(srv.wait_line(f"started {100 + k}"), f"handler {100 + k} started")
+        for k in range(0, 8, 2):
+            streams[k].drop()
+        for k in range(0, 8, 2):
+            expect(srv.wait_line(f"cleanup {100 + k} transport_closed"),
+                   f"handler {100 + k} ended with transport_closed", srv.lines[-5:])
+        stopped = True
+        srv.stop()
+        for k in range(1, 8, 2):
+            ends = [x for x in srv.lines if x and x.startswith(f"cleanup {100 + k} ")]
+            expect(ends == [f"cleanup {100 + k} shutdown"], f"handler {100 + k}: one end, shutdown",
+                   ends)
+            while streams[k].next() is not None:
+                pass
+            expect(streams[k].clean_end, f"stream {k} ended cleanly")
+        for k in range(0, 8, 2):
+            ends = [x for x in srv.lines if x and x.startswith(f"cleanup {100 + k} ")]
+            expect(len(ends) == 1, f"handler {100 + k}: one end", ends)
+    finally:
+        if not stopped:
+            srv.stop()
+
+
 SCENARIOS = [off_by_default, endpoint_and_calls, notifications_on_stream, refusals,
              drop_mid_call, slow_reader_cut, limits, bearer, oauth_challenge,
-             shutdown_ends_stream]
+             shutdown_ends_stream, many_streams_then_shutdown]
 
 if __name__ == "__main__":
     sys.exit(tap.run(SCENARIOS, sys.argv[1:],
