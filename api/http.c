@@ -21,6 +21,12 @@
  * lacks, a request hook) is answered with 403 or 429, its SSE response
  * held back until it is let through.
  *
+ * With mcp_server_set_http_legacy_sse the same endpoint also serves the
+ * 2024-11-05 HTTP+SSE transport: a GET on its SSE path opens a session
+ * whose output all goes to that one stream, POSTs to its messages path
+ * feed it and are answered 202, and the stream's end ends the session
+ * (doc/design.md, "HTTP+SSE, the legacy transport").
+ *
  * Sessions end through the engine's shutdown sequence (eng_session_close),
  * never by freeing them: DELETE, idle expiry, a 2026-07-28 client that
  * hangs up, and the server's shutdown each fire the handlers' tokens with
@@ -61,6 +67,7 @@ typedef struct http_call {
 	int batch;
 	int closed_at_feed;          /* the session was gone when fed */
 	char *id_text;               /* the request's id as JSON */
+	int legacy;                  /* the GET of an HTTP+SSE session */
 } http_call;
 
 static const char *const retry_1[] = { "Retry-After", "1", NULL };
@@ -338,7 +345,20 @@ static void hook_request_done(void *arg, void *app, int client_left)
 	http_server *h = arg;
 	http_call *c = app;
 	(void)client_left;
-	if (c->ephemeral)
+	if (c->legacy) {
+		/* The stream of an HTTP+SSE session is its connection: its
+		 * client left (or the session's end closed it), so the session
+		 * ends as stdio's does at end of input.  While the server
+		 * stops, its shutdown closes the sessions and polls them, and
+		 * may be past polling: closed here (a no-op when the shutdown
+		 * came first), the session finishes with its last request. */
+		tp_http_session_end((tp_http_sess *)c->es->tp);
+		if (atomic_load(&h->stopping)) {
+			eng_session_close(c->es, MCP_CANCEL_SHUTDOWN);
+			eng_session_unref(c->es);
+		} else
+			session_close(h, c->es, MCP_CANCEL_TRANSPORT_CLOSED, 0);
+	} else if (c->ephemeral)
 		/* Its one request is over, answered or not: a 2026-07-28
 		 * client that hung up first has cancelled it (no resumption
 		 * in that era), and its handler's token says so. */
@@ -700,7 +720,7 @@ static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, js
 			eng_session_unref(es);
 		return;
 	}
-	*c = (http_call){ h, es, ephemeral, modern, batch, 0, id_text };
+	*c = (http_call){ h, es, ephemeral, modern, batch, 0, id_text, 0 };
 	tp_http_sess *ts = (tp_http_sess *)es->tp;
 	int rc = tp_http_post_open(rq, ts, route, flags);
 	if (rc != 0) {
@@ -784,7 +804,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 			reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST, problem, NULL, NULL);
 			return;
 		}
-		eng_session *es = tp_http_session_find(h->tp, sid);
+		eng_session *es = tp_http_session_find(h->tp, sid, 0);
 		if (!es) {
 			json_object_put(m);
 			reply_session_not_found(rq, NULL);
@@ -902,7 +922,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 				    "Bad Request: Mcp-Session-Id header is required", NULL, NULL);
 			return;
 		}
-		es = tp_http_session_find(h->tp, sid);
+		es = tp_http_session_find(h->tp, sid, 0);
 		if (!es) {
 			reply_session_not_found(rq, is_request ? id : NULL);
 			json_object_put(m);
@@ -973,7 +993,7 @@ static void handle_get(http_server *h, tp_http_req *rq, mcp_principal *principal
 			    "Bad Request: Mcp-Session-Id header is required", NULL, NULL);
 		return;
 	}
-	eng_session *es = tp_http_session_find(h->tp, sid);
+	eng_session *es = tp_http_session_find(h->tp, sid, 0);
 	if (!es) {
 		reply_session_not_found(rq, NULL);
 		return;
@@ -1020,7 +1040,7 @@ static void handle_delete(http_server *h, tp_http_req *rq, mcp_principal *princi
 			    "Bad Request: Mcp-Session-Id header is required", NULL, NULL);
 		return;
 	}
-	eng_session *es = tp_http_session_find(h->tp, sid);
+	eng_session *es = tp_http_session_find(h->tp, sid, 0);
 	if (!es) {
 		reply_session_not_found(rq, NULL);
 		return;
@@ -1036,6 +1056,161 @@ static void handle_delete(http_server *h, tp_http_req *rq, mcp_principal *princi
 	tp_http_reply(rq, 200, NULL, NULL, 0, NULL);
 }
 
+/* ---- HTTP+SSE (2024-11-05) --------------------------------------------------- */
+
+/* GET on the SSE path: a new session whose one stream this response is.
+ * It is made here, as Streamable HTTP makes one at initialize, under the
+ * same limits (max_sessions, max_streams, idle expiry); the client then
+ * negotiates with initialize on it, as on stdio. */
+static void handle_legacy_get(http_server *h, tp_http_req *rq, mcp_principal *principal)
+{
+	mcp_server *srv = h->srv;
+	if (!accepts(rq, "text/event-stream")) {
+		reply_error(rq, 406, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Not Acceptable: the client must accept text/event-stream", NULL, NULL);
+		return;
+	}
+	tp_http_sess *ts;
+	eng_session *es = session_open(h, rq, 0, -1, &ts);
+	if (!es)
+		return; /* answered */
+	tp_http_session_set_legacy(ts);
+	/* The table's reference, and the GET's (its http_call's). */
+	eng_session_ref(es);
+	tp_http_session_publish(ts, es);
+	if (bind_principal(h, rq, es, principal, NULL)) {
+		tp_http_session_end(ts);
+		session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 0);
+		return;
+	}
+	http_call *c = calloc(1, sizeof *c);
+	char *endpoint = NULL;
+	int rc = -ENOMEM;
+	if (c && asprintf(&endpoint, "%s?sessionId=%s",
+			  srv->http_messages_path ? srv->http_messages_path : "/messages",
+			  tp_http_session_id(ts)) > 0)
+		rc = tp_http_legacy_get(rq, ts, endpoint);
+	else
+		endpoint = NULL;
+	free(endpoint);
+	if (rc == 0) {
+		*c = (http_call){ .h = h, .es = es, .legacy = 1 };
+		tp_http_req_set_app(rq, c); /* the session ends in request_done */
+		return;
+	}
+	free(c);
+	tp_http_session_end(ts);
+	session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 0);
+	if (rc == -EAGAIN)
+		reply_error(rq, 503, NULL, MCP_JSONRPC_SERVER_BUSY,
+			    "Server busy: too many open streams", NULL, retry_1);
+	else if (rc == -EPIPE)
+		reply_error(rq, 503, NULL, MCP_JSONRPC_CONNECTION_CLOSED,
+			    "Server shutting down", NULL, retry_1);
+	else
+		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+}
+
+/* POST to the messages path: one message for the session named by the
+ * query's sessionId, fed as a Streamable HTTP POST's is (the same parse,
+ * limits and envelope check), answered 202 at once; whatever it causes
+ * goes out on the session's stream. */
+static void handle_legacy_post(http_server *h, tp_http_req *rq, mcp_principal *principal)
+{
+	mcp_server *srv = h->srv;
+	const char *sid = tp_http_req_query(rq, "sessionId");
+	if (!sid || !*sid) {
+		reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Bad Request: the sessionId query parameter is required", NULL, NULL);
+		return;
+	}
+	const char *ct = tp_http_req_header(rq, "Content-Type");
+	if (!ct || strncasecmp(ct, "application/json", 16) != 0) {
+		reply_error(rq, 415, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Unsupported Media Type: Content-Type must be application/json", NULL,
+			    NULL);
+		return;
+	}
+	eng_session *es = tp_http_session_find(h->tp, sid, 1);
+	if (!es) {
+		reply_session_not_found(rq, NULL);
+		return;
+	}
+	size_t len;
+	const char *body = tp_http_req_body(rq, &len);
+	unsigned pre;
+	int code;
+	char why[128];
+	json_object *m = NULL;
+	if (strlen(body) != len || !tp_utf8_valid((const unsigned char *)body, len)) {
+		reply_error(rq, 400, NULL, MCP_JSONRPC_PARSE_ERROR,
+			    "Parse error: the body is not UTF-8 JSON text", NULL, NULL);
+		eng_session_unref(es);
+		return;
+	}
+	if (eng_json_parse_message(body, len, srv->max_depth, srv->max_values, &pre, &m, &code,
+				   why, sizeof why)) {
+		reply_error(rq, code == MCP_JSONRPC_INTERNAL_ERROR ? 500 : 400, NULL, code, why,
+			    NULL, NULL);
+		eng_session_unref(es);
+		return;
+	}
+	/* A batch goes to the engine, which serves it where the negotiated
+	 * revision has batches and refuses it (on the stream) elsewhere. */
+	json_object *id = NULL;
+	if (json_object_is_type(m, json_type_object)) {
+		const char *problem = envelope_problem(m, pre);
+		if (problem) {
+			reply_error(rq, 400, eng_request_answer_id(m, pre),
+				    MCP_JSONRPC_INVALID_REQUEST, problem, NULL, NULL);
+			json_object_put(m);
+			eng_session_unref(es);
+			return;
+		}
+		if (api_get(m, "method"))
+			json_object_object_get_ex(m, "id", &id);
+	} else if (!json_object_is_type(m, json_type_array) ||
+		   json_object_array_length(m) == 0) {
+		reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    json_object_is_type(m, json_type_array)
+				    ? "Invalid Request: empty batch"
+				    : "Invalid Request: a JSON-RPC message must be an object",
+			    NULL, NULL);
+		json_object_put(m);
+		eng_session_unref(es);
+		return;
+	}
+	if (bind_principal(h, rq, es, principal, id)) {
+		json_object_put(m);
+		eng_session_unref(es);
+		return;
+	}
+	if (id)
+		api_trace_from_headers(m, tp_http_req_header(rq, "traceparent"),
+				       tp_http_req_header(rq, "tracestate"));
+	int rc = eng_session_feed(es, body, len, m, pre, NULL, NULL);
+	eng_session_unref(es);
+	if (rc == MCP_ECLOSED)
+		reply_session_not_found(rq, NULL);
+	else
+		tp_http_reply(rq, 202, "text/plain", "Accepted", 8, NULL);
+}
+
+/* Which endpoint a path names: 0 Streamable HTTP, 1 the legacy SSE path,
+ * 2 the legacy messages path, -1 none. */
+static int endpoint_of(const mcp_server *srv, const char *path)
+{
+	if (strcmp(path, srv->http_path ? srv->http_path : "/mcp") == 0)
+		return 0;
+	if (!srv->http_legacy_sse)
+		return -1;
+	if (strcmp(path, srv->http_sse_path ? srv->http_sse_path : "/sse") == 0)
+		return 1;
+	if (strcmp(path, srv->http_messages_path ? srv->http_messages_path : "/messages") == 0)
+		return 2;
+	return -1;
+}
+
 static void hook_request(void *arg, tp_http_req *rq)
 {
 	http_server *h = arg;
@@ -1043,8 +1218,18 @@ static void hook_request(void *arg, tp_http_req *rq)
 	const char *method = tp_http_req_method(rq);
 	if (serve_metadata(h, rq))
 		return;
-	if (strcmp(tp_http_req_path(rq), srv->http_path ? srv->http_path : "/mcp") != 0) {
+	int endpoint = endpoint_of(srv, tp_http_req_path(rq));
+	if (endpoint < 0) {
 		tp_http_reply(rq, 404, "text/plain", "not found\n", 10, NULL);
+		return;
+	}
+	if (endpoint > 0 && strcmp(method, endpoint == 1 ? "GET" : "POST") != 0) {
+		static const char *const allow_get[] = { "Allow", "GET", NULL };
+		static const char *const allow_post[] = { "Allow", "POST", NULL };
+		reply_error(rq, 405, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    endpoint == 1 ? "Method Not Allowed: the SSE endpoint takes GET"
+					  : "Method Not Allowed: the messages endpoint takes POST",
+			    NULL, endpoint == 1 ? allow_get : allow_post);
 		return;
 	}
 	/* DNS rebinding: refused with a JSON-RPC body like every other
@@ -1087,8 +1272,11 @@ static void hook_request(void *arg, tp_http_req *rq)
 		return;
 	}
 	if (srv->http_auth) {
-		int verdict = srv->http_auth(tp_http_req_header(rq, "Authorization"),
-					     tp_http_req_header(rq, "Mcp-Session-Id"),
+		/* A legacy POST names its session in the query. */
+		const char *sid = endpoint == 2 ? tp_http_req_query(rq, "sessionId")
+			      : endpoint == 1 ? NULL
+					      : tp_http_req_header(rq, "Mcp-Session-Id");
+		int verdict = srv->http_auth(tp_http_req_header(rq, "Authorization"), sid,
 					     srv->http_auth_user);
 		if (verdict != 0)
 			free(authz_all);
@@ -1111,6 +1299,17 @@ static void hook_request(void *arg, tp_http_req *rq)
 	free(authz_all);
 	if (refused)
 		return;
+	if (endpoint > 0) {
+		/* No MCP-Protocol-Version header in the 2024-11-05 era, and
+		 * sessions whatever the stateless setting (which is Streamable
+		 * HTTP's). */
+		if (endpoint == 1)
+			handle_legacy_get(h, rq, principal);
+		else
+			handle_legacy_post(h, rq, principal);
+		auth_principal_unref(principal);
+		return;
+	}
 	int is_post = strcmp(method, "POST") == 0;
 	if (srv->http_stateless && !is_post) {
 		auth_principal_unref(principal);

@@ -145,6 +145,9 @@ struct mcp_server {
 	char *http_path;             /* NULL: "/mcp" */
 	int http_json_only;
 	int http_stateless;
+	int http_legacy_sse;         /* HTTP+SSE (2024-11-05) served too */
+	char *http_sse_path;         /* NULL: "/sse" */
+	char *http_messages_path;    /* NULL: "/messages" */
 	char **http_hosts;           /* extra allowed Host names */
 	size_t n_http_hosts;
 	char **http_origins;         /* extra allowed Origins */

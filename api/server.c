@@ -98,6 +98,8 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv)
 	free(srv->version);
 	free(srv->instructions);
 	free(srv->http_path);
+	free(srv->http_sse_path);
+	free(srv->http_messages_path);
 	for (size_t i = 0; i < srv->n_http_hosts; i++)
 		free(srv->http_hosts[i]);
 	free(srv->http_hosts);
@@ -237,6 +239,48 @@ MCP_EXTERN int mcp_server_set_http_path(mcp_server *srv, const char *path)
 		return MCP_ENOMEM;
 	free(srv->http_path);
 	srv->http_path = p;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_http_legacy_sse(mcp_server *srv, int on)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	srv->http_legacy_sse = on != 0;
+	return MCP_OK;
+}
+
+/* A path of the legacy transport: absolute, and nothing a query or the
+ * endpoint event's data line could be confused by. */
+static int legacy_path_ok(const char *path)
+{
+	return path && path[0] == '/' && !strpbrk(path, "?#\r\n \t");
+}
+
+MCP_EXTERN int mcp_server_set_http_legacy_sse_paths(mcp_server *srv, const char *sse_path,
+						     const char *messages_path)
+{
+	int rc = settable(srv);
+	if (rc)
+		return rc;
+	if ((sse_path && !legacy_path_ok(sse_path)) ||
+	    (messages_path && !legacy_path_ok(messages_path)))
+		return MCP_EINVAL;
+	const char *sse = sse_path ? sse_path : "/sse";
+	const char *msg = messages_path ? messages_path : "/messages";
+	if (strcmp(sse, msg) == 0)
+		return MCP_EINVAL;
+	char *s = strdup(sse), *m = strdup(msg);
+	if (!s || !m) {
+		free(s);
+		free(m);
+		return MCP_ENOMEM;
+	}
+	free(srv->http_sse_path);
+	free(srv->http_messages_path);
+	srv->http_sse_path = s;
+	srv->http_messages_path = m;
 	return MCP_OK;
 }
 

@@ -161,8 +161,10 @@ static int tool_progress(mcp_ctx *ctx, json_object *args, mcp_result *out, void 
 {
 	(void)user;
 	int64_t steps = 5, interval = 10;
+	int log = 0;
 	mcp_args_int64(args, "steps", &steps);
 	mcp_args_int64(args, "interval_ms", &interval);
+	mcp_args_bool(args, "log", &log);
 	for (int64_t i = 1; i <= steps; i++) {
 		int rc = mcp_ctx_sleep(ctx, interval);
 		if (rc != MCP_OK)
@@ -170,6 +172,13 @@ static int tool_progress(mcp_ctx *ctx, json_object *args, mcp_result *out, void 
 		rc = mcp_ctx_progress(ctx, (double)i, (double)steps, NULL);
 		if (rc == MCP_ECANCELED)
 			return rc;
+		if (log) {
+			char text[64];
+			snprintf(text, sizeof text, "step %lld of %lld", (long long)i,
+				 (long long)steps);
+			if (mcp_ctx_log_text(ctx, MCP_LOG_INFO, "progress", text) == MCP_ECANCELED)
+				return MCP_ECANCELED;
+		}
 	}
 	return mcp_result_add_text(out, "done");
 }
@@ -298,10 +307,11 @@ static const mcp_tool tools[] = {
 			  "\"integer\",\"minimum\":0,\"maximum\":3600000}}}",
 	  .fn = tool_roots },
 	{ MCP_TOOL_INIT, .name = "progress", .title = "Progress",
-	  .description = "Reports steps progress notifications, one every interval_ms.",
+	  .description = "Reports steps progress notifications, one every interval_ms (with "
+			 "log, a log message after each).",
 	  .input_schema = "{\"type\":\"object\",\"properties\":{\"steps\":{\"type\":\"integer\","
 			  "\"minimum\":0,\"maximum\":100000},\"interval_ms\":{\"type\":\"integer\","
-			  "\"minimum\":0,\"maximum\":3600000}}}",
+			  "\"minimum\":0,\"maximum\":3600000},\"log\":{\"type\":\"boolean\"}}}",
 	  .fn = tool_progress },
 	{ MCP_TOOL_INIT, .name = "add", .title = "Add",
 	  .description = "Adds two numbers a and b.",
@@ -499,7 +509,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: mcp-everything [--stdio | --http HOST:PORT] [--workers N] [--grace-ms N]\n"
 		"                      [--trace] [--stats] [--max-message BYTES] [--max-values N]\n"
-		"                      [--json] [--max-sessions N] [--stateless]\n"
+		"                      [--json] [--max-sessions N] [--stateless] [--legacy-sse]\n"
 		"                      [--session-idle-ms N] [--max-connections N] [--max-streams N]\n"
 		"                      [--stream-backlog BYTES] [--session-workers N]\n"
 		"                      [--session-queue N] [--header-timeout-ms N]\n"
@@ -514,7 +524,9 @@ static void usage(FILE *f)
 		"                      [--auth-resource URI --auth-jwks FILE [--auth-issuer ISS]\n"
 		"                       [--auth-server URL]... [--auth-scopes SCOPES]\n"
 		"                       [--auth-require SCOPES]]\n"
-		"                      [--rate-limit N/SECONDS] [--access-log]\n");
+		"                      [--rate-limit N/SECONDS] [--access-log]\n"
+		"--legacy-sse also serves the HTTP+SSE transport of MCP 2024-11-05 (GET /sse,\n"
+		"POST /messages?sessionId=ID) beside Streamable HTTP on /mcp.\n");
 }
 
 /* --auth-*: an OAuth 2.1 protected resource whose tokens are JWTs signed
@@ -616,7 +628,7 @@ int main(int argc, char **argv)
 	long workers = 4, grace = 1500, max_message = 16L << 20, max_values = 1048576;
 	int want_trace = 0, want_stats = 0, unchecked = 0;
 	const char *http = NULL;
-	int json_only = 0, stateless = 0;
+	int json_only = 0, stateless = 0, legacy_sse = 0;
 	long max_sessions = 1000;
 	/* HTTP limits: -1 keeps the library's default. */
 	long header_ms = -1, body_ms = -1;
@@ -647,6 +659,8 @@ int main(int argc, char **argv)
 			json_only = 1;
 		} else if (strcmp(a, "--stateless") == 0) {
 			stateless = 1;
+		} else if (strcmp(a, "--legacy-sse") == 0) {
+			legacy_sse = 1;
 		} else if (strcmp(a, "--bearer") == 0 && i + 1 < argc) {
 			bearer = argv[++i];
 		} else if (strcmp(a, "--state-key") == 0 && i + 1 < argc) {
@@ -772,6 +786,7 @@ int main(int argc, char **argv)
 	mcp_server_set_http_json(srv, json_only);
 	mcp_server_set_max_sessions(srv, (int)max_sessions);
 	mcp_server_set_http_stateless(srv, stateless);
+	mcp_server_set_http_legacy_sse(srv, legacy_sse);
 	if (idle_ms >= 0)
 		mcp_server_set_session_idle_ms(srv, idle_ms);
 	if (max_conns >= 0)

@@ -9,6 +9,12 @@
  * hands every outbound line to hs_send_routed, which appends it to the
  * stream of the line's route and wakes the connection waiting there.
  *
+ * Legacy sessions.  A session of the 2024-11-05 HTTP+SSE transport
+ * (tp_http_session_set_legacy) has one stream, its standalone one, opened
+ * by its GET (tp_http_legacy_get) with an "endpoint" event first; every
+ * line of its output, answers included, goes there without an event id,
+ * and the GET's end is its session's end (the layer above's request_done).
+ *
  * Streams.  Each POSTed request gets one: an SSE response on which its
  * progress, logs and server-to-client requests travel before its answer,
  * or a JSON body holding just the answer.  Lines not tied to a request go
@@ -154,6 +160,7 @@ struct tp_http_sess {
 	int in_lru;
 	int64_t lru_pos_ns;         /* when it was put at the LRU's end */
 	int published, ended, ephemeral, gone;
+	int legacy;                 /* HTTP+SSE (2024-11-05); set before publishing */
 	void *app;
 	/* Under mu: */
 	pthread_mutex_t mu;
@@ -448,7 +455,7 @@ void tp_http_session_publish(tp_http_sess *ts, void *app)
 	pthread_mutex_unlock(&h->mu);
 }
 
-void *tp_http_session_find(tp_http *h, const char *id)
+void *tp_http_session_find(tp_http *h, const char *id, int legacy)
 {
 	if (strlen(id) != 32)
 		return NULL;
@@ -456,7 +463,9 @@ void *tp_http_session_find(tp_http *h, const char *id)
 	pthread_mutex_lock(&h->mu);
 	for (tp_http_sess *ts = h->buckets[bucket_of(h, id)]; ts; ts = ts->hnext)
 		if (strcmp(ts->id, id) == 0) {
-			if (!ts->ended && !ts->gone) {
+			/* The two kinds share the table, not their ids: a
+			 * legacy id in Mcp-Session-Id finds nothing. */
+			if (!ts->ended && !ts->gone && ts->legacy == !!legacy) {
 				app = ts->app;
 				h->cfg.hooks.app_ref(h->cfg.arg, app);
 				sess_touch(ts);
@@ -465,6 +474,13 @@ void *tp_http_session_find(tp_http *h, const char *id)
 		}
 	pthread_mutex_unlock(&h->mu);
 	return app;
+}
+
+void tp_http_session_set_legacy(tp_http_sess *ts)
+{
+	pthread_mutex_lock(&ts->mu);
+	ts->legacy = 1;
+	pthread_mutex_unlock(&ts->mu);
 }
 
 void tp_http_session_end(tp_http_sess *ts)
@@ -765,7 +781,9 @@ static int stream_resumable(const stream *st);
  * follows it), so only notifications are lost.  Under ts->mu. */
 static void log_trim_unsent(stream *st, size_t backlog)
 {
-	if (!st->cur || stream_resumable(st))
+	/* A legacy stream carries answers among its notifications: its
+	 * reader is cut off instead (cut_slow_reader). */
+	if (!st->cur || stream_resumable(st) || (st->ts->legacy && st->conn))
 		return;
 	sse_ev *prev = st->cur;
 	while (st->kept > backlog && prev->next && prev->next != st->tail) {
@@ -790,7 +808,7 @@ static void log_trim(stream *st)
 			return;
 		}
 		if (e == st->cur) {
-			if (st->kept <= backlog || (st->conn && st->cur_off)) {
+			if (st->kept <= backlog || (st->conn && (st->cur_off || st->ts->legacy))) {
 				log_trim_unsent(st, backlog);
 				return;
 			}
@@ -809,21 +827,22 @@ static void log_trim(stream *st)
 
 /* Appends one event to the log: a message (`data`, without its newline),
  * or with data NULL the priming event (an id, the retry delay, empty
- * data).  Under ts->mu. */
-static int sse_log(stream *st, const char *data, size_t n)
+ * data).  `event` names the event type (a legacy stream's first is
+ * "endpoint"; every other is "message").  Under ts->mu. */
+static int sse_log_event(stream *st, const char *event, const char *data, size_t n)
 {
 	if (n && data[n - 1] == '\n')
 		n--;
-	size_t cap = n + 96;
+	size_t cap = n + 96 + strlen(event);
 	sse_ev *e = malloc(sizeof *e + cap);
 	if (!e)
 		return -1;
 	e->next = NULL;
 	e->seq = data ? st->next_seq++ : 0;
 	int k = !data	     ? snprintf(e->text, cap, "id: %u-0\nretry: %d\ndata: ", st->num, RETRY_MS)
-		: st->no_ids ? snprintf(e->text, cap, "event: message\ndata: ")
-			     : snprintf(e->text, cap, "id: %u-%llu\nevent: message\ndata: ", st->num,
-					(unsigned long long)e->seq);
+		: st->no_ids ? snprintf(e->text, cap, "event: %s\ndata: ", event)
+			     : snprintf(e->text, cap, "id: %u-%llu\nevent: %s\ndata: ", st->num,
+					(unsigned long long)e->seq, event);
 	/* A JSON text never has a raw newline, so one data line suffices. */
 	if (data)
 		memcpy(e->text + k, data, n);
@@ -844,6 +863,11 @@ static int sse_log(stream *st, const char *data, size_t n)
 	return 0;
 }
 
+static int sse_log(stream *st, const char *data, size_t n)
+{
+	return sse_log_event(st, "message", data, n);
+}
+
 /* Whether a client that lost `st`'s connection can get the rest with a
  * GET and Last-Event-ID.  Under ts->mu. */
 static int stream_resumable(const stream *st)
@@ -857,7 +881,10 @@ static int stream_resumable(const stream *st)
  * stream stays for a resumption.  The newest event does not count: one
  * message larger than the backlog is delivered whole (the engine made it
  * whole already; the backlog bounds what piles up behind a slow reader,
- * not the size of a message).  A stream that cannot be resumed is never
+ * not the size of a message).  A legacy HTTP+SSE stream is cut too, though
+ * it cannot be resumed: it carries answers among its notifications, so
+ * dropping would lose answers; the cut ends its session instead.  Any
+ * other stream that cannot be resumed is never
  * cut, or its answer would be lost: log_trim bounds it instead, dropping
  * its oldest unsent notifications, never the event being written or the
  * newest.  Under ts->mu. */
@@ -865,7 +892,7 @@ static void cut_slow_reader(stream *st)
 {
 	size_t newest = st->tail ? st->tail->len : 0;
 	if (st->conn && !st->held && !st->suspended && !st->cut && st->fd >= 0 &&
-	    stream_resumable(st) && st->owed > newest &&
+	    (stream_resumable(st) || st->ts->legacy) && st->owed > newest &&
 	    st->owed - newest > st->ts->h->cfg.stream_backlog) {
 		st->cut = 1;
 		shutdown(st->fd, SHUT_RDWR);
@@ -1000,6 +1027,13 @@ static int hs_send_routed(tp_conn *c, const tp_out *out, int n,
 	(void)deadline_ns;
 	pthread_mutex_lock(&ts->mu);
 	for (int i = 0; i < n; i++) {
+		if (ts->legacy) {
+			/* HTTP+SSE has one stream for everything, answers
+			 * included; a request's end mark means nothing there. */
+			if (ts->standalone && !ts->standalone->finished && out[i].data)
+				stream_put(ts, ts->standalone, &out[i], 1);
+			continue;
+		}
 		stream *st = out[i].route ? stream_of_route(ts, out[i].route) : NULL;
 		/* Not tied to a request with a stream: the standalone stream
 		 * if the client opened one (attached now or not: it logs for
@@ -1515,13 +1549,10 @@ static int parse_event_id(const char *v, unsigned *num, uint64_t *seq)
 	return 0;
 }
 
-int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last)
+/* Takes a place under max_streams for a GET: 0, or -EAGAIN when none is
+ * free even after the hang-ups not yet handled are. */
+static int get_place(tp_http *h)
 {
-	tp_http *h = rq->h;
-	unsigned num = 0;
-	uint64_t seq = 0;
-	if (last && parse_event_id(last, &num, &seq) != 0)
-		return -EINVAL;
 	if (atomic_fetch_add(&h->get_streams, 1) >= h->cfg.max_streams) {
 		atomic_fetch_sub(&h->get_streams, 1);
 		watch_reap(h);
@@ -1534,6 +1565,18 @@ int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last)
 			}
 		}
 	}
+	return 0;
+}
+
+int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last)
+{
+	tp_http *h = rq->h;
+	unsigned num = 0;
+	uint64_t seq = 0;
+	if (last && parse_event_id(last, &num, &seq) != 0)
+		return -EINVAL;
+	if (get_place(h))
+		return -EAGAIN;
 	int rc = 0;
 	int reaped = 0;
 again:
@@ -1597,6 +1640,47 @@ again:
 	st->is_get = 1;
 	/* Watched from the start, not only once it waits: a client that
 	 * leaves before its stream's first wait frees its place as soon. */
+	watch_add(st);
+	pthread_mutex_unlock(&ts->mu);
+	sess_touch(ts);
+	sess_ref(ts);
+	rq->answered = start_sse(rq->conn, st, NULL) == MHD_YES ? 1 : -1;
+	return 0;
+}
+
+int tp_http_legacy_get(tp_http_req *rq, tp_http_sess *ts, const char *endpoint)
+{
+	tp_http *h = rq->h;
+	if (get_place(h))
+		return -EAGAIN;
+	int rc = 0;
+	pthread_mutex_lock(&ts->mu);
+	stream *st = NULL;
+	if (ts->out_closed)
+		rc = -EPIPE;
+	else if (ts->standalone)
+		rc = -EBUSY; /* its one stream, never resumed */
+	else if (!(st = stream_new(ts, NULL, 1)))
+		rc = -ENOMEM;
+	if (st) {
+		/* No ids: 2024-11-05 has no resumption, and an id would
+		 * invite a Last-Event-ID nobody serves. */
+		st->no_ids = 1;
+		if (sse_log_event(st, "endpoint", endpoint, strlen(endpoint)) != 0) {
+			st->refs = 1;
+			stream_unref_locked(st);
+			rc = -ENOMEM;
+		} else {
+			ts->standalone = st;
+		}
+	}
+	if (rc) {
+		pthread_mutex_unlock(&ts->mu);
+		atomic_fetch_sub(&h->get_streams, 1);
+		return rc;
+	}
+	attach_locked(st, rq->conn);
+	st->is_get = 1;
 	watch_add(st);
 	pthread_mutex_unlock(&ts->mu);
 	sess_touch(ts);
@@ -1794,6 +1878,11 @@ int tp_http_req_has_query_param(tp_http_req *rq, const char *name)
 	query_find q = { name, 0 };
 	MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, query_param, &q);
 	return q.found;
+}
+
+const char *tp_http_req_query(tp_http_req *rq, const char *name)
+{
+	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
 const char *tp_http_req_body(const tp_http_req *rq, size_t *len)

@@ -124,6 +124,9 @@ const char *tp_http_req_header(tp_http_req *rq, const char *name);
  * with *joined (malloc'd, the caller frees; NULL when none) their values
  * joined by ", " as RFC 9110 section 5.3 combines them; -ENOMEM. */
 int tp_http_req_header_all(tp_http_req *rq, const char *name, char **joined);
+/* The value of the query parameter `name` (percent-decoded by
+ * libmicrohttpd), or NULL when absent.  Borrowed for the request. */
+const char *tp_http_req_query(tp_http_req *rq, const char *name);
 /* Whether the request target's query names the parameter `name` (with or
  * without a value; names compared after percent-decoding). */
 int tp_http_req_has_query_param(tp_http_req *rq, const char *name);
@@ -151,8 +154,14 @@ void tp_http_session_publish(tp_http_sess *ts, void *app);
 /* The session's id: 32 hex digits.  Stable for its life. */
 const char *tp_http_session_id(const tp_http_sess *ts);
 /* The app of the published session `id` with a reference taken by
- * app_ref, or NULL when unknown or ended.  Marks it active. */
-void *tp_http_session_find(tp_http *h, const char *id);
+ * app_ref, or NULL when unknown or ended.  Marks it active.  `legacy`
+ * says which kind is looked for: a Streamable HTTP session (0) is never
+ * found by a legacy HTTP+SSE id (1), nor the reverse. */
+void *tp_http_session_find(tp_http *h, const char *id, int legacy);
+/* Makes `ts` a legacy HTTP+SSE session (MCP 2024-11-05), before it is
+ * published: every line of its output, answers included, goes to its one
+ * SSE stream (tp_http_legacy_get), as "event: message" without ids. */
+void tp_http_session_set_legacy(tp_http_sess *ts);
 /* Lookups fail from now on (DELETE, expiry); its streams end when its
  * output closes. */
 void tp_http_session_end(tp_http_sess *ts);
@@ -190,5 +199,14 @@ void tp_http_post_respond(tp_http_req *rq, int admitted, const char *session_hea
  * no stream of the session, -EBUSY when that stream is attached already,
  * -EAGAIN at max_streams, -EPIPE when the output is closed, -ENOMEM. */
 int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last_event_id);
+
+/* GET of a legacy HTTP+SSE session (tp_http_session_set_legacy): its one
+ * SSE stream, whose first event is "event: endpoint" with `endpoint` as
+ * data (the URL the client POSTs to; copied).  No resumption: a second
+ * GET is -EBUSY.  0 when the response started; -EAGAIN at max_streams,
+ * -EBUSY, -EPIPE when the output is closed, -ENOMEM.  The request's end
+ * (request_done, with the app set by tp_http_req_set_app) says the stream
+ * is over: the layer above ends the session then. */
+int tp_http_legacy_get(tp_http_req *rq, tp_http_sess *ts, const char *endpoint);
 
 #endif /* MCP_TRANSPORT_TP_HTTP_H */

@@ -1515,6 +1515,49 @@ MCP_EXTERN int mcp_server_set_http_json(mcp_server *srv, int json_only);
  * are accepted and ignored, there are no subscriptions, GET stream or
  * tasks.  Default 0. */
 MCP_EXTERN int mcp_server_set_http_stateless(mcp_server *srv, int stateless);
+/* Non-zero: also serve the legacy "HTTP with SSE" transport of MCP
+ * revision 2024-11-05 (replaced by Streamable HTTP in 2025-03-26), for
+ * clients that still speak only it, beside Streamable HTTP on its own
+ * path.  Default 0: the legacy paths are unknown (404) like any other.
+ *
+ * A GET on the SSE path (default "/sse") opens a session and its one
+ * text/event-stream response; its first event is "endpoint", whose data
+ * is the URL to POST to: the messages path with "?sessionId=ID".  Every
+ * message of the session (answers, the server's requests, notifications)
+ * then goes out on that stream as an event "message" without an id.  A
+ * POST to that URL carries one JSON-RPC message (or a batch, where the
+ * negotiated revision has them) and is answered 202 Accepted at once; its
+ * answer comes on the stream.  Refusals have a JSON-RPC error body: 404
+ * for an unknown or ended sessionId, 400 for a missing one or a message
+ * that is not JSON-RPC, 415 for a Content-Type other than
+ * application/json, and the limits of Streamable HTTP (413, 503 with
+ * Retry-After at mcp_server_set_max_sessions() or
+ * mcp_server_set_max_streams(): each legacy stream is a session and a GET
+ * stream).  The session negotiates with initialize, as on stdio; its
+ * POSTs need no MCP-Protocol-Version header.  Host and Origin checks, the
+ * mcp_server_set_http_auth() hook (given the sessionId as `session_id`)
+ * and OAuth authorization apply to the GET and to every POST, and a
+ * POST's token must be of the party that opened the session (else 404).
+ * When the stream's client goes away the session ends: its handlers'
+ * tokens fire with MCP_CANCEL_TRANSPORT_CLOSED and nothing more is
+ * written.  There is no resumption (no Last-Event-ID): a client that
+ * reconnects gets a new session.  A session idle past
+ * mcp_server_set_session_idle_ms() with no stream attached expires.
+ * Independent of mcp_server_set_http_stateless() and
+ * mcp_server_set_http_json(), which concern Streamable HTTP only.
+ *
+ * Before mcp_server_run_http() only: MCP_ESTATE while the server runs,
+ * MCP_EINVAL for a NULL server.  Any thread, not concurrently with other
+ * settings of the same server. */
+MCP_EXTERN int mcp_server_set_http_legacy_sse(mcp_server *srv, int on);
+/* The two paths of the legacy HTTP+SSE transport: `sse_path` for its GET
+ * (NULL: "/sse") and `messages_path` for its POSTs (NULL: "/messages").
+ * Each must start with '/' and hold no '?', '#', space or line break, and
+ * they must differ; copied.  A path equal to mcp_server_set_http_path()'s
+ * is served as Streamable HTTP.  MCP_EINVAL for a bad path, MCP_ENOMEM,
+ * MCP_ESTATE while the server runs.  Does not turn the transport on. */
+MCP_EXTERN int mcp_server_set_http_legacy_sse_paths(mcp_server *srv, const char *sse_path,
+						     const char *messages_path);
 /* DNS rebinding protection.  A request whose Host header names a host not
  * allowed gets 403, and so does one whose Origin header (when present) is
  * not allowed.  Always allowed: localhost, 127.0.0.1 and [::1], any port,

@@ -97,5 +97,6 @@ if ! installed; then
 	fi
 fi
 
-cp "$here/stdio-client.mjs" "$here/surface-client.mjs" "$here/http-client.mjs" "$prefix/"
+cp "$here/stdio-client.mjs" "$here/surface-client.mjs" "$here/http-client.mjs" \
+	"$here/sse-client.mjs" "$prefix/"
 echo "$prefix"

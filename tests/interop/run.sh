@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh BUILD_DIR SRC_DIR [SERVER_ARGS...]: the official MCP TypeScript SDK
-# client drives $BUILD_DIR/examples/mcp-everything over stdio and over
-# Streamable HTTP (make check-interop).
+# client drives $BUILD_DIR/examples/mcp-everything over stdio, over
+# Streamable HTTP and over the legacy HTTP+SSE transport, and so does the MCP
+# Inspector CLI over HTTP+SSE (make check-interop).
 #
 # Node 22 and the SDK, at the versions pinned in tests/interop/package.json
 # (and package-lock.json), are installed with npm into $BUILD_DIR/.interop-node
@@ -47,7 +48,8 @@ export MCP_EVERYTHING
 # The core client over stdio (tools, progress, cancel, close), the rest of
 # the surface over stdio (resources, prompts, completion, logging, sampling,
 # elicitation, roots), then the core client over Streamable HTTP (SSE and
-# JSON-only servers, sessions, DELETE); all must pass.
+# JSON-only servers, sessions, DELETE), then the legacy HTTP+SSE transport
+# (the SDK's client and the Inspector CLI); all must pass.
 rc=0
 echo "# stdio: stdio-client.mjs"
 "$node" "$prefix/stdio-client.mjs" "$server" "$@" || rc=1
@@ -55,4 +57,10 @@ echo "# stdio: surface-client.mjs"
 "$node" "$prefix/surface-client.mjs" "$server" || rc=1
 echo "# Streamable HTTP: http-client.mjs"
 "$node" "$prefix/http-client.mjs" "$server" "$@" || rc=1
+# The legacy HTTP+SSE transport (2024-11-05): the SDK's SSEClientTransport,
+# then the MCP Inspector CLI with --transport sse.
+inspector_version=$(sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' \
+	"$prefix/node_modules/@modelcontextprotocol/inspector-cli/package.json" | head -n 1)
+echo "# HTTP+SSE: sse-client.mjs (SDK $sdk_version, @modelcontextprotocol/inspector-cli $inspector_version)"
+"$node" "$prefix/sse-client.mjs" "$server" "$@" || rc=1
 exit $rc

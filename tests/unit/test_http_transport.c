@@ -170,7 +170,7 @@ static void hook_request(void *arg, tp_http_req *rq)
 {
 	(void)arg;
 	const char *sid = tp_http_req_header(rq, "Mcp-Session-Id");
-	app *a = sid ? tp_http_session_find(T.h, sid) : NULL;
+	app *a = sid ? tp_http_session_find(T.h, sid, 0) : NULL;
 	if (!a) {
 		tp_http_reply(rq, 404, NULL, NULL, 0, NULL);
 		return;
@@ -530,20 +530,22 @@ START_TEST(session_table)
 			ck_assert_str_ne(id, tp_http_session_id(pub[k]->ts));
 	}
 	for (int i = 0; i < 200; i++) {
-		app *a = tp_http_session_find(T.h, tp_http_session_id(pub[i]->ts));
+		app *a = tp_http_session_find(T.h, tp_http_session_id(pub[i]->ts), 0);
 		ck_assert_ptr_eq(a, pub[i]);
 		ck_assert_int_eq(geti(&a->refs), 3); /* test, table, lookup */
 		app_unref(a);
 	}
-	ck_assert_ptr_null(tp_http_session_find(T.h, "0123456789abcdef0123456789abcdef"));
-	ck_assert_ptr_null(tp_http_session_find(T.h, "0123"));
+	ck_assert_ptr_null(tp_http_session_find(T.h, "0123456789abcdef0123456789abcdef", 0));
+	ck_assert_ptr_null(tp_http_session_find(T.h, "0123", 0));
+	/* A Streamable HTTP id is no legacy HTTP+SSE id. */
+	ck_assert_ptr_null(tp_http_session_find(T.h, tp_http_session_id(pub[0]->ts), 1));
 	ck_assert_uint_eq(tp_http_sessions(T.h), 200);
 
 	/* Ended: no longer found, still counted until its output closes. */
 	for (int i = 0; i < 200; i += 2)
 		tp_http_session_end(pub[i]->ts);
 	for (int i = 0; i < 200; i++) {
-		app *a = tp_http_session_find(T.h, tp_http_session_id(pub[i]->ts));
+		app *a = tp_http_session_find(T.h, tp_http_session_id(pub[i]->ts), 0);
 		ck_assert_ptr_eq(a, i % 2 ? pub[i] : NULL);
 		if (a)
 			app_unref(a);
@@ -582,7 +584,7 @@ START_TEST(session_table)
 	for (int i = 0; i < 200; i++) {
 		ck_assert_int_eq(geti(&pub[i]->gone), 1);
 		ck_assert_int_eq(geti(&pub[i]->refs), 1);
-		ck_assert_ptr_null(tp_http_session_find(T.h, tp_http_session_id(pub[i]->ts)));
+		ck_assert_ptr_null(tp_http_session_find(T.h, tp_http_session_id(pub[i]->ts), 0));
 	}
 	ck_assert_uint_eq(tp_http_sessions(T.h), 99);
 	ck_assert_int_eq(count_of(&T.expired), 0);
@@ -606,7 +608,7 @@ static void *finder(void *arg)
 	while (!atomic_load(&race_stop)) {
 		app *want = v[k++ % RACE_SESSIONS];
 		int ended_before = atomic_load(&want->ended);
-		app *a = tp_http_session_find(T.h, tp_http_session_id(want->ts));
+		app *a = tp_http_session_find(T.h, tp_http_session_id(want->ts), 0);
 		if (a) {
 			ck_assert_ptr_eq(a, want);
 			ck_assert_msg(!ended_before, "found session %d after its end", want->id);
@@ -659,7 +661,7 @@ START_TEST(idle_sessions_expire_busy_ones_stay)
 	wait_count(&T.expired, 1, "the idle session's expiry");
 	ck_assert_int_eq(geti(&idle->expired), 1);
 	ck_assert_int_eq(geti(&busy->expired), 0);
-	ck_assert_ptr_null(tp_http_session_find(T.h, tp_http_session_id(idle->ts)));
+	ck_assert_ptr_null(tp_http_session_find(T.h, tp_http_session_id(idle->ts), 0));
 	wait_count(&T.gone, 1, "the expired session gone");
 
 	/* Three idle periods of ticks later the busy one is still there. */
@@ -676,7 +678,7 @@ START_TEST(idle_sessions_expire_busy_ones_stay)
 			break;
 	}
 	ck_assert_int_eq(geti(&busy->expired), 0);
-	app *found = tp_http_session_find(T.h, tp_http_session_id(busy->ts));
+	app *found = tp_http_session_find(T.h, tp_http_session_id(busy->ts), 0);
 	ck_assert_ptr_eq(found, busy);
 	app_unref(found);
 
