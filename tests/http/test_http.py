@@ -621,6 +621,32 @@ def batches():
         st, _, body = post(port, [{"jsonrpc": "2.0", "id": 1, "method": "ping"}], sid2)
         check("2025-06-18: a batch is 400 -32600",
               st == 400 and json.loads(body)["error"]["code"] == -32600, (st, body))
+        # 2024-11-05 had no Streamable HTTP, but a client that asks for
+        # it here is served it (doc/design.md): that revision's answer, no
+        # completions capability, and no batches (they came in 2025-03-26).
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}}
+        st, hd, body = post(port, init, accept="application/json")
+        res = json.loads(body).get("result", {}) if st == 200 else {}
+        check("Streamable HTTP: initialize asking 2024-11-05 is answered 2024-11-05",
+              res.get("protocolVersion") == "2024-11-05" and
+              "completions" not in res.get("capabilities", {}), (st, body))
+        sid3 = hd.get("Mcp-Session-Id")
+        post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid3,
+             headers={"MCP-Protocol-Version": "2024-11-05"})
+        st, _, body = post(port, [{"jsonrpc": "2.0", "id": 1, "method": "ping"}], sid3,
+                           headers={"MCP-Protocol-Version": "2024-11-05"})
+        check("2024-11-05: a batch is 400 -32600",
+              st == 400 and json.loads(body)["error"]["code"] == -32600, (st, body))
+        st, _, body = post(port, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                  "params": {"name": "test_audio_content", "arguments": {}}},
+                           sid3, accept="application/json",
+                           headers={"MCP-Protocol-Version": "2024-11-05"})
+        blocks = json.loads(body).get("result", {}).get("content", []) if st == 200 else []
+        check("2024-11-05 over Streamable HTTP: audio becomes a text note",
+              [b.get("type") for b in blocks] == ["text"] and "2024-11-05" in blocks[0]["text"],
+              (st, body))
     finally:
         stop_server(srv, "batch server exits 0")
 

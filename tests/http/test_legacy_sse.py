@@ -25,9 +25,12 @@ mcp-everything --http --legacy-sse:
     WWW-Authenticate); as an OAuth protected resource, both get its
     challenges (a token's principal bound to the session is tested by the
     Streamable HTTP suites: the legacy POST uses the same bind_principal);
-  - the server's shutdown ends an open stream cleanly.
+  - the server's shutdown ends an open stream cleanly;
+  - a 2024-11-05 client gets only what that revision has (recorded for
+    make check-schema), and libmcp's own client (mcp-call --http URL/sse)
+    falls back to this transport by itself.
 
-Usage: MCP_EVERYTHING=PATH/TO/mcp-everything test_legacy_sse.py [--repeat N] [NAME...]
+Usage: MCP_EVERYTHING=PATH/TO/mcp-everything MCP_CALL=PATH/TO/mcp-call test_legacy_sse.py [--repeat N] [NAME...]
 """
 import http.client
 import json
@@ -229,10 +232,8 @@ def endpoint_and_calls():
     srv = Server("--legacy-sse")
     try:
         s, url, init = open_legacy(srv.port)
-        # 2024-11-05 itself where the server speaks it, else its latest
-        # (the client then decides), as on stdio.
-        expect(re.fullmatch(r"\d{4}-\d\d-\d\d", init["result"].get("protocolVersion", "")),
-               "a revision is negotiated", init["result"].get("protocolVersion"))
+        expect(init["result"].get("protocolVersion") == "2024-11-05",
+               "the revision asked for is negotiated", init["result"].get("protocolVersion"))
         st, _, body = request(srv.port, "POST", url, {"jsonrpc": "2.0", "id": 2,
                                                       "method": "tools/list"})
         expect(st == 202 and body == "Accepted", "tools/list accepted", st, body)
@@ -570,9 +571,108 @@ def many_streams_then_shutdown():
             srv.stop()
 
 
+class Legacy2024:
+    """A 2024-11-05 session over the legacy transport whose every message
+    from the server is kept, and, with MCP_SCHEMA_RECORD set, recorded
+    for make check-schema with the method it answers."""
+
+    def __init__(self, port):
+        self.port = port
+        self.s, self.url, init = open_legacy(port)
+        self.n = 100
+        self.msgs = [init]
+        self.sent = {}
+        self._record(init, "initialize")
+
+    def _record(self, m, method):
+        path = os.environ.get("MCP_SCHEMA_RECORD")
+        if path:
+            with open(path, "a") as f:
+                f.write(json.dumps({"rev": "2024-11-05", "method": method, "msg": m}) + "\n")
+
+    def call(self, method, params=None, meta=None):
+        """The answer to one request; what came before it is kept too."""
+        self.n += 1
+        p = dict(params or {})
+        if meta:
+            p["_meta"] = meta
+        st, _, body = request(self.port, "POST", self.url,
+                              {"jsonrpc": "2.0", "id": self.n, "method": method, "params": p})
+        expect(st == 202, f"{method} accepted", st, body)
+        out = self.s.until_answer(self.n)
+        for m in out:
+            self._record(m, method if m.get("id") == self.n and "method" not in m else None)
+        self.msgs += out
+        expect("result" in out[-1], f"{method} answered with a result", out[-1])
+        return out[-1]["result"]
+
+
+def rev_2024_over_legacy_sse():
+    """A 2024-11-05 client on the legacy transport gets only what that
+    revision has (the walk of tests/stdio/test_rev2024.py over every
+    message; make check-schema validates the recording against the
+    2024-11-05 schema): no completions capability, no titles, annotations
+    or output schemas, audio as a text note, no progress message."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "stdio"))
+    from test_rev2024 import later_fields  # noqa: E402 - shared walk of later members
+    srv = Server("--legacy-sse")
+    try:
+        c = Legacy2024(srv.port)
+        caps = c.msgs[0]["result"]["capabilities"]
+        expect("completions" not in caps and "tools" in caps, "2024-11-05 capabilities", caps)
+        tools = c.call("tools/list")["tools"]
+        expect(all("annotations" not in t for t in tools), "no tool annotations", tools[:3])
+        audio = c.call("tools/call", {"name": "test_audio_content", "arguments": {}})
+        expect([b["type"] for b in audio["content"]] == ["text"] and
+               "2024-11-05" in audio["content"][0]["text"], "audio as a text note", audio)
+        c.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+        c.call("tools/call", {"name": "progress", "arguments": {"steps": 2, "interval_ms": 1}},
+               meta={"progressToken": "p"})
+        c.call("prompts/list")
+        c.call("resources/list")
+        c.call("resources/templates/list")
+        c.call("ping")
+        prog = [m for m in c.msgs if m.get("method") == "notifications/progress"]
+        expect(len(prog) == 2 and all("message" not in m["params"] for m in prog),
+               "progress without a message", prog)
+        bad = [f"{i}: {b}" for i, m in enumerate(c.msgs) for b in later_fields(m)]
+        expect(not bad, "no later-revision member reaches the 2024-11-05 client", bad[:8])
+        c.s.drop()
+    finally:
+        srv.stop()
+
+
+def mcp_call_falls_back():
+    """libmcp's own client against libmcp's own legacy server: mcp-call
+    --http URL/sse finds no Streamable HTTP there (405), falls back to
+    HTTP+SSE, negotiates 2024-11-05 (--era) and calls a tool; --transport
+    streamable does not fall back."""
+    mcp_call = os.environ.get("MCP_CALL")
+    if not mcp_call:
+        raise Fail("MCP_CALL is not set")
+    srv = Server("--legacy-sse")
+    try:
+        url = f"http://127.0.0.1:{srv.port}/sse"
+        r = subprocess.run([mcp_call, "--http", url, "--era", "2024-11-05", "--verbose", "call", "echo",
+                            '{"text":"over the oldest transport"}'],
+                           capture_output=True, timeout=WAIT_S * 2, check=False)
+        out, err = r.stdout.decode(), r.stderr.decode()
+        expect(r.returncode == 0 and "over the oldest transport" in out,
+               "mcp-call falls back and calls echo", r.returncode, out, err[-600:])
+        expect("HTTP+SSE" in err and "2024-11-05" in err,
+               "--verbose names the transport and the revision", err[-600:])
+        r = subprocess.run([mcp_call, "--http", url, "--transport", "streamable", "tools"],
+                           capture_output=True, timeout=WAIT_S * 2, check=False)
+        expect(r.returncode != 0 and "405" in r.stderr.decode(),
+               "--transport streamable does not fall back", r.returncode, r.stderr.decode()[-600:])
+    finally:
+        srv.stop()
+
+
 SCENARIOS = [off_by_default, endpoint_and_calls, notifications_on_stream, refusals,
              drop_mid_call, slow_reader_cut, limits, bearer, oauth_challenge,
-             shutdown_ends_stream, many_streams_then_shutdown]
+             shutdown_ends_stream, many_streams_then_shutdown, rev_2024_over_legacy_sse,
+             mcp_call_falls_back]
 
 if __name__ == "__main__":
     sys.exit(tap.run(SCENARIOS, sys.argv[1:],

@@ -54,6 +54,13 @@ if command -v python3 >/dev/null 2>&1; then
 		echo "check-schema: test_rev2024.py recorded nothing to check against 2024-11-05"
 		exit 1
 	fi
+	# The same revision on the legacy HTTP+SSE transport.
+	MCP_SCHEMA_RECORD="$rec/legacy-sse.jsonl" MCP_EVERYTHING="$build/examples/mcp-everything" \
+		python3 "$src/tests/http/test_legacy_sse.py" rev_2024_over_legacy_sse >/dev/null
+	if [ ! -s "$rec/legacy-sse.jsonl" ]; then
+		echo "check-schema: test_legacy_sse.py recorded nothing to check against 2024-11-05"
+		exit 1
+	fi
 	# The extensions: tasks of both eras, skills, MCP Apps, trace context
 	# (the stdio scenarios; extension messages are checked against
 	# tests/schema/extensions.json, see validate.mjs).
