@@ -448,6 +448,17 @@ static int origin_allowed(const mcp_server *srv, tp_http_req *rq)
 
 /* Whether an Accept header names `type` (or a wildcard covering it).
  * Absent, it accepts anything (RFC 9110 section 12.5.1). */
+/* Whether a POST's body is declared JSON; else it is answered 415. */
+static int json_body_or_415(tp_http_req *rq)
+{
+	const char *ct = tp_http_req_header(rq, "Content-Type");
+	if (ct && strncasecmp(ct, "application/json", 16) == 0)
+		return 1;
+	reply_error(rq, 415, NULL, MCP_JSONRPC_INVALID_REQUEST,
+		    "Unsupported Media Type: Content-Type must be application/json", NULL, NULL);
+	return 0;
+}
+
 static int accepts(tp_http_req *rq, const char *type)
 {
 	const char *a = tp_http_req_header(rq, "Accept");
@@ -765,13 +776,8 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 			    NULL, NULL);
 		return;
 	}
-	const char *ct = tp_http_req_header(rq, "Content-Type");
-	if (!ct || strncasecmp(ct, "application/json", 16) != 0) {
-		reply_error(rq, 415, NULL, MCP_JSONRPC_INVALID_REQUEST,
-			    "Unsupported Media Type: Content-Type must be application/json", NULL,
-			    NULL);
+	if (!json_body_or_415(rq))
 		return;
-	}
 	size_t len;
 	const char *body = tp_http_req_body(rq, &len);
 	if (strlen(body) != len || !tp_utf8_valid((const unsigned char *)body, len)) {
@@ -1124,13 +1130,8 @@ static void handle_legacy_post(http_server *h, tp_http_req *rq, mcp_principal *p
 			    "Bad Request: the sessionId query parameter is required", NULL, NULL);
 		return;
 	}
-	const char *ct = tp_http_req_header(rq, "Content-Type");
-	if (!ct || strncasecmp(ct, "application/json", 16) != 0) {
-		reply_error(rq, 415, NULL, MCP_JSONRPC_INVALID_REQUEST,
-			    "Unsupported Media Type: Content-Type must be application/json", NULL,
-			    NULL);
+	if (!json_body_or_415(rq))
 		return;
-	}
 	eng_session *es = tp_http_session_find(h->tp, sid, 1);
 	if (!es) {
 		reply_session_not_found(rq, NULL);

@@ -1568,6 +1568,29 @@ static int get_place(tp_http *h)
 	return 0;
 }
 
+/* The end of a GET that holds its place under max_streams (get_place):
+ * with `rc` 0, attaches `st` to the request as the session's stream and
+ * starts it; else gives the place back.  Called under ts->mu, which it
+ * releases.  Returns `rc`. */
+static int get_finish_locked(tp_http_req *rq, tp_http_sess *ts, stream *st, int rc)
+{
+	if (rc) {
+		pthread_mutex_unlock(&ts->mu);
+		atomic_fetch_sub(&rq->h->get_streams, 1);
+		return rc;
+	}
+	attach_locked(st, rq->conn);
+	st->is_get = 1;
+	/* Watched from the start, not only once it waits: a client that
+	 * leaves before its stream's first wait frees its place as soon. */
+	watch_add(st);
+	pthread_mutex_unlock(&ts->mu);
+	sess_touch(ts);
+	sess_ref(ts);
+	rq->answered = start_sse(rq->conn, st, NULL) == MHD_YES ? 1 : -1;
+	return 0;
+}
+
 int tp_http_get(tp_http_req *rq, tp_http_sess *ts, const char *last)
 {
 	tp_http *h = rq->h;
@@ -1631,21 +1654,7 @@ again:
 			ts->standalone = st;
 		}
 	}
-	if (rc) {
-		pthread_mutex_unlock(&ts->mu);
-		atomic_fetch_sub(&h->get_streams, 1);
-		return rc;
-	}
-	attach_locked(st, rq->conn);
-	st->is_get = 1;
-	/* Watched from the start, not only once it waits: a client that
-	 * leaves before its stream's first wait frees its place as soon. */
-	watch_add(st);
-	pthread_mutex_unlock(&ts->mu);
-	sess_touch(ts);
-	sess_ref(ts);
-	rq->answered = start_sse(rq->conn, st, NULL) == MHD_YES ? 1 : -1;
-	return 0;
+	return get_finish_locked(rq, ts, st, rc);
 }
 
 int tp_http_legacy_get(tp_http_req *rq, tp_http_sess *ts, const char *endpoint)
@@ -1674,19 +1683,7 @@ int tp_http_legacy_get(tp_http_req *rq, tp_http_sess *ts, const char *endpoint)
 			ts->standalone = st;
 		}
 	}
-	if (rc) {
-		pthread_mutex_unlock(&ts->mu);
-		atomic_fetch_sub(&h->get_streams, 1);
-		return rc;
-	}
-	attach_locked(st, rq->conn);
-	st->is_get = 1;
-	watch_add(st);
-	pthread_mutex_unlock(&ts->mu);
-	sess_touch(ts);
-	sess_ref(ts);
-	rq->answered = start_sse(rq->conn, st, NULL) == MHD_YES ? 1 : -1;
-	return 0;
+	return get_finish_locked(rq, ts, st, rc);
 }
 
 /* ---- connection clocks (tp_http.h: header_timeout_ms, body_timeout_ms) ---- */
