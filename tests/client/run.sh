@@ -10,7 +10,8 @@
 #      once with the signal named, exit 3).
 #   3. the TypeScript SDK's HTTP+SSE server of 2024-11-05 (ts-sse-server.mjs):
 #      mcp-call --http URL/sse falls back to it by itself, --transport sse
-#      forces it, --transport streamable fails clearly; tests/client/sse-check
+#      forces it, --era 2024-11-05 agrees on that revision with it,
+#      --transport streamable fails clearly; tests/client/sse-check
 #      drives mcp_client itself (calls, notifications, a cancelled call, the
 #      stream ended and the server killed mid-call); the bearer token on
 #      every request and in no message; a refused endpoint; a server that is
@@ -178,6 +179,13 @@ st=0
 [ $st = 0 ] && grep -q 'by fallback' "$out/sse-auto.out" &&
 	grep -q 'connected over HTTP+SSE' "$out/sse-auto.err" && r=0 || r=1
 verdict $r "mcp-call --http URL/sse: falls back to HTTP+SSE (exit $st: $(cat "$out/sse-auto.err"))"
+
+st=0
+"$call" --verbose --era 2024-11-05 --http "$sse_url/sse" call echo '{"text":"first revision"}' \
+	>"$out/sse-2024.out" 2>"$out/sse-2024.err" || st=$?
+[ $st = 0 ] && grep -q 'first revision' "$out/sse-2024.out" &&
+	grep -q 'connected over HTTP+SSE.*protocol 2024-11-05' "$out/sse-2024.err" && r=0 || r=1
+verdict $r "mcp-call --era 2024-11-05: the SDK server agrees on 2024-11-05 over HTTP+SSE (exit $st: $(cat "$out/sse-2024.err"))"
 
 st=0
 "$call" --verbose --transport sse --http "$sse_url/sse" call progress '{"steps":2}' \
