@@ -446,8 +446,6 @@ static int origin_allowed(const mcp_server *srv, tp_http_req *rq)
 	       loopback_name(host);
 }
 
-/* Whether an Accept header names `type` (or a wildcard covering it).
- * Absent, it accepts anything (RFC 9110 section 12.5.1). */
 /* Whether a POST's body is declared JSON; else it is answered 415. */
 static int json_body_or_415(tp_http_req *rq)
 {
@@ -459,6 +457,8 @@ static int json_body_or_415(tp_http_req *rq)
 	return 0;
 }
 
+/* Whether an Accept header names `type` (or a wildcard covering it).
+ * Absent, it accepts anything (RFC 9110 section 12.5.1). */
 static int accepts(tp_http_req *rq, const char *type)
 {
 	const char *a = tp_http_req_header(rq, "Accept");
