@@ -13,7 +13,7 @@ FUZZ_TIME ?= 60
 FUZZ_SMOKE_TIME ?= 10
 # Extra libFuzzer flags for make fuzz (e.g. FUZZ_FLAGS=-jobs=2).
 FUZZ_FLAGS ?=
-FUZZ_TARGETS = framing dispatch dispatch-push schema
+FUZZ_TARGETS = framing dispatch dispatch-push schema jwt seal skills-yaml
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
 FUZZ_COMPILE = $(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I$(top_builddir) -I$(srcdir) -I$(srcdir)/api \
@@ -21,7 +21,12 @@ FUZZ_COMPILE = $(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I$(top_builddir) -I$(srcdir)
 FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM) -pthread
 FUZZ_LIB = tests/fuzz/libmcp-fuzz.a
 FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch tests/fuzz/fuzz-dispatch-push \
-	tests/fuzz/fuzz-schema
+	tests/fuzz/fuzz-schema tests/fuzz/fuzz-jwt tests/fuzz/fuzz-seal tests/fuzz/fuzz-skills-yaml
+# The client's HTTP transport exists only with libcurl's headers.
+if HAVE_CURL
+FUZZ_TARGETS += client
+FUZZ_BINS += tests/fuzz/fuzz-client
+endif
 FUZZ_HELPERS = tests/fuzz/wire-check.c tests/fuzz/wire-check.h
 # The handlers both dispatch targets serve.
 FUZZ_SERVER = tests/fuzz/fuzz-server.c tests/fuzz/fuzz-server.h
@@ -72,6 +77,35 @@ tests/fuzz/fuzz-schema: tests/fuzz/fuzz-schema.c $(FUZZ_LIB)
 	@echo "  FUZZLD   $@"
 	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-schema.c $(FUZZ_LIB) \
 	  $(FUZZ_LIBS) -o $@
+
+# The Authorization header through to the verdict (api/authz.c, the JWT
+# verifier of api/auth.c), with a fixed key set and clock.
+tests/fuzz/fuzz-jwt: tests/fuzz/fuzz-jwt.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-jwt.c $(FUZZ_LIB) \
+	  $(FUZZ_LIBS) -o $@
+
+# Sealed requestState and list cursors.  The target compiles api/mrtr.c
+# itself (#include) to reach its static seal and unseal, so it depends on it.
+tests/fuzz/fuzz-seal: tests/fuzz/fuzz-seal.c api/mrtr.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-seal.c \
+	  $(FUZZ_LIB) $(FUZZ_LIBS) -o $@
+
+# The frontmatter of a SKILL.md (api/skills-yaml.c).
+tests/fuzz/fuzz-skills-yaml: tests/fuzz/fuzz-skills-yaml.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-skills-yaml.c $(FUZZ_LIB) \
+	  $(FUZZ_LIBS) -o $@
+
+# The client's event-stream reader.  The target compiles transport/httpc.c
+# itself (#include) to reach its static on_body; the archive has neither it
+# nor the libcurl loader (transport/curl.c), linked here.
+tests/fuzz/fuzz-client: tests/fuzz/fuzz-client.c transport/httpc.c transport/curl.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY $(CURL_CFLAGS) -fsanitize=fuzzer \
+	  $(srcdir)/tests/fuzz/fuzz-client.c $(srcdir)/transport/curl.c $(FUZZ_LIB) \
+	  $(FUZZ_LIBS) -ldl -o $@
 
 .PHONY += fuzz-build fuzz fuzz-smoke
 # Whether $(FUZZ_CC) can build a libFuzzer target at all (probed each time,
@@ -140,4 +174,7 @@ EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run.sh tests/fuzz/fuzz-framing.c \
 	tests/fuzz/fuzz-dispatch.c tests/fuzz/fuzz-dispatch-push.c $(FUZZ_SERVER) \
 	tests/fuzz/framing.dict tests/fuzz/dispatch.dict \
 	tests/fuzz/fuzz-schema.c tests/fuzz/schema.dict \
+	tests/fuzz/fuzz-jwt.c tests/fuzz/jwt.dict tests/fuzz/fuzz-seal.c tests/fuzz/seal.dict \
+	tests/fuzz/fuzz-skills-yaml.c tests/fuzz/skills-yaml.dict \
+	tests/fuzz/fuzz-client.c tests/fuzz/client.dict \
 	tests/fuzz/corpus
