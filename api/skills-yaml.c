@@ -290,8 +290,13 @@ json_object *api_skill_parse_frontmatter(const char *text, size_t len, size_t *b
 		size_t ll = (size_t)(le - line);
 		if (ll && line[ll - 1] == '\r')
 			ll--;
-		/* "---" then spaces or tabs only */
-		if (ll >= 3 && !memcmp(line, "---", 3) && strspn(line + 3, " \t") >= ll - 3) {
+		/* "---" then spaces or tabs only, counted within the line:
+		 * the text has a length, not a NUL (strspn ran past the end
+		 * of a last line without newline, fuzz-skills-yaml). */
+		size_t blank = 3;
+		while (blank < ll && (line[blank] == ' ' || line[blank] == '\t'))
+			blank++;
+		if (ll >= 3 && !memcmp(line, "---", 3) && blank == ll) {
 			end = line;
 			after = (size_t)((nl ? nl + 1 : s + n) - text);
 			break;

@@ -170,6 +170,14 @@ tests_fuzz_repro_nonfinite_SOURCES = tests/fuzz/repro-nonfinite.c $(FUZZ_HELPERS
 tests_fuzz_repro_nonfinite_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
 	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
 
+# A read past the end of a SKILL.md (fuzz-skills-yaml): texts ending at a
+# guard page, so the read faults in any build.
+check_PROGRAMS += tests/fuzz/repro-frontmatter
+TESTS += tests/fuzz/repro-frontmatter
+tests_fuzz_repro_frontmatter_SOURCES = tests/fuzz/repro-frontmatter.c
+tests_fuzz_repro_frontmatter_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
+	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
+
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run.sh tests/fuzz/fuzz-framing.c \
 	tests/fuzz/fuzz-dispatch.c tests/fuzz/fuzz-dispatch-push.c $(FUZZ_SERVER) \
 	tests/fuzz/framing.dict tests/fuzz/dispatch.dict \
