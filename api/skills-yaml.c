@@ -32,8 +32,17 @@ typedef struct ycx {
 
 static void fail(ycx *c, const char *fmt, const char *arg)
 {
-	if (c->why && c->whylen && !c->why[0])
-		snprintf(c->why, c->whylen, fmt, arg ? arg : "");
+	if (!c->why || !c->whylen || c->why[0])
+		return;
+	/* The value quoted comes from the file, and a reason is one line
+	 * (internal.h): a multi-line scalar's newline, or any other control
+	 * character, is shown as '?' (fuzz-skills-yaml). */
+	char quoted[256];
+	size_t k = 0;
+	for (const char *p = arg ? arg : ""; *p && k + 1 < sizeof quoted; p++)
+		quoted[k++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+	quoted[k] = 0;
+	snprintf(c->why, c->whylen, fmt, quoted);
 }
 
 static int all(const char *s, const char *set)

@@ -7,7 +7,12 @@
  *
  * Each text is placed at the very end of a page followed by an
  * inaccessible page, so a read one byte too far faults in any build, not
- * only under ASan.  Exits 0 when every text parses as expected.
+ * only under ASan.
+ *
+ * Second finding: a refusal quoted a multi-line scalar whole, so the
+ * "one-line reason" held newlines ("frontmatter: 0x25DDD#\nDDDD does not
+ * match its tag"); a reason must hold no control character.  Exits 0
+ * when every text parses as expected.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +48,21 @@ static void check(const char *text, int want_ok, size_t want_body)
 	munmap(map, span);
 }
 
+/* The reason of a refusal is one line of printable text. */
+static void check_reason(const char *text)
+{
+	char why[256];
+	json_object *fm = api_skill_parse_frontmatter(text, strlen(text), NULL, why, sizeof why);
+	int bad = fm != NULL || !why[0];
+	for (const char *p = why; *p; p++)
+		bad |= (unsigned char)*p < 0x20 || *p == 0x7f;
+	if (bad) {
+		fprintf(stderr, "FAIL: reason \"%s\"\n", why);
+		failures++;
+	}
+	json_object_put(fm);
+}
+
 int main(void)
 {
 	check("---\nname: x\n---", 1, 15);
@@ -51,6 +71,9 @@ int main(void)
 	check("---\nname: x\n--- x", 0, 0);
 	check("---\nname: x\n--", 0, 0);
 	check("---\n---", 0, 0); /* empty frontmatter: not a mapping */
+	check_reason("---\n2: [1, !!null 0x25DDD#\n\nDDDD]\n---\n");
+	check_reason("---\na: !!int 12\n  \t34\x01\n---\n");
+	check_reason("---\nkey\n  two: 1\n---\n");
 	if (failures)
 		return 1;
 	printf("PASS: repro-frontmatter\n");
