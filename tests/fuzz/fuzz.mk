@@ -178,6 +178,15 @@ tests_fuzz_repro_frontmatter_SOURCES = tests/fuzz/repro-frontmatter.c
 tests_fuzz_repro_frontmatter_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
 	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
 
+# A signed token whose aud or sub held \u0000 was read cut at the NUL
+# (fuzz-jwt): the verifier must refuse such a header or claims.
+check_PROGRAMS += tests/fuzz/repro-jwt
+TESTS += tests/fuzz/repro-jwt
+tests_fuzz_repro_jwt_SOURCES = tests/fuzz/repro-jwt.c
+tests_fuzz_repro_jwt_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_fuzz_repro_jwt_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
+	$(MHD_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
+
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run.sh tests/fuzz/fuzz-framing.c \
 	tests/fuzz/fuzz-dispatch.c tests/fuzz/fuzz-dispatch-push.c $(FUZZ_SERVER) \
 	tests/fuzz/framing.dict tests/fuzz/dispatch.dict \
