@@ -769,13 +769,19 @@ static int signature_ok(const jws_alg *a, EVP_PKEY *pkey, const unsigned char *s
 
 /* A NumericDate claim (RFC 7519 section 2): 1 and *out when present and a
  * number, 0 when absent, -1 when of another type. */
+/* A NumericDate within +-9e15 seconds (far beyond any real date), for
+ * integers as for doubles: the checks add the skew to it, and
+ * "exp":9223372036854775807 overflowed exp + skew (fuzz-jwt, UBSan). */
 static int numeric_date(json_object *claims, const char *key, int64_t *out)
 {
 	json_object *v = api_get(claims, key);
 	if (!v)
 		return 0;
 	if (json_object_is_type(v, json_type_int)) {
-		*out = json_object_get_int64(v);
+		int64_t i = json_object_get_int64(v);
+		if (i <= -9000000000000000 || i >= 9000000000000000)
+			return -1;
+		*out = i;
 		return 1;
 	}
 	if (json_object_is_type(v, json_type_double)) {
@@ -949,7 +955,7 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 	int has_nbf = numeric_date(claims, "nbf", &nbf);
 	int has_iat = numeric_date(claims, "iat", &iat);
 	if (has_exp < 0 || has_nbf < 0 || has_iat < 0)
-		REFUSE("a time claim of the token is not a number");
+		REFUSE("a time claim of the token is not a number (or out of range)");
 	if (!has_exp)
 		REFUSE("the token has no expiry (exp)");
 	if (now >= exp + rules->skew_s)

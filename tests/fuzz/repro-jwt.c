@@ -7,6 +7,10 @@
  * "a\u0000b" made a principal whose subject was "a".  A header or claims
  * text holding a NUL must be refused.
  *
+ * Second: "exp":9223372036854775807 overflowed exp + skew (UBSan: signed
+ * integer overflow in auth_jwt_verify); an integer time claim beyond
+ * +-9e15 seconds is refused as out of range, as a double one was.
+ *
  * An Ed25519 key is made here; every token is signed with it, so only
  * the claims decide.  Exits 0 when each verdict is the expected one.
  */
@@ -126,6 +130,20 @@ int main(void)
 	/* An escaped backslash then "u0000" is text, not a NUL. */
 	snprintf(claims, sizeof claims, "{\"aud\":\"%s\",\"sub\":\"a\\\\u0000\",%s}", RESOURCE,
 		 tail);
+	expect(v, hdr, claims, AUTH_OK);
+
+	/* Time claims at the ends of int64: refused as out of range, not
+	 * computed with (a plain build wrapped exp + skew to "expired"). */
+	snprintf(claims, sizeof claims,
+		 "{\"aud\":\"%s\",\"exp\":9223372036854775807,\"iss\":\"" ISSUER "\"}",
+		 RESOURCE);
+	expect_why(v, hdr, claims, AUTH_INVALID_TOKEN, "out of range");
+	snprintf(claims, sizeof claims,
+		 "{\"aud\":\"%s\",\"nbf\":-9223372036854775808,%s}", RESOURCE, tail);
+	expect_why(v, hdr, claims, AUTH_INVALID_TOKEN, "out of range");
+	snprintf(claims, sizeof claims,
+		 "{\"aud\":\"%s\",\"exp\":8999999999999999,\"iss\":\"" ISSUER "\"}",
+		 RESOURCE);
 	expect(v, hdr, claims, AUTH_OK);
 
 	auth_jwt_free(v);
