@@ -1423,6 +1423,25 @@ json_object *eng_request_answer_id(json_object *msg, unsigned pre)
 	return jid;
 }
 
+/* Why a response cannot be one (JSON-RPC 2.0 section 5: exactly one of
+ * result and error; section 5.1: an error is an object with an integer
+ * code and a string message), or NULL. */
+static const char *response_problem(json_object *msg)
+{
+	json_object *err = NULL, *code = NULL, *message = NULL;
+	int has_result = json_object_object_get_ex(msg, "result", NULL);
+	if (!json_object_object_get_ex(msg, "error", &err))
+		return NULL;
+	if (has_result)
+		return "Invalid response: both result and error";
+	if (!json_object_object_get_ex(err, "code", &code) ||
+	    !json_object_is_type(code, json_type_int) ||
+	    !json_object_object_get_ex(err, "message", &message) ||
+	    !json_object_is_type(message, json_type_string))
+		return "Invalid response: the error has no integer code or no string message";
+	return NULL;
+}
+
 static void dispatch_object(eng_session *s, json_object *msg)
 {
 	json_object *jmethod = NULL, *jid = NULL, *params = NULL;
@@ -1431,6 +1450,16 @@ static void dispatch_object(eng_session *s, json_object *msg)
 
 	if (!has_method && (json_object_object_get_ex(msg, "result", NULL) ||
 			    json_object_object_get_ex(msg, "error", NULL))) {
+		/* Not a response after all: dropped and counted here, never
+		 * handed to the request waiting under its id, whose caller
+		 * would take {"result":{},"error":{}} for the error object {}
+		 * (fuzz-client-session). */
+		const char *bad = response_problem(msg);
+		if (bad) {
+			json_object_put(msg);
+			note_dropped(s, ENG_DROP_INVALID, bad);
+			return;
+		}
 		/* A response: route it to the pending table, never answer it
 		 * (P3).  Our outbound ids are integers (P7: a separate
 		 * namespace from the client's request ids). */
