@@ -18,7 +18,7 @@
  * client after the handshake, as is, except that a line starting with
  * byte 0x01 becomes an answer to the client's latest request:
  * {"jsonrpc":"2.0","id":<its id>,"result":<the rest>}.  Meanwhile the
- * client calls tools/call and tools/list, 40 ms each at most.
+ * client calls tools/call and tools/list, 15 ms each at most.
  *
  * Checked beyond ASan, UBSan and LeakSanitizer: the connect succeeds (the
  * handshake is valid); every call ends within its timeout plus a second,
@@ -42,6 +42,8 @@
 #include <mcp/mcp.h>
 
 #include "api/internal.h"
+
+#define CALL_MS 15 /* each call's timeout */
 
 static const char *const revisions[] = { "2024-11-05", "2025-03-26", "2025-06-18",
 					 "2025-11-25" };
@@ -99,7 +101,8 @@ static char *take(fake_server *s, int ms)
 		*nl = 0;
 		json_object *m = json_tokener_parse(s->buf);
 		json_object *id = NULL, *meth = NULL;
-		if (json_object_object_get_ex(m, "id", &id) && json_object_is_type(id, json_type_int) &&
+		if (json_object_object_get_ex(m, "id", &id) &&
+		    json_object_is_type(id, json_type_int) &&
 		    json_object_object_get_ex(m, "method", &meth)) {
 			s->last_id = json_object_get_int64(id);
 			if (!method)
@@ -141,8 +144,8 @@ static void *server_main(void *arg)
 		free(take(s, 0));
 		if (le > p && p[0] == 1) {
 			free(take(s, 5));
-			k = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":",
-				     s->last_id);
+			k = snprintf(line, sizeof line,
+				     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":", s->last_id);
 			put(s, line, (size_t)k);
 			put(s, (const char *)p + 1, (size_t)(le - p - 1));
 			put(s, "}\n", 2);
@@ -195,7 +198,7 @@ static void on_notify(mcp_client *c, const char *method, json_object *params, vo
 
 static void check_call(int rc, json_object *out, int64_t started, const char *what)
 {
-	if (now_ms() - started > 40 + 1000)
+	if (now_ms() - started > CALL_MS + 1000)
 		fail("a call outlived its timeout by a second", what);
 	if (rc > 0 || (rc == MCP_OK && !out) || (rc != MCP_OK && rc != MCP_EREMOTE && out))
 		fail("a call's code and result disagree", what);
@@ -233,7 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			  .lines = data + 1, .n = size - 1 };
 	mcp_client *c = mcp_client_new("fuzz-client-session", "1");
 	if (!c || mcp_client_set_protocol_version(c, s.rev) != MCP_OK ||
-	    mcp_client_set_grace_ms(c, 100) != MCP_OK ||
+	    mcp_client_set_grace_ms(c, 20) != MCP_OK ||
 	    mcp_client_set_connect_timeout_ms(c, 2000) != MCP_OK ||
 	    mcp_client_set_notification_handler(c, on_notify, NULL) != MCP_OK)
 		fail("cannot configure the client", NULL);
@@ -250,11 +253,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("the handshake failed", mcp_client_error(c));
 	json_object *out = NULL;
 	int64_t t0 = now_ms();
-	rc = mcp_client_call_tool(c, "echo", NULL, 40, NULL, &out);
+	rc = mcp_client_call_tool(c, "echo", NULL, CALL_MS, NULL, &out);
 	check_call(rc, out, t0, "tools/call");
 	out = NULL;
 	t0 = now_ms();
-	rc = mcp_client_list_tools(c, 40, NULL, &out);
+	rc = mcp_client_list_tools(c, CALL_MS, NULL, &out);
 	check_call(rc, out, t0, "tools/list");
 	mcp_client_close(c);
 	/* The fake server may still be writing (EPIPE now, SIGPIPE is

@@ -77,13 +77,14 @@ static void *server_main(void *arg)
 		int n;
 		if (!strcmp(method, "initialize"))
 			n = snprintf(line, sizeof line,
-				     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"protocolVersion\":"
-				     "\"2025-06-18\",\"capabilities\":{\"tools\":{}},\"serverInfo\":"
-				     "{\"name\":\"s\",\"version\":\"1\"}}}\n",
+				     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":"
+				     "{\"protocolVersion\":\"2025-06-18\","
+				     "\"capabilities\":{\"tools\":{}},"
+				     "\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n",
 				     id);
 		else if (!strcmp(method, "tools/call") && k < NANSWERS)
-			n = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%lld,%s}\n", id,
-				     answers[k++]);
+			n = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%lld,%s}\n",
+				     id, answers[k++]);
 		else
 			continue;
 		if (write(srv_out, line, (size_t)n) != n)
@@ -115,11 +116,12 @@ int main(void)
 		int rc = mcp_client_call_tool(c, "t", NULL, 300, NULL, &out);
 		int last = i + 1 == NANSWERS;
 		json_object *code = NULL, *msg = NULL;
-		int ok = last ? rc == MCP_EREMOTE && json_object_object_get_ex(out, "code", &code) &&
-					json_object_get_int(code) == -32000 &&
-					json_object_object_get_ex(out, "message", &msg) &&
-					!strcmp(json_object_get_string(msg), "refused")
-			      : rc == MCP_ETIMEDOUT && !out;
+		int ok = rc == MCP_ETIMEDOUT && !out;
+		if (last)
+			ok = rc == MCP_EREMOTE && json_object_object_get_ex(out, "code", &code) &&
+			     json_object_get_int(code) == -32000 &&
+			     json_object_object_get_ex(out, "message", &msg) &&
+			     !strcmp(json_object_get_string(msg), "refused");
 		if (!ok) {
 			fprintf(stderr, "FAIL: answer {%s}: rc %d, out %s\n", answers[i], rc,
 				out ? json_object_to_json_string(out) : "NULL");
