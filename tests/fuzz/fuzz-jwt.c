@@ -17,7 +17,12 @@
  *   bit 2: the server checked against: 0 server A (issuer ISSUER, scope
  *          "mcp:read" required, 60 s of skew), 1 server B (no issuer, no
  *          scope required, typ must be at+jwt, no skew);
- *   bit 3 (signed mode): a byte of the signature changed (must not pass).
+ *   bit 3 (signed mode): a byte of the signature changed (must not pass);
+ *   bit 4 (raw mode): server C instead, whose application verifier
+ *          (mcp_server_set_auth_verifier) takes a token "EXPIRY" or
+ *          "EXPIRY.rest" as valid with that expiry (a decimal; none or
+ *          negative: not set) and the scope mcp:read, so the checks the
+ *          library adds after an application's verdict are reached.
  * The key set also holds an RSA key (kid "rsa") whose private half is not
  * here: the seeds hold a few tokens it signed (made once, offline).
  *
@@ -83,7 +88,7 @@ static const char test_only_p256_key[] =
 	"1MLFKTh7Ymmo9Z8030Y1sqVgOiRxxILD5uchqz6nQ+AsJzJusT01XtcH\n"
 	"-----END PRIVATE KEY-----\n";
 
-static mcp_server *srv_a, *srv_b;
+static mcp_server *srv_a, *srv_b, *srv_c;
 static EVP_PKEY *key_ed, *key_ec;
 
 static void fail(const char *what, const char *detail)
@@ -120,6 +125,18 @@ static mcp_server *server(int a)
 	return s;
 }
 
+/* Server C's verifier: the token's leading decimal is its expiry. */
+static int verify_c(const char *token, const char *resource, mcp_principal *out, void *user)
+{
+	(void)resource;
+	(void)user;
+	char *end = NULL;
+	long long e = strtoll(token, &end, 10);
+	if (end != token && e >= 0 && mcp_principal_set_expiry(out, e) != MCP_OK)
+		return MCP_EINVAL;
+	return mcp_principal_add_scope(out, "mcp:read") == MCP_OK ? MCP_AUTH_OK : MCP_ENOMEM;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -129,6 +146,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fail("sodium_init", NULL);
 	srv_a = server(1);
 	srv_b = server(0);
+	srv_c = mcp_server_new("fuzz-jwt-c", "1");
+	if (!srv_c || mcp_server_set_auth_resource(srv_c, RESOURCE) != MCP_OK ||
+	    mcp_server_set_auth_verifier(srv_c, verify_c, NULL) != MCP_OK)
+		fail("cannot configure server C", NULL);
 	key_ed = load_key(test_only_ed25519_key);
 	key_ec = load_key(test_only_p256_key);
 	return 0;
@@ -448,7 +469,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	mcp_principal *p = NULL;
 	char *www = NULL, *body = NULL;
-	int status = api_authz_http(a ? srv_a : srv_b, url, value, NOW, &p, &www, &body);
+	int c = !(flags & 1) && (flags & 16);
+	int status = api_authz_http(c ? srv_c : a ? srv_a : srv_b, url, value, NOW, &p, &www, &body);
 	if (status != 0 && status != 400 && status != 401 && status != 403 && status != 500)
 		fail("an unknown status", NULL);
 	if (!status != !!p)
@@ -460,7 +482,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("a changed signature verified", value);
 		if (strstr(url, "access_token"))
 			fail("accepted with a token in the query", url);
-		check_accepted(value, p, a);
+		if (!c)
+			check_accepted(value, p, a);
+		else if (p->expires_at && !(NOW < (__int128)p->expires_at + 60))
+			fail("server C accepted an expired principal", value);
 		auth_principal_unref(p);
 	} else {
 		check_refused(status, www, body);
