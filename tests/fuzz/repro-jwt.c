@@ -11,6 +11,11 @@
  * integer overflow in auth_jwt_verify); an integer time claim beyond
  * +-9e15 seconds is refused as out of range, as a double one was.
  *
+ * Third: an application verifier (mcp_server_set_auth_verifier) may set
+ * any expiry, INT64_MAX for "never", and the check the library adds,
+ * now >= expires_at + skew, overflowed (UBSan in verify_custom; a plain
+ * build wrapped it negative and refused the token as expired).
+ *
  * An Ed25519 key is made here; every token is signed with it, so only
  * the claims decide.  Exits 0 when each verdict is the expected one.
  */
@@ -22,6 +27,7 @@
 #include <sodium.h>
 
 #include "api/auth.h"
+#include "api/internal.h"
 
 #define RESOURCE "https://mcp.example.test/mcp"
 #define ISSUER "https://issuer.example.test"
@@ -88,6 +94,32 @@ static void expect(auth_jwt *v, const char *header, const char *claims, auth_ver
 	expect_why(v, header, claims, want, NULL);
 }
 
+/* An application verifier: the token's leading decimal is its expiry. */
+static int verify_app(const char *token, const char *resource, mcp_principal *out, void *user)
+{
+	(void)resource;
+	(void)user;
+	if (mcp_principal_set_expiry(out, strtoll(token, NULL, 10)) != MCP_OK)
+		return MCP_EINVAL;
+	return MCP_AUTH_OK;
+}
+
+/* The status api_authz_http gives an application-verified token. */
+static void expect_app(mcp_server *srv, const char *header, int want)
+{
+	mcp_principal *p = NULL;
+	char *www = NULL, *body = NULL;
+	int got = api_authz_http(srv, "/mcp", header, NOW, &p, &www, &body);
+	if (got != want) {
+		fprintf(stderr, "FAIL: %s: status %d, want %d (%s)\n", header, got, want,
+			body ? body : "");
+		failures++;
+	}
+	auth_principal_unref(p);
+	free(www);
+	free(body);
+}
+
 int main(void)
 {
 	if (sodium_init() < 0 || !(key = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519")))
@@ -145,6 +177,18 @@ int main(void)
 		 "{\"aud\":\"%s\",\"exp\":8999999999999999,\"iss\":\"" ISSUER "\"}",
 		 RESOURCE);
 	expect(v, hdr, claims, AUTH_OK);
+
+	/* An application's expiry: "never", far, just passed, passed by more
+	 * than the default skew of 60 s. */
+	mcp_server *srv = mcp_server_new("repro-jwt", "1");
+	if (!srv || mcp_server_set_auth_resource(srv, RESOURCE) != MCP_OK ||
+	    mcp_server_set_auth_verifier(srv, verify_app, NULL) != MCP_OK)
+		return 99;
+	expect_app(srv, "Bearer 9223372036854775807", 0);
+	expect_app(srv, "Bearer 8999999999999999999", 0);
+	expect_app(srv, "Bearer 1799999990", 0);
+	expect_app(srv, "Bearer 1799999900", 401);
+	mcp_server_free(srv);
 
 	auth_jwt_free(v);
 	EVP_PKEY_free(key);
