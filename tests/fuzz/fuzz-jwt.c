@@ -470,7 +470,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mcp_principal *p = NULL;
 	char *www = NULL, *body = NULL;
 	int c = !(flags & 1) && (flags & 16);
-	int status = api_authz_http(c ? srv_c : a ? srv_a : srv_b, url, value, NOW, &p, &www, &body);
+	mcp_server *srv = c ? srv_c : a ? srv_a : srv_b;
+	int status = api_authz_http(srv, url, value, NOW, &p, &www, &body);
 	if (status != 0 && status != 400 && status != 401 && status != 403 && status != 500)
 		fail("an unknown status", NULL);
 	if (!status != !!p)
