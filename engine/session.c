@@ -1450,15 +1450,32 @@ static void dispatch_object(eng_session *s, json_object *msg)
 
 	if (!has_method && (json_object_object_get_ex(msg, "result", NULL) ||
 			    json_object_object_get_ex(msg, "error", NULL))) {
-		/* Not a response after all: dropped and counted here, never
-		 * handed to the request waiting under its id, whose caller
-		 * would take {"result":{},"error":{}} for the error object {}
-		 * (fuzz-client-session). */
+		/* Not a response after all (fuzz-client-session): its caller
+		 * would take {"result":{},"error":{}} for the error object {}.
+		 * Counted as invalid, and what reaches the request waiting
+		 * under its id is an error of our own saying so, a -32603
+		 * with a code and a message, rather than nothing: a call
+		 * never waits out its timeout for an answer that came. */
 		const char *bad = response_problem(msg);
 		if (bad) {
-			json_object_put(msg);
 			note_dropped(s, ENG_DROP_INVALID, bad);
-			return;
+			char text[128];
+			snprintf(text, sizeof text, "%s (from the peer)", bad);
+			int oom = 0;
+			json_object *e = json_object_new_object();
+			eng_obj_set(e, "code", json_object_new_int(MCP_JSONRPC_INTERNAL_ERROR), &oom);
+			eng_obj_set(e, "message", json_object_new_string(text), &oom);
+			json_object_object_del(msg, "result");
+			if (!e || oom) {
+				json_object_put(e);
+				json_object_put(msg);
+				return;
+			}
+			/* Replaces the peer's "error" (json-c frees it). */
+			if (eng_obj_add(msg, "error", e) != 0) {
+				json_object_put(msg);
+				return;
+			}
 		}
 		/* A response: route it to the pending table, never answer it
 		 * (P3).  Our outbound ids are integers (P7: a separate

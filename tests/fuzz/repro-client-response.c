@@ -5,12 +5,15 @@
  * call waiting under id 2, and mcp_client_call_tool() returned
  * MCP_EREMOTE with the "error object" {}, which the header promises holds
  * {code, message}.  Such a line is not a response (JSON-RPC 2.0 section
- * 5): the engine now drops and counts it.
+ * 5): the engine now counts it as invalid and answers the waiting call
+ * with its own -32603 that says so.
  *
  * A client over two pipes; a thread here plays the server: it answers
  * initialize, then answers each tools/call with one malformed response
- * (the call must time out, the line dropped), and the last one with a
- * valid error (MCP_EREMOTE with its code and message).  Exits 0 on
+ * (the call must fail at once with MCP_EREMOTE and the -32603 "Invalid
+ * response ... (from the peer)"; its timeout is a minute), and the last
+ * one with a valid error (MCP_EREMOTE with the server's code and
+ * message).  Exits 0 on
  * success.
  */
 #include <poll.h>
@@ -113,15 +116,22 @@ int main(void)
 	int failures = 0;
 	for (size_t i = 0; i < NANSWERS; i++) {
 		json_object *out = NULL;
-		int rc = mcp_client_call_tool(c, "t", NULL, 300, NULL, &out);
+		int rc = mcp_client_call_tool(c, "t", NULL, 60000, NULL, &out);
 		int last = i + 1 == NANSWERS;
 		json_object *code = NULL, *msg = NULL;
-		int ok = rc == MCP_ETIMEDOUT && !out;
-		if (last)
-			ok = rc == MCP_EREMOTE && json_object_object_get_ex(out, "code", &code) &&
-			     json_object_get_int(code) == -32000 &&
-			     json_object_object_get_ex(out, "message", &msg) &&
+		/* Each malformed answer: our own -32603 saying the response
+		 * was invalid, at once (the call does not wait out its
+		 * timeout); the last: the server's own error. */
+		int ok = rc == MCP_EREMOTE && json_object_object_get_ex(out, "code", &code) &&
+			 json_object_object_get_ex(out, "message", &msg) &&
+			 json_object_is_type(msg, json_type_string);
+		if (ok && last)
+			ok = json_object_get_int(code) == -32000 &&
 			     !strcmp(json_object_get_string(msg), "refused");
+		else if (ok)
+			ok = json_object_get_int(code) == -32603 &&
+			     !strncmp(json_object_get_string(msg), "Invalid response", 16) &&
+			     strstr(json_object_get_string(msg), "(from the peer)");
 		if (!ok) {
 			fprintf(stderr, "FAIL: answer {%s}: rc %d, out %s\n", answers[i], rc,
 				out ? json_object_to_json_string(out) : "NULL");
