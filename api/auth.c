@@ -215,10 +215,32 @@ long auth_json_top_members(const char *text, size_t len)
 	return count;
 }
 
+/* Whether a JSON text holds a NUL, raw or as the escape \u0000.  A
+ * backslash outside a string is no JSON, so no string state is needed. */
+static int json_has_nul(const char *text, size_t len)
+{
+	if (memchr(text, 0, len))
+		return 1;
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (text[i] != '\\')
+			continue;
+		if (text[i + 1] == 'u' && i + 6 <= len && !memcmp(text + i + 2, "0000", 4))
+			return 1;
+		i++; /* the escaped character */
+	}
+	return 0;
+}
+
 /* Parses a JWS part: strict JSON, valid UTF-8, one object, nothing after
- * it, no member named twice. */
+ * it, no member named twice, no NUL in a name or a string.  Every check
+ * below compares C strings (alg, kid, iss, aud, the scopes) and the
+ * principal keeps C strings: json-c keeps "aud":"<resource>\u0000x"
+ * whole, and strcmp saw <resource> and accepted a token meant for another
+ * audience (fuzz-jwt); a subject "a\u0000b" became "a". */
 static json_object *parse_part(const char *text, size_t len)
 {
+	if (json_has_nul(text, len))
+		return NULL;
 	json_tokener *tok = json_tokener_new_ex(16);
 	if (!tok)
 		return NULL;
@@ -747,13 +769,19 @@ static int signature_ok(const jws_alg *a, EVP_PKEY *pkey, const unsigned char *s
 
 /* A NumericDate claim (RFC 7519 section 2): 1 and *out when present and a
  * number, 0 when absent, -1 when of another type. */
+/* A NumericDate within +-9e15 seconds (far beyond any real date), for
+ * integers as for doubles: the checks add the skew to it, and
+ * "exp":9223372036854775807 overflowed exp + skew (fuzz-jwt, UBSan). */
 static int numeric_date(json_object *claims, const char *key, int64_t *out)
 {
 	json_object *v = api_get(claims, key);
 	if (!v)
 		return 0;
 	if (json_object_is_type(v, json_type_int)) {
-		*out = json_object_get_int64(v);
+		int64_t i = json_object_get_int64(v);
+		if (i <= -9000000000000000 || i >= 9000000000000000)
+			return -1;
+		*out = i;
 		return 1;
 	}
 	if (json_object_is_type(v, json_type_double)) {
@@ -861,7 +889,8 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 	    !(sig = auth_b64url_decode(dot2 + 1, l2, &slen)))
 		REFUSE("a part of the token is not canonical base64url");
 	if (!(hdr = parse_part((const char *)hdr_raw, hlen)))
-		REFUSE("the token header is not a JSON object (or names a member twice)");
+		REFUSE("the token header is not a JSON object (or names a member twice, or "
+		       "holds a NUL)");
 
 	const char *alg_name = get_s(hdr, "alg");
 	if (!alg_name)
@@ -919,13 +948,14 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 		REFUSE("the token's signature does not verify");
 
 	if (!(claims = parse_part((const char *)body_raw, blen)))
-		REFUSE("the token's claims are not a JSON object (or name a member twice)");
+		REFUSE("the token's claims are not a JSON object (or name a member twice, or "
+		       "hold a NUL)");
 	int64_t exp = 0, nbf = 0, iat = 0;
 	int has_exp = numeric_date(claims, "exp", &exp);
 	int has_nbf = numeric_date(claims, "nbf", &nbf);
 	int has_iat = numeric_date(claims, "iat", &iat);
 	if (has_exp < 0 || has_nbf < 0 || has_iat < 0)
-		REFUSE("a time claim of the token is not a number");
+		REFUSE("a time claim of the token is not a number (or out of range)");
 	if (!has_exp)
 		REFUSE("the token has no expiry (exp)");
 	if (now >= exp + rules->skew_s)

@@ -771,7 +771,10 @@ static auth_verdict verify_custom(struct auth_conf *c, const char *token, int64_
 	} else if (rc != MCP_AUTH_OK) {
 		v = AUTH_INVALID_TOKEN;
 		*reason = "the token is not valid";
-	} else if (p->expires_at && now >= p->expires_at + c->skew_ms / 1000) {
+	} else if (p->expires_at && now - c->skew_ms / 1000 >= p->expires_at) {
+		/* The skew is taken from now, ours and small: the application
+		 * may set any expiry, INT64_MAX for "never", and
+		 * expires_at + skew overflowed (fuzz-jwt, UBSan). */
 		v = AUTH_INVALID_TOKEN;
 		*reason = "the token has expired";
 	} else if (p->naudiences) {

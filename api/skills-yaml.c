@@ -32,8 +32,17 @@ typedef struct ycx {
 
 static void fail(ycx *c, const char *fmt, const char *arg)
 {
-	if (c->why && c->whylen && !c->why[0])
-		snprintf(c->why, c->whylen, fmt, arg ? arg : "");
+	if (!c->why || !c->whylen || c->why[0])
+		return;
+	/* The value quoted comes from the file, and a reason is one line
+	 * (internal.h): a multi-line scalar's newline, or any other control
+	 * character, is shown as '?' (fuzz-skills-yaml). */
+	char quoted[256];
+	size_t k = 0;
+	for (const char *p = arg ? arg : ""; *p && k + 1 < sizeof quoted; p++)
+		quoted[k++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+	quoted[k] = 0;
+	snprintf(c->why, c->whylen, fmt, quoted);
 }
 
 static int all(const char *s, const char *set)
@@ -290,8 +299,13 @@ json_object *api_skill_parse_frontmatter(const char *text, size_t len, size_t *b
 		size_t ll = (size_t)(le - line);
 		if (ll && line[ll - 1] == '\r')
 			ll--;
-		/* "---" then spaces or tabs only */
-		if (ll >= 3 && !memcmp(line, "---", 3) && strspn(line + 3, " \t") >= ll - 3) {
+		/* "---" then spaces or tabs only, counted within the line:
+		 * the text has a length, not a NUL (strspn ran past the end
+		 * of a last line without newline, fuzz-skills-yaml). */
+		size_t blank = 3;
+		while (blank < ll && (line[blank] == ' ' || line[blank] == '\t'))
+			blank++;
+		if (ll >= 3 && !memcmp(line, "---", 3) && blank == ll) {
 			end = line;
 			after = (size_t)((nl ? nl + 1 : s + n) - text);
 			break;

@@ -1423,6 +1423,25 @@ json_object *eng_request_answer_id(json_object *msg, unsigned pre)
 	return jid;
 }
 
+/* Why a response cannot be one (JSON-RPC 2.0 section 5: exactly one of
+ * result and error; section 5.1: an error is an object with an integer
+ * code and a string message), or NULL. */
+static const char *response_problem(json_object *msg)
+{
+	json_object *err = NULL, *code = NULL, *message = NULL;
+	int has_result = json_object_object_get_ex(msg, "result", NULL);
+	if (!json_object_object_get_ex(msg, "error", &err))
+		return NULL;
+	if (has_result)
+		return "Invalid response: both result and error";
+	if (!json_object_object_get_ex(err, "code", &code) ||
+	    !json_object_is_type(code, json_type_int) ||
+	    !json_object_object_get_ex(err, "message", &message) ||
+	    !json_object_is_type(message, json_type_string))
+		return "Invalid response: the error has no integer code or no string message";
+	return NULL;
+}
+
 static void dispatch_object(eng_session *s, json_object *msg)
 {
 	json_object *jmethod = NULL, *jid = NULL, *params = NULL;
@@ -1431,6 +1450,33 @@ static void dispatch_object(eng_session *s, json_object *msg)
 
 	if (!has_method && (json_object_object_get_ex(msg, "result", NULL) ||
 			    json_object_object_get_ex(msg, "error", NULL))) {
+		/* Not a response after all (fuzz-client-session): its caller
+		 * would take {"result":{},"error":{}} for the error object {}.
+		 * Counted as invalid, and what reaches the request waiting
+		 * under its id is an error of our own saying so, a -32603
+		 * with a code and a message, rather than nothing: a call
+		 * never waits out its timeout for an answer that came. */
+		const char *bad = response_problem(msg);
+		if (bad) {
+			note_dropped(s, ENG_DROP_INVALID, bad);
+			char text[128];
+			snprintf(text, sizeof text, "%s (from the peer)", bad);
+			int oom = 0;
+			json_object *e = json_object_new_object();
+			eng_obj_set(e, "code", json_object_new_int(MCP_JSONRPC_INTERNAL_ERROR), &oom);
+			eng_obj_set(e, "message", json_object_new_string(text), &oom);
+			json_object_object_del(msg, "result");
+			if (!e || oom) {
+				json_object_put(e);
+				json_object_put(msg);
+				return;
+			}
+			/* Replaces the peer's "error" (json-c frees it). */
+			if (eng_obj_add(msg, "error", e) != 0) {
+				json_object_put(msg);
+				return;
+			}
+		}
 		/* A response: route it to the pending table, never answer it
 		 * (P3).  Our outbound ids are integers (P7: a separate
 		 * namespace from the client's request ids). */

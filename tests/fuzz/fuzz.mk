@@ -13,7 +13,7 @@ FUZZ_TIME ?= 60
 FUZZ_SMOKE_TIME ?= 10
 # Extra libFuzzer flags for make fuzz (e.g. FUZZ_FLAGS=-jobs=2).
 FUZZ_FLAGS ?=
-FUZZ_TARGETS = framing dispatch dispatch-push schema
+FUZZ_TARGETS = framing dispatch dispatch-push schema jwt seal skills-yaml
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
 FUZZ_COMPILE = $(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I$(top_builddir) -I$(srcdir) -I$(srcdir)/api \
@@ -21,7 +21,12 @@ FUZZ_COMPILE = $(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I$(top_builddir) -I$(srcdir)
 FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM) -pthread
 FUZZ_LIB = tests/fuzz/libmcp-fuzz.a
 FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch tests/fuzz/fuzz-dispatch-push \
-	tests/fuzz/fuzz-schema
+	tests/fuzz/fuzz-schema tests/fuzz/fuzz-jwt tests/fuzz/fuzz-seal tests/fuzz/fuzz-skills-yaml
+# The client's HTTP transport exists only with libcurl's headers.
+if HAVE_CURL
+FUZZ_TARGETS += client client-session
+FUZZ_BINS += tests/fuzz/fuzz-client tests/fuzz/fuzz-client-session
+endif
 FUZZ_HELPERS = tests/fuzz/wire-check.c tests/fuzz/wire-check.h
 # The handlers both dispatch targets serve.
 FUZZ_SERVER = tests/fuzz/fuzz-server.c tests/fuzz/fuzz-server.h
@@ -72,6 +77,45 @@ tests/fuzz/fuzz-schema: tests/fuzz/fuzz-schema.c $(FUZZ_LIB)
 	@echo "  FUZZLD   $@"
 	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-schema.c $(FUZZ_LIB) \
 	  $(FUZZ_LIBS) -o $@
+
+# The Authorization header through to the verdict (api/authz.c, the JWT
+# verifier of api/auth.c), with a fixed key set and clock.
+tests/fuzz/fuzz-jwt: tests/fuzz/fuzz-jwt.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-jwt.c $(FUZZ_LIB) \
+	  $(FUZZ_LIBS) -o $@
+
+# Sealed requestState and list cursors.  The target compiles api/mrtr.c
+# itself (#include) to reach its static seal and unseal, so it depends on it.
+tests/fuzz/fuzz-seal: tests/fuzz/fuzz-seal.c api/mrtr.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-seal.c \
+	  $(FUZZ_LIB) $(FUZZ_LIBS) -o $@
+
+# The frontmatter of a SKILL.md (api/skills-yaml.c).
+tests/fuzz/fuzz-skills-yaml: tests/fuzz/fuzz-skills-yaml.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-skills-yaml.c $(FUZZ_LIB) \
+	  $(FUZZ_LIBS) -o $@
+
+# A whole client over two pipes, a thread of the target playing the
+# server (threaded and slow: see the file).  api/client.c calls the HTTP
+# transport, which the archive does not hold: linked here.
+tests/fuzz/fuzz-client-session: tests/fuzz/fuzz-client-session.c transport/httpc.c \
+		transport/curl.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY $(CURL_CFLAGS) -fsanitize=fuzzer \
+	  $(srcdir)/tests/fuzz/fuzz-client-session.c $(srcdir)/transport/httpc.c \
+	  $(srcdir)/transport/curl.c $(FUZZ_LIB) $(FUZZ_LIBS) -ldl -o $@
+
+# The client's event-stream reader.  The target compiles transport/httpc.c
+# itself (#include) to reach its static on_body; the archive has neither it
+# nor the libcurl loader (transport/curl.c), linked here.
+tests/fuzz/fuzz-client: tests/fuzz/fuzz-client.c transport/httpc.c transport/curl.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY $(CURL_CFLAGS) -fsanitize=fuzzer \
+	  $(srcdir)/tests/fuzz/fuzz-client.c $(srcdir)/transport/curl.c $(FUZZ_LIB) \
+	  $(FUZZ_LIBS) -ldl -o $@
 
 .PHONY += fuzz-build fuzz fuzz-smoke
 # Whether $(FUZZ_CC) can build a libFuzzer target at all (probed each time,
@@ -136,8 +180,37 @@ tests_fuzz_repro_nonfinite_SOURCES = tests/fuzz/repro-nonfinite.c $(FUZZ_HELPERS
 tests_fuzz_repro_nonfinite_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
 	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
 
+# A read past the end of a SKILL.md (fuzz-skills-yaml): texts ending at a
+# guard page, so the read faults in any build.
+check_PROGRAMS += tests/fuzz/repro-frontmatter
+TESTS += tests/fuzz/repro-frontmatter
+tests_fuzz_repro_frontmatter_SOURCES = tests/fuzz/repro-frontmatter.c
+tests_fuzz_repro_frontmatter_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
+	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
+
+# A signed token whose aud or sub held \u0000 was read cut at the NUL
+# (fuzz-jwt): the verifier must refuse such a header or claims.
+check_PROGRAMS += tests/fuzz/repro-jwt
+TESTS += tests/fuzz/repro-jwt
+tests_fuzz_repro_jwt_SOURCES = tests/fuzz/repro-jwt.c
+tests_fuzz_repro_jwt_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_fuzz_repro_jwt_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
+	$(MHD_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
+
+# A server line with both result and error reached a call as its error
+# (fuzz-client-session): such a line is dropped by the engine.
+check_PROGRAMS += tests/fuzz/repro-client-response
+TESTS += tests/fuzz/repro-client-response
+tests_fuzz_repro_client_response_SOURCES = tests/fuzz/repro-client-response.c
+tests_fuzz_repro_client_response_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
+	$(MHD_LIBS) $(SODIUM_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
+
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run.sh tests/fuzz/fuzz-framing.c \
 	tests/fuzz/fuzz-dispatch.c tests/fuzz/fuzz-dispatch-push.c $(FUZZ_SERVER) \
 	tests/fuzz/framing.dict tests/fuzz/dispatch.dict \
 	tests/fuzz/fuzz-schema.c tests/fuzz/schema.dict \
+	tests/fuzz/fuzz-jwt.c tests/fuzz/jwt.dict tests/fuzz/fuzz-seal.c tests/fuzz/seal.dict \
+	tests/fuzz/fuzz-skills-yaml.c tests/fuzz/skills-yaml.dict \
+	tests/fuzz/fuzz-client.c tests/fuzz/client.dict \
+	tests/fuzz/fuzz-client-session.c tests/fuzz/client-session.dict \
 	tests/fuzz/corpus
