@@ -446,6 +446,32 @@ static int origin_allowed(const mcp_server *srv, tp_http_req *rq)
 	       loopback_name(host);
 }
 
+/* A POST's body, UTF-8 and parsed as every transport parses: the same
+ * depth and value limits, the same errors (a well-formed body past a
+ * limit is -32600, not -32700).  The message (the caller's), its body in
+ * *body and *len and its precheck flags in *pre; or NULL, the request
+ * answered 400 (or 500 when memory ran out). */
+static json_object *parse_body(const mcp_server *srv, tp_http_req *rq, const char **body,
+			       size_t *len, unsigned *pre)
+{
+	*body = tp_http_req_body(rq, len);
+	if (strlen(*body) != *len || !tp_utf8_valid((const unsigned char *)*body, *len)) {
+		reply_error(rq, 400, NULL, MCP_JSONRPC_PARSE_ERROR,
+			    "Parse error: the body is not UTF-8 JSON text", NULL, NULL);
+		return NULL;
+	}
+	int code;
+	char why[128];
+	json_object *m = NULL;
+	if (eng_json_parse_message(*body, *len, srv->max_depth, srv->max_values, pre, &m, &code,
+				   why, sizeof why)) {
+		reply_error(rq, code == MCP_JSONRPC_INTERNAL_ERROR ? 500 : 400, NULL, code, why,
+			    NULL, NULL);
+		return NULL;
+	}
+	return m;
+}
+
 /* Whether a POST's body is declared JSON; else it is answered 415. */
 static int json_body_or_415(tp_http_req *rq)
 {
@@ -779,23 +805,11 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 	if (!json_body_or_415(rq))
 		return;
 	size_t len;
-	const char *body = tp_http_req_body(rq, &len);
-	if (strlen(body) != len || !tp_utf8_valid((const unsigned char *)body, len)) {
-		reply_error(rq, 400, NULL, MCP_JSONRPC_PARSE_ERROR,
-			    "Parse error: the body is not UTF-8 JSON text", NULL, NULL);
-		return;
-	}
-	/* Parsed as every transport parses: the same depth limit, the same
-	 * errors (a well-formed body past the limit is -32600, not -32700). */
+	const char *body;
 	unsigned pre;
-	int code;
-	char why[128];
-	json_object *m;
-	if (eng_json_parse_message(body, len, srv->max_depth, srv->max_values, &pre, &m, &code, why, sizeof why)) {
-		reply_error(rq, code == MCP_JSONRPC_INTERNAL_ERROR ? 500 : 400, NULL, code, why,
-			    NULL, NULL);
+	json_object *m = parse_body(srv, rq, &body, &len, &pre);
+	if (!m)
 		return;
-	}
 	const char *sid = tp_http_req_header(rq, "Mcp-Session-Id");
 	if (json_object_is_type(m, json_type_array)) {
 		/* A JSON-RPC batch: 2025-03-26 sessions only (the engine
@@ -863,7 +877,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 		const char *message = NULL;
 		json_object *data = NULL;
 		const char *pv = tp_http_req_header(rq, "MCP-Protocol-Version");
-		code = api_request_check(json_object_get_string(method), params, pv ? pv : "",
+		int code = api_request_check(json_object_get_string(method), params, pv ? pv : "",
 					 &message, &data);
 		if (!code && (message = modern_headers_problem(srv, rq,
 							       json_object_get_string(method), params)))
@@ -1138,21 +1152,10 @@ static void handle_legacy_post(http_server *h, tp_http_req *rq, mcp_principal *p
 		return;
 	}
 	size_t len;
-	const char *body = tp_http_req_body(rq, &len);
+	const char *body;
 	unsigned pre;
-	int code;
-	char why[128];
-	json_object *m = NULL;
-	if (strlen(body) != len || !tp_utf8_valid((const unsigned char *)body, len)) {
-		reply_error(rq, 400, NULL, MCP_JSONRPC_PARSE_ERROR,
-			    "Parse error: the body is not UTF-8 JSON text", NULL, NULL);
-		eng_session_unref(es);
-		return;
-	}
-	if (eng_json_parse_message(body, len, srv->max_depth, srv->max_values, &pre, &m, &code,
-				   why, sizeof why)) {
-		reply_error(rq, code == MCP_JSONRPC_INTERNAL_ERROR ? 500 : 400, NULL, code, why,
-			    NULL, NULL);
+	json_object *m = parse_body(srv, rq, &body, &len, &pre);
+	if (!m) {
 		eng_session_unref(es);
 		return;
 	}
