@@ -151,6 +151,7 @@ struct mcp_call {
 	json_object *round_answer;   /* the input_required answer for it */
 	int rounds;
 	int64_t req_id;
+	int64_t answered_id;         /* the last request whose answer came */
 	int done;
 	int rc;
 	json_object *result;
@@ -1030,6 +1031,8 @@ static void call_settled(eng_call *ec, eng_pending *p, int state, json_object *a
 	int current = call->pend == p;
 	if (current)
 		call->pend = NULL;
+	if (answer)
+		call->answered_id = p->id;
 	int live = atomic_load(&call->outcome) == 0;
 	pthread_mutex_unlock(&t->mu);
 	/* The table still holds its own reference during the hook.  An entry
@@ -1119,6 +1122,7 @@ MCP_EXTERN mcp_call *mcp_call_new(mcp_client *c, const char *method, json_object
 	call->c = c;
 	call->efd = -1;
 	call->req_id = -1;
+	call->answered_id = -1;
 	call->method = strdup(method);
 	if (params && json_object_deep_copy(params, &call->params, NULL) != 0) {
 		/* Out of memory: the call is not made. */
@@ -2358,10 +2362,15 @@ static int http_route_waiting(void *arg, const char *route)
 	/* The request in flight, also in the moment between its POST and
 	 * its publication as call->pend (send_request): a refusal (a 401 at
 	 * once) can come back before it, and must fail the call, not leave
-	 * it waiting for its timeout. */
+	 * it waiting for its timeout.  Not once its answer came: an
+	 * input_required answer leaves the call live with no request in
+	 * flight until a worker has answered the round and sent the retry,
+	 * and the end of the response that carried it must not read as a
+	 * response without the answer. */
 	pthread_mutex_lock(&call->base.token.mu);
 	int w = call->pend ? call->pend->id == id
-			   : call->req_id == id && atomic_load(&call->outcome) == 0;
+			   : call->req_id == id && call->answered_id != id &&
+				     atomic_load(&call->outcome) == 0;
 	pthread_mutex_unlock(&call->base.token.mu);
 	eng_call_unref(&call->base);
 	return w;
