@@ -342,9 +342,16 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 
 static struct curl_slist *add_header(struct curl_slist *l, const char *fmt, const char *v)
 {
-	char line[1200];
-	snprintf(line, sizeof line, fmt, v);
-	struct curl_slist *n = curl_slist_append(l, line);
+	/* Sized to fit: a header is never cut short (an Mcp-Param value
+	 * may be long, and half a value would be a different value). */
+	int need = snprintf(NULL, 0, fmt, v);
+	char *line = need >= 0 ? malloc((size_t)need + 1) : NULL;
+	struct curl_slist *n = NULL;
+	if (line) {
+		snprintf(line, (size_t)need + 1, fmt, v);
+		n = curl_slist_append(l, line);
+		free(line);
+	}
 	if (!n) {
 		curl_slist_free_all(l);
 		return NULL;
