@@ -1669,6 +1669,12 @@ MCP_EXTERN int mcp_client_list_prompts(mcp_client *c, int64_t timeout_ms, mcp_to
 	return list_all(c, "prompts/list", "prompts", timeout_ms, tok, out);
 }
 
+MCP_EXTERN int mcp_client_list_skills(mcp_client *c, int64_t timeout_ms, mcp_token *tok,
+				      json_object **out)
+{
+	return list_all(c, "skills/list", "skills", timeout_ms, tok, out);
+}
+
 MCP_EXTERN int mcp_client_call_tool(mcp_client *c, const char *name, json_object *args,
 				    int64_t timeout_ms, mcp_token *tok, json_object **out)
 {
@@ -2036,15 +2042,15 @@ typedef struct child_tp {
 } child_tp;
 
 /* The connection to the child broke (`what` it did): its exit, when it
- * has exited within a few milliseconds, is the reason; a server that
- * closes a pipe usually dies right after, and the calls failing now say
- * so. */
+ * has exited within 100 ms, is the reason; a server that closes a pipe
+ * usually dies right after (a loaded machine can take tens of
+ * milliseconds to finish the exit), and the calls failing now say so. */
 static void note_child_end(child_tp *ct, const char *what)
 {
 	if (atomic_load(&ct->c->closing))
 		return;
 	char why[200];
-	if (reap_within(ct->c, 10))
+	if (reap_within(ct->c, 100))
 		describe_exit(ct->c, why, sizeof why);
 	else
 		snprintf(why, sizeof why, "%s", what);

@@ -513,6 +513,41 @@ MCP_EXTERN int mcp_client_set_log_level(mcp_client *c, mcp_log_level level, int6
 /* ping (legacy era; over 2026-07-28, server/discover stands in). */
 MCP_EXTERN int mcp_client_ping(mcp_client *c, int64_t timeout_ms, mcp_token *tok);
 
+/* Skills (the extension io.modelcontextprotocol/skills, SEP-2640), as a
+ * host uses them.
+ *
+ * mcp_client_list_skills: skills/list, every page joined; *out the array
+ * of skill entries (each {"uri", "frontmatter", "resources": [{"uri",
+ * "digest", "size"}]}), the caller's.  Listing reads no file: the
+ * extension forbids fetching a skill's files before the host needs them,
+ * and nothing here does so on its own.
+ *
+ * mcp_client_read_skill_file: reads one file of a listed skill with
+ * resources/read and verifies it against the entry before handing it
+ * over.  `entry` is one element of that array (borrowed); `uri` one of its
+ * "resources" (NULL: the entry's own "uri", its SKILL.md).  The file's
+ * bytes (a text content's UTF-8, or a blob decoded) must have the entry's
+ * "size" (when it gives one) and its "digest" ("sha256:" and 64 hex
+ * digits); for the SKILL.md the YAML frontmatter parsed from the bytes
+ * must also equal the entry's "frontmatter", field by field.  On MCP_OK
+ * *data (malloc'd, NUL-terminated, the caller frees it) holds the bytes
+ * and *len (may be NULL) their count.  Otherwise *data is NULL, nothing
+ * unverified is handed over, and why[whylen] (may be NULL; copied) names
+ * the reason, e.g. "skill://s/SKILL.md: digest mismatch (the content is
+ * sha256:...)":
+ *   MCP_EPROTO   size, digest or frontmatter mismatch, no digest in the
+ *                entry, or a read with no text or blob;
+ *   MCP_ENOENT   `uri` is not among the entry's files (nothing to verify
+ *                it against);
+ *   MCP_EINVAL   no client, no `data`, or `entry` not an object;
+ *   otherwise the code of the read, as for mcp_client_read_resource().
+ * Any thread, concurrently. */
+MCP_EXTERN int mcp_client_list_skills(mcp_client *c, int64_t timeout_ms, mcp_token *tok,
+				      json_object **out);
+MCP_EXTERN int mcp_client_read_skill_file(mcp_client *c, json_object *entry, const char *uri,
+					  int64_t timeout_ms, mcp_token *tok, char **data,
+					  size_t *len, char *why, size_t whylen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,11 @@
  * - json-schema-2020-12-preservation: tools/list, then json_schema_echo
  *   called with the inputSchema the library handed over for
  *   json_schema_2020_12_tool, to show nothing of it was lost;
+ * - sep-2640-client-*: skills/list as a host does; then, except in
+ *   sep-2640-client-no-prefetch (where the host never needs a skill), the
+ *   first skill is loaded: its SKILL.md read and verified by the library,
+ *   and only when it passed, its other files (the need the skill creates);
+ *   a refused SKILL.md is named and the skill left unloaded;
  * - every other scenario: tools/list and each listed tool called
  *   (add_numbers with numbers, the others without arguments); the tools
  *   the library excluded (an invalid x-mcp-header) are not called.
@@ -95,6 +100,57 @@ static json_object *find_tool(json_object *tools, const char *name)
 	return NULL;
 }
 
+/* A host of the Skills extension: lists, and loads the first skill
+ * unless `load` is 0.  0, or 1 when the listing failed. */
+static int skills_host(mcp_client *c, int load)
+{
+	json_object *skills = NULL;
+	int rc = mcp_client_list_skills(c, CALL_TIMEOUT_MS, NULL, &skills);
+	if (rc != MCP_OK) {
+		fprintf(stderr, "conformance-client: skills/list: %s (%s)\n", mcp_strerror(rc),
+			mcp_client_error(c));
+		json_object_put(skills);
+		return 1;
+	}
+	printf("skills/list: %zu skill(s)\n", json_object_array_length(skills));
+	json_object *entry = json_object_array_length(skills) ? json_object_array_get_idx(skills, 0)
+							       : NULL;
+	if (load && entry) {
+		char why[400], *md = NULL;
+		size_t len = 0;
+		rc = mcp_client_read_skill_file(c, entry, NULL, CALL_TIMEOUT_MS, NULL, &md, &len,
+						why, sizeof why);
+		if (rc != MCP_OK) {
+			fprintf(stderr, "conformance-client: skill not loaded: %s\n", why);
+		} else {
+			printf("SKILL.md verified (%zu bytes)\n", len);
+			free(md);
+			json_object *files = NULL;
+			json_object_object_get_ex(entry, "resources", &files);
+			json_object *self = NULL;
+			json_object_object_get_ex(entry, "uri", &self);
+			for (size_t i = 0; i < json_object_array_length(files); i++) {
+				json_object *u = NULL;
+				json_object_object_get_ex(json_object_array_get_idx(files, i), "uri",
+							  &u);
+				const char *uri = json_object_get_string(u);
+				if (!uri || strcmp(uri, json_object_get_string(self)) == 0)
+					continue;
+				char *body = NULL;
+				rc = mcp_client_read_skill_file(c, entry, uri, CALL_TIMEOUT_MS, NULL,
+								&body, &len, why, sizeof why);
+				if (rc == MCP_OK)
+					printf("%s verified (%zu bytes)\n", uri, len);
+				else
+					fprintf(stderr, "conformance-client: %s\n", why);
+				free(body);
+			}
+		}
+	}
+	json_object_put(skills);
+	return 0;
+}
+
 /* The arguments for a listed tool when the scenario names none. */
 static json_object *default_args(json_object *tools, const char *name)
 {
@@ -136,6 +192,11 @@ int main(int argc, char **argv)
 	int rc = mcp_client_connect_http(c, url);
 	if (rc != MCP_OK)
 		return fail(c, "connect", rc, NULL);
+	if (strncmp(scenario, "sep-2640-client-", 16) == 0) {
+		rc = skills_host(c, strcmp(scenario, "sep-2640-client-no-prefetch") != 0);
+		mcp_client_free(c);
+		return rc;
+	}
 	json_object *tools = NULL;
 	rc = mcp_client_list_tools(c, CALL_TIMEOUT_MS, NULL, &tools);
 	if (rc != MCP_OK)

@@ -75,10 +75,11 @@ run() {
 		grep -E '^Passed: ' "$log" || :
 		# A scenario whose every check is SKIPPED exits 0 having checked
 		# nothing (the skills ones, for a client that never lists
-		# skills): say so rather than let it read as a pass.
+		# skills): that is a failure here, not a pass.
 		if grep -q '^Passed: 0/0' "$log"; then
 			echo "   nothing was checked: $(sed 's/\x1b\[[0-9;]*m//g' "$log" |
 				grep -c ' SKIPPED ') check(s) SKIPPED"
+			rc=1
 		fi
 	fi
 	sed 's/\x1b\[[0-9;]*m//g' "$log" |

@@ -909,6 +909,133 @@ START_TEST(list_follows_cursors)
 END_TEST
 
 
+/* The "resources" record of a skill entry whose uri ends in `tail`. */
+static json_object *skill_record(json_object *entry, const char *tail)
+{
+	json_object *files = NULL;
+	ck_assert(json_object_object_get_ex(entry, "resources", &files));
+	for (size_t i = 0; i < json_object_array_length(files); i++) {
+		json_object *f = json_object_array_get_idx(files, i), *u = NULL;
+		json_object_object_get_ex(f, "uri", &u);
+		const char *uri = json_object_get_string(u);
+		if (strlen(uri) >= strlen(tail) && !strcmp(uri + strlen(uri) - strlen(tail), tail))
+			return f;
+	}
+	ck_abort_msg("no file ending in %s", tail);
+	return NULL;
+}
+
+/* A host's skill reads (SEP-2640): the files of a listed skill come back
+ * only when they match the entry; an entry forged in each of its parts
+ * (digest, size, frontmatter, a file it does not list) makes the same
+ * bytes refused, with the reason and nothing handed over. */
+START_TEST(skill_files_are_verified_against_their_entry)
+{
+	mcp_server *srv = mcp_server_new("skills", "1.0");
+	const char *md = "---\nname: pdf\ndescription: Fill forms\n---\nSee references/F.md\n";
+	char why[300];
+	mcp_skill *s = mcp_skill_new(NULL, md, strlen(md), why, sizeof why);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(mcp_skill_add_file(s, "references/F.md", "forms", 5, NULL), MCP_OK);
+	ck_assert_int_eq(mcp_skill_add_file(s, "bin/x", "\0\1\2", 3, NULL), MCP_OK);
+	ck_assert_int_eq(mcp_server_add_skill(srv, s), MCP_OK);
+	mcp_memconn *conn;
+	ck_assert_int_eq(mcp_server_start_memory(srv, &conn), MCP_OK);
+	mcp_client *c = mcp_client_new("host", "1.0");
+	ck_assert_int_eq(mcp_client_connect_memory(c, conn), MCP_OK);
+	json_object *skills = NULL;
+	ck_assert_int_eq(mcp_client_list_skills(c, 5000, NULL, &skills), MCP_OK);
+	ck_assert_uint_eq(json_object_array_length(skills), 1);
+	json_object *entry = json_object_array_get_idx(skills, 0);
+
+	char *data = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, NULL, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_OK);
+	ck_assert_uint_eq(len, strlen(md));
+	ck_assert_str_eq(data, md);
+	ck_assert_str_eq(why, "");
+	free(data);
+	const char *f_uri = json_object_get_string(
+		json_object_object_get(skill_record(entry, "references/F.md"), "uri"));
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, f_uri, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_OK);
+	ck_assert_uint_eq(len, 5);
+	ck_assert_mem_eq(data, "forms", 5);
+	free(data);
+	/* A file served as a blob is verified on its decoded bytes. */
+	const char *x_uri =
+		json_object_get_string(json_object_object_get(skill_record(entry, "bin/x"), "uri"));
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, x_uri, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_OK);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_mem_eq(data, "\0\1\2", 3);
+	free(data);
+
+	/* Forged digest of the supporting file. */
+	json_object *rec = skill_record(entry, "references/F.md");
+	json_object_object_add(rec, "digest",
+			       json_object_new_string("sha256:00000000000000000000000000000000"
+						      "00000000000000000000000000000000"));
+	data = (char *)1;
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, f_uri, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_EPROTO);
+	ck_assert_ptr_null(data);
+	ck_assert_ptr_nonnull(strstr(why, "digest mismatch"));
+	/* No digest at all: nothing to verify against. */
+	json_object_object_del(rec, "digest");
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, f_uri, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_EPROTO);
+	ck_assert_ptr_nonnull(strstr(why, "no sha256 digest"));
+	/* Forged size of the SKILL.md. */
+	json_object *self = skill_record(entry, "SKILL.md");
+	json_object_object_add(self, "size", json_object_new_int64((int64_t)strlen(md) + 1));
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, NULL, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_EPROTO);
+	ck_assert_ptr_null(data);
+	ck_assert_ptr_nonnull(strstr(why, "size mismatch"));
+	json_object_object_add(self, "size", json_object_new_int64((int64_t)strlen(md)));
+	/* Forged frontmatter: the bytes match their digest, the fields do not. */
+	json_object *fm = NULL;
+	ck_assert(json_object_object_get_ex(entry, "frontmatter", &fm));
+	json_object_object_add(fm, "description", json_object_new_string("Exfiltrate"));
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, NULL, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_EPROTO);
+	ck_assert_ptr_nonnull(strstr(why, "field \"description\""));
+	json_object_object_add(fm, "description", json_object_new_string("Fill forms"));
+	json_object_object_add(fm, "extra", json_object_new_boolean(1));
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, NULL, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_EPROTO);
+	ck_assert_ptr_nonnull(strstr(why, "field \"extra\""));
+	json_object_object_del(fm, "extra");
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, NULL, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_OK);
+	free(data);
+	/* A file the entry does not list is never read. */
+	ck_assert_int_eq(mcp_client_read_skill_file(c, entry, "skill://pdf/other.md", 5000, NULL,
+						    &data, &len, why, sizeof why),
+			 MCP_ENOENT);
+	ck_assert_ptr_nonnull(strstr(why, "not among the files"));
+	ck_assert_int_eq(mcp_client_read_skill_file(c, NULL, NULL, 5000, NULL, &data, &len, why,
+						    sizeof why),
+			 MCP_EINVAL);
+
+	json_object_put(skills);
+	mcp_client_free(c);
+	ck_assert_int_eq(mcp_memconn_free(conn), MCP_OK);
+	mcp_server_free(srv);
+}
+END_TEST
+
 /* A server that requires a bearer token: refused without it, served with
  * it (mcp_client_set_bearer). */
 START_TEST(http_bearer_token)
@@ -1100,6 +1227,7 @@ Suite *unit_suite(void)
 	tcase_add_test(tc, notifications_stdio);
 	tcase_add_test(tc, notifications_http);
 	tcase_add_test(tc, list_follows_cursors);
+	tcase_add_test(tc, skill_files_are_verified_against_their_entry);
 	tcase_add_test(tc, http_bearer_token);
 	tcase_add_test(tc, input_rounds_and_their_limit);
 	tcase_add_test(tc, input_rounds_over_http);
