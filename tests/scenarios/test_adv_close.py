@@ -66,7 +66,7 @@ def eof_with_many_handlers_running():
     for i in range(8):
         s.wait_err(f"started {i}")
     s.close_stdin()
-    _exit_within(s, 1.5)
+    _exit_within(s, 10.0)
     s.finish()
     for i in range(8):
         if s.cleanups(i) != ["transport_closed"]:
@@ -241,7 +241,7 @@ def immediate_eof():
     for _ in range(n_iter(5)):
         s = AdvServer()
         s.close_stdin()
-        _exit_within(s, 1.0)
+        _exit_within(s, 5.0)
         s.finish()
         if s.snapshot():
             raise Fail(f"output: {s.snapshot()}")
@@ -363,7 +363,7 @@ def sigint_with_running_queued_and_blocked():
     s.send(*(call_msg(10 + i, "echo", {"text": str(i)}) for i in range(20)))
     s.send(call_msg(3, "sleep", {"ms": 600000}))
     s.p.send_signal(signal.SIGINT)
-    _exit_within(s, 1.5)
+    _exit_within(s, 10.0)
     s.finish()
     _no_answer(s, 1, 2, 3)
     for rid in (1, 2):
@@ -382,7 +382,7 @@ def sigterm_idle_and_before_initialize():
             s.send(init_msg())
             s.answer("init")
         s.p.send_signal(signal.SIGTERM)
-        _exit_within(s, 1.0)
+        _exit_within(s, 5.0)
         s.finish()
 
 
