@@ -8,7 +8,9 @@
  * first setter and never moved, so readers on any thread need no lock for
  * what is fixed before a run; the scope table changes while serving and is
  * guarded by the registries' lock, which every list and call already
- * takes; the key set swaps inside the verifier (api/auth.c).
+ * takes; the key set swaps inside the verifier (api/auth.c), which the
+ * key fetcher (api/auth-keys.c) feeds from its own thread; the
+ * introspection cache (api/auth-introspect.c) has its own lock.
  */
 #include "config.h"
 
@@ -283,7 +285,8 @@ MCP_EXTERN int mcp_server_set_auth_jwks_text(mcp_server *srv, const char *jwks)
 	if (!jwks)
 		return MCP_EINVAL;
 	rc = auth_jwt_set_jwks(c->jwt, jwks, strlen(jwks), NULL);
-	if (rc == MCP_OK)
+	/* Written once, before a run: a rotation while running finds it set. */
+	if (rc == MCP_OK && !c->jwt_keys)
 		c->jwt_keys = 1;
 	return rc;
 }
@@ -292,7 +295,8 @@ MCP_EXTERN int mcp_server_set_auth_jwks_file(mcp_server *srv, const char *path)
 {
 	struct auth_conf *c;
 	int rc = conf_for_keys(srv, &c);
-	if (rc == MCP_OK && (rc = auth_jwt_set_jwks_file(c->jwt, path, NULL)) == MCP_OK)
+	if (rc == MCP_OK && (rc = auth_jwt_set_jwks_file(c->jwt, path, NULL)) == MCP_OK &&
+	    !c->jwt_keys)
 		c->jwt_keys = 1;
 	return rc;
 }
