@@ -214,7 +214,8 @@ static mcp_principal *principal_of(json_object *o, int64_t *exp)
 }
 
 auth_verdict auth_introspect_verify(auth_introspect *ai, const char *token, const char *issuer,
-				    int64_t now, mcp_principal **out, const char **reason)
+				    int64_t now, int64_t skew_s, mcp_principal **out,
+				    const char **reason)
 {
 	*out = NULL;
 	unsigned char hash[32];
@@ -268,8 +269,9 @@ auth_verdict auth_introspect_verify(auth_introspect *ai, const char *token, cons
 				*reason = "out of memory";
 				return AUTH_SERVER_ERROR;
 			}
-			if (exp && exp * 1000 < until)
-				until = exp * 1000;
+			/* Never past the time the expiry check refuses it. */
+			if (exp && exp < INT64_MAX / 1000 - skew_s && (exp + skew_s) * 1000 < until)
+				until = (exp + skew_s) * 1000;
 		}
 		json_object_put(o);
 		cache_put(ai, hash, until, p);

@@ -285,12 +285,15 @@ void auth_introspect_free(auth_introspect *ai);
  * an answer is reused, in ms (0..86400000, default 60000; 0: no cache). */
 void auth_introspect_set_cache(auth_introspect *ai, size_t max_entries, int64_t max_ttl_ms);
 /* Asks the endpoint about `token` (or answers from the cache) at `now`
- * (Unix seconds).  AUTH_OK with *out (a frozen principal; caller unrefs);
+ * (Unix seconds); an active answer is reused until the token's exp plus
+ * `skew_s` (as long as the caller's expiry check would take it), at most
+ * the cache's max TTL.  AUTH_OK with *out (a frozen principal; caller unrefs);
  * AUTH_INVALID_TOKEN when inactive or issued by another issuer (`issuer`
  * non-NULL); AUTH_SERVER_ERROR when the endpoint could not answer.
  * *reason: a static sentence. */
 auth_verdict auth_introspect_verify(auth_introspect *ai, const char *token, const char *issuer,
-				    int64_t now, mcp_principal **out, const char **reason);
+				    int64_t now, int64_t skew_s, mcp_principal **out,
+				    const char **reason);
 /* Exchanges made with the endpoint (for tests). */
 unsigned long auth_introspect_requests(auth_introspect *ai);
 

@@ -997,7 +997,8 @@ int api_authz_http(mcp_server *srv, const char *url, const char *authorization, 
 		} else if (c->verify) {
 			v = verify_custom(c, copy, now, &p, &reason);
 		} else if (c->introspect && (!c->jwt_keys || !jws_shaped(copy))) {
-			v = auth_introspect_verify(c->introspect, copy, c->issuer, now, &p, &reason);
+			v = auth_introspect_verify(c->introspect, copy, c->issuer, now,
+						   c->skew_ms / 1000, &p, &reason);
 			if (v == AUTH_OK && (v = principal_checks(c, p, now, &reason)) != AUTH_OK) {
 				auth_principal_unref(p);
 				p = NULL;

@@ -1874,8 +1874,9 @@ MCP_EXTERN int mcp_server_set_auth_introspection(mcp_server *srv, const char *ur
 						 const char *client_secret);
 /* The introspection cache: at most max_entries answers (1..1000000;
  * default 10000; the one nearest its end is dropped for a new one), each
- * kept until the token's exp or max_ttl_ms after it was asked
- * (0..86400000; default 60000; 0: no cache), whichever comes first; an
+ * kept until the token's exp plus the clock skew, or max_ttl_ms after it
+ * was asked (0..86400000; default 60000; 0: no cache), whichever comes
+ * first; an
  * inactive answer is kept max_ttl_ms.  A revoked token may thus be taken
  * for max_ttl_ms.  After mcp_server_set_auth_introspection.  MCP_OK,
  * MCP_EINVAL, MCP_ESTATE. */

@@ -441,9 +441,49 @@ def introspection():
     expect(not any("s3cr3t" in l or "good" in l for l in srv.lines), f"stderr: {srv.lines}")
 
 
+def introspection_cache_ends():
+    """Cached answers end: with --auth-introspect-ttl-ms 0 every request
+    asks; an active answer is reused only while the token's exp (plus the
+    clock skew) lets it pass, after which the endpoint is asked again and
+    the token refused as expired."""
+    asv = AuthServer()
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    # Within the default clock skew (60 s) for about 3 s more.
+    exp = int(time.time()) - 57
+
+    def introspect(h):
+        return 200, {"Content-Type": "application/json"}, json.dumps(
+            {"active": True, "scope": "mcp:read", "sub": "carol", "exp": exp}).encode()
+    asv.routes["/introspect"] = introspect
+    srv = Server("--auth-introspect", asv.url + "/introspect", "--auth-introspect-ttl-ms", "0",
+                 port=port)
+    try:
+        sts = [srv.post("soon")[0] for _ in range(3)]
+        tap.diag(f"ttl 0: statuses {sts}, endpoint asked {asv.count('/introspect')} times")
+        expect(asv.count("/introspect") == 3, f"asked {asv.count('/introspect')} times, not 3")
+    finally:
+        srv.stop()
+    srv = Server("--auth-introspect", asv.url + "/introspect", "--auth-introspect-ttl-ms",
+                 "3600000", port=free_port())
+    try:
+        n = asv.count("/introspect")
+        first = srv.post("soon")[0]
+        # Poll until the token's exp has passed (bounded); the cached
+        # answer must not outlive it.
+        refused = wait_until(lambda: srv.post("soon")[0] == 401)
+        asked = asv.count("/introspect") - n
+        tap.diag(f"exp + skew in 3 s, ttl 1 h: first {first}, then 401 {refused}; endpoint asked {asked}")
+        expect(refused, "the token was still taken after its exp")
+        expect(asked == 2, f"endpoint asked {asked} times (once, then once after exp)")
+    finally:
+        srv.stop()
+        asv.close()
+
+
 SCENARIOS = [rotation_on_unknown_kid, forged_kids_make_no_storm, failed_fetch_keeps_old_keys,
              caching_headers_drive_refresh, discovery_from_issuer, refused_urls_and_sizes,
-             introspection]
+             introspection, introspection_cache_ends]
 
 if __name__ == "__main__":
     if not BIN:
