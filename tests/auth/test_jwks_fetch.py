@@ -183,6 +183,10 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.reader.join(5)
+        # A sanitizer build reports on stderr (LeakSanitizer at exit).
+        found = [l for l in self.lines if "Sanitizer" in l or "runtime error" in l]
+        if found:
+            raise tap.Fail("the server's sanitizer spoke: " + " | ".join(found[:5]))
         return self.proc.returncode
 
 
