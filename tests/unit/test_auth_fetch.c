@@ -142,7 +142,7 @@ START_TEST(setters_check_their_arguments)
 }
 END_TEST
 
-START_TEST(refused_fetch_keeps_the_old_set)
+START_TEST(failed_first_fetch_names_its_url)
 {
 	/* A loopback port nothing listens on: the first fetch fails and its
 	 * reason names the URL; freeing joins the fetcher.  (That the old
@@ -177,7 +177,7 @@ Suite *unit_suite(void)
 	tcase_add_test(tc, which_urls_may_be_fetched);
 	tcase_add_test(tc, form_encoding);
 	tcase_add_test(tc, setters_check_their_arguments);
-	tcase_add_test(tc, refused_fetch_keeps_the_old_set);
+	tcase_add_test(tc, failed_first_fetch_names_its_url);
 	suite_add_tcase(s, tc);
 	return s;
 }
