@@ -200,10 +200,16 @@ static mcp_principal *principal_of(json_object *o, int64_t *exp)
 				rc = auth_principal_add_audience(p, json_object_get_string(a));
 		}
 	}
+	/* A NumericDate (RFC 7662 section 2.2); some servers write it with a
+	 * fraction.  Out of range or not a number: no expiry is known, and
+	 * the cache's own limit holds. */
 	json_object *e = api_get(o, "exp");
-	*exp = json_object_is_type(e, json_type_int) && json_object_get_int64(e) > 0
-		       ? json_object_get_int64(e)
-		       : 0;
+	*exp = 0;
+	if (json_object_is_type(e, json_type_int) && json_object_get_int64(e) > 0)
+		*exp = json_object_get_int64(e);
+	else if (json_object_is_type(e, json_type_double) && json_object_get_double(e) >= 1 &&
+		 json_object_get_double(e) < 9e15)
+		*exp = (int64_t)json_object_get_double(e);
 	p->expires_at = *exp;
 	p->frozen = 1;
 	if (rc != MCP_OK) {

@@ -359,7 +359,8 @@ def discovery_from_issuer():
         asv.close()
     asv = AuthServer()
     asv.routes["/.well-known/oauth-authorization-server"] = (
-        200, {}, json.dumps({"issuer": "https://evil.example", "jwks_uri": asv.url + "/j"}).encode())
+        200, {}, json.dumps({"issuer": "https://evil.example",
+                             "jwks_uri": asv.url + "/j"}).encode())
     srv = Server("--auth-jwks-discover", "--auth-issuer", asv.url)
     try:
         expect(srv.proc.wait(30) != 0, "a server whose metadata names another issuer started")
@@ -404,6 +405,7 @@ def introspection():
                  "aud": resource, "exp": now + 600},
         "gone": {"active": False},
         "old": {"active": True, "scope": "mcp:read", "exp": now - 100},
+        "oldfrac": {"active": True, "scope": "mcp:read", "exp": now - 100.5},
         "elsewhere": {"active": True, "scope": "mcp:read", "aud": "https://other.example/mcp"},
     }
 
@@ -423,7 +425,7 @@ def introspection():
     try:
         results = []
         for tok, want in (("good", 200), ("good", 200), ("gone", 401), ("gone", 401),
-                          ("old", 401), ("elsewhere", 401), ("garbage", 500),
+                          ("old", 401), ("oldfrac", 401), ("elsewhere", 401), ("garbage", 500),
                           ("garbage", 500)):
             n = asv.count("/introspect")
             st, www = srv.post(tok)
@@ -433,9 +435,10 @@ def introspection():
             tap.diag(f"{tok}: {st}, asked {asked}: {m.group(1) if m else ''}")
             expect(st == want, f"{tok}: {st}, not {want}")
         asked = [r[2] for r in results]
-        expect(asked == [1, 0, 1, 0, 1, 1, 1, 1], f"endpoint asked {asked} (cache)")
+        expect(asked == [1, 0, 1, 0, 1, 1, 1, 1, 1], f"endpoint asked {asked} (cache)")
         expect("expired" in results[4][3], f"old: {results[4][3]}")
-        expect("aud" in results[5][3], f"elsewhere: {results[5][3]}")
+        expect("expired" in results[5][3], f"oldfrac: {results[5][3]}")
+        expect("aud" in results[6][3], f"elsewhere: {results[6][3]}")
         basic = "Basic " + base64.b64encode(b"rs+one:s3cr3t%3Awith%26odd+chars").decode()
         expect(set(asv.seen_auth) == {basic}, f"Authorization sent: {set(asv.seen_auth)}")
     finally:
@@ -477,7 +480,8 @@ def introspection_cache_ends():
         # answer must not outlive it.
         refused = wait_until(lambda: srv.post("soon")[0] == 401)
         asked = asv.count("/introspect") - n
-        tap.diag(f"exp + skew in 3 s, ttl 1 h: first {first}, then 401 {refused}; endpoint asked {asked}")
+        tap.diag(f"exp + skew in 3 s, ttl 1 h: first {first}, then 401 {refused}; "
+                 f"endpoint asked {asked}")
         expect(refused, "the token was still taken after its exp")
         expect(asked == 2, f"endpoint asked {asked} times (once, then once after exp)")
     finally:
