@@ -590,7 +590,7 @@ struct auth_jwt {
 	pthread_mutex_t mu;   /* the fields below */
 	keyset *keys;         /* counted; NULL until a set is loaded */
 	char *path;           /* the JWKS file, or NULL */
-	char why[300];        /* why the last load failed ("" after a success) */
+	char why[600];        /* why the last load failed ("" after a success) */
 };
 
 static void set_why(auth_jwt *v, const char *why)
@@ -610,6 +610,11 @@ void auth_jwt_error(auth_jwt *v, char *buf, size_t bufsz)
 	pthread_mutex_lock(&v->mu);
 	snprintf(buf, bufsz, "%s", v->why);
 	pthread_mutex_unlock(&v->mu);
+}
+
+void auth_jwt_note_error(auth_jwt *v, const char *why)
+{
+	set_why(v, why);
 }
 
 auth_jwt *auth_jwt_new(void)
@@ -803,6 +808,9 @@ static int typ_ok(const char *typ, int strict)
 	return !strict && strcasecmp(typ, "JWT") == 0;
 }
 
+const char auth_reason_unknown_kid[] = "the token's key id is not in the key set";
+const char auth_reason_no_keys[] = "the server has no key set loaded";
+
 #define REFUSE(why)                            \
 	do {                                   \
 		verdict = AUTH_INVALID_TOKEN;  \
@@ -920,7 +928,7 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 	pthread_mutex_unlock(&v->mu);
 	if (!ks) {
 		verdict = AUTH_SERVER_ERROR;
-		*reason = "the server has no key set loaded";
+		*reason = auth_reason_no_keys;
 		goto done;
 	}
 	const jwk *key = NULL;
@@ -938,7 +946,7 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 		}
 	}
 	if (kid && !kid_known)
-		REFUSE("the token's key id is not in the key set");
+		REFUSE(auth_reason_unknown_kid);
 	if (matches == 0)
 		REFUSE("the token's algorithm does not match its key");
 	if (matches > 1)

@@ -106,11 +106,20 @@ int auth_jwt_reload(auth_jwt *v, size_t *nkeys);
  * limit broken and its value ("" after a success), copied into
  * buf[bufsz].  Any thread. */
 void auth_jwt_error(auth_jwt *v, char *buf, size_t bufsz);
+/* Records why a key set could not be had (a fetch failed) for
+ * auth_jwt_error; the set stays. */
+void auth_jwt_note_error(auth_jwt *v, const char *why);
 /* Verifies a compact JWS access token at time `now` (Unix seconds).  On
  * AUTH_OK *out gets a new frozen principal (caller unrefs).  Otherwise
  * *reason (may be NULL) gets a static, client-safe sentence. */
 auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const char *token,
 			     int64_t now, mcp_principal **out, const char **reason);
+
+/* The reason auth_jwt_verify gives when the token's kid is not in the set:
+ * the one refusal a fetched key set may cure (api/auth-keys.c). */
+extern const char auth_reason_unknown_kid[];
+/* The reason it gives when no key set is loaded yet. */
+extern const char auth_reason_no_keys[];
 
 /* base64url without padding, strictly (RFC 7515 section 2): the alphabet
  * only, no '=', no bits set past the last byte.  Returns a NUL-terminated
@@ -188,5 +197,104 @@ int auth_http_status(int code, json_object *data, int *retry_after_s);
  * section 3.3), distinct; MCP_EINVAL when one is not a scope token. */
 int auth_scopes_parse(const char *text, char ***out, size_t *n);
 void auth_strv_free(char **v, size_t n);
+
+/* ---- fetching over HTTP (api/auth-fetch.c) ------------------------------
+ *
+ * One bounded HTTP exchange with an authorization server, through libcurl
+ * (transport/curl.h): https, or http to a loopback host only; no redirect
+ * followed; the body at most max_bytes; the whole exchange at most
+ * timeout_ms; `cancel` (may be NULL) checked every 100 ms. */
+typedef struct auth_fetch {
+	const char *url;
+	const char *form;          /* a POST body (form-urlencoded), or NULL: GET */
+	const char *user;          /* HTTP Basic, already form-urlencoded, or NULL */
+	const char *password;
+	size_t max_bytes;
+	long timeout_ms;
+	const _Atomic int *cancel;
+	/* Filled by auth_fetch_run; auth_fetch_clear frees them. */
+	long status;
+	char *body;                /* NUL-terminated */
+	size_t len;
+	char *cache_control;       /* the Cache-Control lines joined, or NULL */
+	char *expires, *date;      /* those headers, or NULL */
+} auth_fetch;
+
+/* MCP_OK once a response came (any status: check f->status); else
+ * MCP_EINVAL (a URL refused), MCP_EBUSY (the body is larger than
+ * max_bytes), MCP_ETIMEDOUT, MCP_ECANCELED, MCP_ESYS (the exchange
+ * failed), MCP_ENOTSUP (no libcurl), MCP_ENOMEM; `why` says which, naming
+ * the URL, never a credential. */
+int auth_fetch_run(auth_fetch *f, char *why, size_t whysz);
+void auth_fetch_clear(auth_fetch *f);
+/* Whether `url` may be fetched: https, or http to 127.0.0.0/8, [::1] or
+ * localhost; no user information in it. */
+int auth_fetch_url_allowed(const char *url);
+/* application/x-www-form-urlencoded (RFC 6749 appendix B) of s; caller frees. */
+char *auth_form_encode(const char *s);
+
+/* How long a fetched document may be used, in ms (RFC 9111): max-age of
+ * Cache-Control (section 5.2.2.1), else Expires minus Date (or `now`, Unix
+ * seconds) (section 5.3; an invalid Expires is already stale), else
+ * `dflt_ms`; no-store and no-cache give 0; the result is then clamped to
+ * [min_ms, max_ms].  Headers may be NULL. */
+int64_t auth_cache_lifetime_ms(const char *cache_control, const char *expires, const char *date,
+			       int64_t now, int64_t dflt_ms, int64_t min_ms, int64_t max_ms);
+
+/* ---- the key set fetched from the issuer (api/auth-keys.c) -------------- */
+
+typedef struct auth_keysrc auth_keysrc;
+
+/* What the fetcher is told; every time in ms. */
+typedef struct auth_keysrc_conf {
+	const char *jwks_url;      /* NULL: discovered from the issuer */
+	const char *issuer;        /* for discovery and its issuer check */
+	int64_t miss_interval_ms;  /* least time between two fetches an unknown kid causes */
+	int64_t miss_wait_ms;      /* how long a request waits for such a fetch */
+	int64_t ttl_min_ms, ttl_max_ms, ttl_default_ms;
+	long timeout_ms;           /* one HTTP exchange */
+	mcp_auth_keys_fn notify;
+	void *notify_user;
+} auth_keysrc_conf;
+
+/* Fetches the key set once now into `jwt` (strings of conf copied), then
+ * starts the thread that refreshes it.  *out is made even when the first
+ * fetch fails (the thread keeps trying); the return value is that fetch's:
+ * MCP_OK, MCP_EINVAL (a bad URL, metadata or key set), MCP_ESYS and the
+ * others of auth_fetch_run; auth_jwt_error says why. */
+int auth_keysrc_start(auth_jwt *jwt, const auth_keysrc_conf *conf, auth_keysrc **out);
+/* Stops and joins the thread (an exchange in flight is cut within 100 ms). */
+void auth_keysrc_free(auth_keysrc *s);
+/* A token named a kid not in the set (or there is no set yet): asks for a
+ * fetch unless one began less than miss_interval_ms ago, and waits for it
+ * at most miss_wait_ms.  1 when a fetch ended with a new set meanwhile (so
+ * verify again), else 0 with *reason a static sentence for the client. */
+int auth_keysrc_kid_miss(auth_keysrc *s, const char **reason);
+/* How many fetches the thread made (for tests). */
+unsigned long auth_keysrc_fetches(auth_keysrc *s);
+
+/* ---- RFC 7662 token introspection (api/auth-introspect.c) -------------- */
+
+typedef struct auth_introspect auth_introspect;
+
+/* client_id and secret are copied; the secret is never logged nor shown. */
+auth_introspect *auth_introspect_new(const char *url, const char *client_id,
+				     const char *client_secret);
+void auth_introspect_free(auth_introspect *ai);
+/* Cache bounds: entries (1..1000000, default 10000) and the longest time
+ * an answer is reused, in ms (0..86400000, default 60000; 0: no cache). */
+void auth_introspect_set_cache(auth_introspect *ai, size_t max_entries, int64_t max_ttl_ms);
+/* Asks the endpoint about `token` (or answers from the cache) at `now`
+ * (Unix seconds); an active answer is reused until the token's exp plus
+ * `skew_s` (as long as the caller's expiry check would take it), at most
+ * the cache's max TTL.  AUTH_OK with *out (a frozen principal; caller unrefs);
+ * AUTH_INVALID_TOKEN when inactive or issued by another issuer (`issuer`
+ * non-NULL); AUTH_SERVER_ERROR when the endpoint could not answer.
+ * *reason: a static sentence. */
+auth_verdict auth_introspect_verify(auth_introspect *ai, const char *token, const char *issuer,
+				    int64_t now, int64_t skew_s, mcp_principal **out,
+				    const char **reason);
+/* Exchanges made with the endpoint (for tests). */
+unsigned long auth_introspect_requests(auth_introspect *ai);
 
 #endif /* MCP_API_AUTH_H */

@@ -8,8 +8,12 @@
  * first setter and never moved, so readers on any thread need no lock for
  * what is fixed before a run; the scope table changes while serving and is
  * guarded by the registries' lock, which every list and call already
- * takes; the key set swaps inside the verifier (api/auth.c).
+ * takes; the key set swaps inside the verifier (api/auth.c), which the
+ * key fetcher (api/auth-keys.c) feeds from its own thread; the
+ * introspection cache (api/auth-introspect.c) has its own lock.
  */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +46,12 @@ struct auth_conf {
 	int64_t skew_ms;
 	int strict_typ;
 	auth_jwt *jwt;
+	int jwt_keys;               /* a key set was given (text, file or URL) */
+	/* The fetched key set (api/auth-keys.c): its settings, then the
+	 * fetcher once mcp_server_set_auth_jwks_url ran. */
+	auth_keysrc_conf fetch;
+	auth_keysrc *keysrc;
+	auth_introspect *introspect;
 	mcp_auth_verify_fn verify;
 	void *verify_user;
 	mcp_before_fn before;
@@ -75,6 +85,9 @@ static struct auth_conf *conf_get(mcp_server *srv)
 	if (!n)
 		return NULL;
 	n->skew_ms = 60000;
+	n->fetch = (auth_keysrc_conf){ .miss_interval_ms = 60000, .miss_wait_ms = 3000,
+				       .ttl_min_ms = 300000, .ttl_default_ms = 3600000,
+				       .ttl_max_ms = 86400000, .timeout_ms = 10000 };
 	n->jwt = auth_jwt_new();
 	if (!n->jwt) {
 		free(n);
@@ -111,6 +124,9 @@ void api_authz_free(mcp_server *srv)
 	free(c->name);
 	free(c->documentation);
 	free(c->issuer);
+	/* The fetcher writes into the verifier: it goes first. */
+	auth_keysrc_free(c->keysrc);
+	auth_introspect_free(c->introspect);
 	auth_jwt_free(c->jwt);
 	for (size_t i = 0; i < c->nrules; i++) {
 		free(c->rules[i].key);
@@ -268,14 +284,131 @@ MCP_EXTERN int mcp_server_set_auth_jwks_text(mcp_server *srv, const char *jwks)
 		return rc;
 	if (!jwks)
 		return MCP_EINVAL;
-	return auth_jwt_set_jwks(c->jwt, jwks, strlen(jwks), NULL);
+	rc = auth_jwt_set_jwks(c->jwt, jwks, strlen(jwks), NULL);
+	/* Written once, before a run: a rotation while running finds it set. */
+	if (rc == MCP_OK && !c->jwt_keys)
+		c->jwt_keys = 1;
+	return rc;
 }
 
 MCP_EXTERN int mcp_server_set_auth_jwks_file(mcp_server *srv, const char *path)
 {
 	struct auth_conf *c;
 	int rc = conf_for_keys(srv, &c);
-	return rc ? rc : auth_jwt_set_jwks_file(c->jwt, path, NULL);
+	if (rc == MCP_OK && (rc = auth_jwt_set_jwks_file(c->jwt, path, NULL)) == MCP_OK &&
+	    !c->jwt_keys)
+		c->jwt_keys = 1;
+	return rc;
+}
+
+MCP_EXTERN int mcp_server_set_auth_jwks_url(mcp_server *srv, const char *url)
+{
+	struct auth_conf *c;
+	int rc = conf_for_setting(srv, &c);
+	if (rc)
+		return rc;
+	if (c->keysrc || (!url && !c->issuer))
+		return MCP_ESTATE;
+	if (url && !auth_fetch_url_allowed(url)) {
+		char why[600];
+		snprintf(why, sizeof why,
+			 "%s is not an https URL (plain http only to a loopback host)", url);
+		auth_jwt_note_error(c->jwt, why);
+		return MCP_EINVAL;
+	}
+#ifndef HAVE_CURL
+	return MCP_ENOTSUP;
+#else
+	auth_keysrc_conf kc = c->fetch;
+	kc.jwks_url = url;
+	kc.issuer = c->issuer;
+	rc = auth_keysrc_start(c->jwt, &kc, &c->keysrc);
+	if (c->keysrc)
+		c->jwt_keys = 1;
+	/* A refused document is a bad argument to the caller; a failed
+	 * exchange keeps its own code. */
+	return rc == MCP_EBUSY ? MCP_EINVAL : rc;
+#endif
+}
+
+MCP_EXTERN int mcp_server_set_auth_jwks_refresh(mcp_server *srv, int64_t min_interval_ms,
+						int64_t wait_ms)
+{
+	struct auth_conf *c;
+	int rc = conf_for_setting(srv, &c);
+	if (rc)
+		return rc;
+	if (c->keysrc)
+		return MCP_ESTATE;
+	if (min_interval_ms < 1000 || min_interval_ms > 86400000 || wait_ms < 0 || wait_ms > 10000)
+		return MCP_EINVAL;
+	c->fetch.miss_interval_ms = min_interval_ms;
+	c->fetch.miss_wait_ms = wait_ms;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_auth_jwks_lifetime(mcp_server *srv, int64_t min_ms,
+						 int64_t default_ms, int64_t max_ms)
+{
+	struct auth_conf *c;
+	int rc = conf_for_setting(srv, &c);
+	if (rc)
+		return rc;
+	if (c->keysrc)
+		return MCP_ESTATE;
+	if (min_ms < 1000 || default_ms < min_ms || max_ms < default_ms || max_ms > 604800000)
+		return MCP_EINVAL;
+	c->fetch.ttl_min_ms = min_ms;
+	c->fetch.ttl_default_ms = default_ms;
+	c->fetch.ttl_max_ms = max_ms;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_auth_keys_notify(mcp_server *srv, mcp_auth_keys_fn fn, void *user)
+{
+	struct auth_conf *c;
+	int rc = conf_for_setting(srv, &c);
+	if (rc)
+		return rc;
+	if (c->keysrc)
+		return MCP_ESTATE;
+	c->fetch.notify = fn;
+	c->fetch.notify_user = fn ? user : NULL;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_auth_introspection(mcp_server *srv, const char *url,
+						 const char *client_id,
+						 const char *client_secret)
+{
+	struct auth_conf *c;
+	int rc = conf_for_setting(srv, &c);
+	if (rc)
+		return rc;
+	if (!auth_fetch_url_allowed(url) || (client_id && !*client_id) ||
+	    (client_secret && !client_id))
+		return MCP_EINVAL;
+	auth_introspect *ai = auth_introspect_new(url, client_id, client_secret);
+	if (!ai)
+		return MCP_ENOMEM;
+	auth_introspect_free(c->introspect);
+	c->introspect = ai;
+	return MCP_OK;
+}
+
+MCP_EXTERN int mcp_server_set_auth_introspection_cache(mcp_server *srv, size_t max_entries,
+						       int64_t max_ttl_ms)
+{
+	struct auth_conf *c;
+	int rc = conf_for_setting(srv, &c);
+	if (rc)
+		return rc;
+	if (!c->introspect)
+		return MCP_ESTATE;
+	if (max_entries < 1 || max_entries > 1000000 || max_ttl_ms < 0 || max_ttl_ms > 86400000)
+		return MCP_EINVAL;
+	auth_introspect_set_cache(c->introspect, max_entries, max_ttl_ms);
+	return MCP_OK;
 }
 
 MCP_EXTERN int mcp_server_reload_auth_keys(mcp_server *srv)
@@ -750,6 +883,30 @@ int api_authz_metadata(mcp_server *srv, const char *path, const char *endpoint, 
 	return *json ? 1 : -1;
 }
 
+/* What the library checks of a principal it did not make itself (an
+ * application verifier's, an introspection answer's): expiry, audience. */
+static auth_verdict principal_checks(struct auth_conf *c, const mcp_principal *p, int64_t now,
+				     const char **reason)
+{
+	if (p->expires_at && now - c->skew_ms / 1000 >= p->expires_at) {
+		/* The skew is taken from now, ours and small: the application
+		 * may set any expiry, INT64_MAX for "never", and
+		 * expires_at + skew overflowed (fuzz-jwt, UBSan). */
+		*reason = "the token has expired";
+		return AUTH_INVALID_TOKEN;
+	}
+	if (p->naudiences) {
+		int ok = 0;
+		for (size_t i = 0; i < p->naudiences && !ok; i++)
+			ok = auth_audience_matches(p->audiences[i], c->resource);
+		if (!ok) {
+			*reason = "the token is not meant for this resource (aud)";
+			return AUTH_INVALID_TOKEN;
+		}
+	}
+	return AUTH_OK;
+}
+
 /* Runs the application's verifier, then the checks the library adds. */
 static auth_verdict verify_custom(struct auth_conf *c, const char *token, int64_t now,
 				  mcp_principal **out, const char **reason)
@@ -771,25 +928,42 @@ static auth_verdict verify_custom(struct auth_conf *c, const char *token, int64_
 	} else if (rc != MCP_AUTH_OK) {
 		v = AUTH_INVALID_TOKEN;
 		*reason = "the token is not valid";
-	} else if (p->expires_at && now - c->skew_ms / 1000 >= p->expires_at) {
-		/* The skew is taken from now, ours and small: the application
-		 * may set any expiry, INT64_MAX for "never", and
-		 * expires_at + skew overflowed (fuzz-jwt, UBSan). */
-		v = AUTH_INVALID_TOKEN;
-		*reason = "the token has expired";
-	} else if (p->naudiences) {
-		int ok = 0;
-		for (size_t i = 0; i < p->naudiences && !ok; i++)
-			ok = auth_audience_matches(p->audiences[i], c->resource);
-		if (!ok) {
-			v = AUTH_INVALID_TOKEN;
-			*reason = "the token is not meant for this resource (aud)";
-		}
+	} else {
+		v = principal_checks(c, p, now, reason);
 	}
 	if (v == AUTH_OK)
 		*out = p;
 	else
 		auth_principal_unref(p);
+	return v;
+}
+
+/* A compact JWS has exactly two dots; an opaque token (RFC 7662) is
+ * anything else. */
+static int jws_shaped(const char *token)
+{
+	const char *d1 = strchr(token, '.');
+	const char *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+	return d2 && !strchr(d2 + 1, '.');
+}
+
+/* The JWT verifier; a key id it does not know (or no set yet) may ask the
+ * fetcher for the issuer's current set, and the token is checked again
+ * with what came. */
+static auth_verdict verify_jwt(struct auth_conf *c, const char *token, int64_t now,
+			       mcp_principal **p, const char **reason)
+{
+	auth_jwt_rules rules = { c->issuer, c->resource, c->skew_ms / 1000, c->strict_typ };
+	auth_verdict v = auth_jwt_verify(c->jwt, &rules, token, now, p, reason);
+	int no_keys = v == AUTH_SERVER_ERROR && *reason == auth_reason_no_keys;
+	if (!c->keysrc || !(no_keys || (v == AUTH_INVALID_TOKEN &&
+					 *reason == auth_reason_unknown_kid)))
+		return v;
+	const char *why;
+	if (auth_keysrc_kid_miss(c->keysrc, &why))
+		return auth_jwt_verify(c->jwt, &rules, token, now, p, reason);
+	if (!no_keys)
+		*reason = why;
 	return v;
 }
 
@@ -822,10 +996,15 @@ int api_authz_http(mcp_server *srv, const char *url, const char *authorization, 
 			reason = "out of memory";
 		} else if (c->verify) {
 			v = verify_custom(c, copy, now, &p, &reason);
+		} else if (c->introspect && (!c->jwt_keys || !jws_shaped(copy))) {
+			v = auth_introspect_verify(c->introspect, copy, c->issuer, now,
+						   c->skew_ms / 1000, &p, &reason);
+			if (v == AUTH_OK && (v = principal_checks(c, p, now, &reason)) != AUTH_OK) {
+				auth_principal_unref(p);
+				p = NULL;
+			}
 		} else {
-			auth_jwt_rules rules = { c->issuer, c->resource, c->skew_ms / 1000,
-						 c->strict_typ };
-			v = auth_jwt_verify(c->jwt, &rules, copy, now, &p, &reason);
+			v = verify_jwt(c, copy, now, &p, &reason);
 		}
 		free(copy);
 	}

@@ -522,6 +522,12 @@ static void usage(FILE *f)
 		"                      [--task-ttl-ms N] [--store URL] [--store-timeout-ms N]\n"
 		"                      [--task-lease-ms N]\n"
 		"                      [--auth-resource URI --auth-jwks FILE [--auth-issuer ISS]\n"
+		"                       [--auth-jwks-url URL | --auth-jwks-discover]\n"
+		"                       [--auth-jwks-interval-ms N] [--auth-jwks-wait-ms N]\n"
+		"                       [--auth-jwks-lifetime-ms MIN/DEFAULT/MAX]\n"
+		"                       [--auth-introspect URL [--auth-introspect-client ID\n"
+		"                        [--auth-introspect-secret-file FILE]]\n"
+		"                        [--auth-introspect-ttl-ms N]]\n"
 		"                       [--auth-server URL]... [--auth-scopes SCOPES]\n"
 		"                       [--auth-require SCOPES]]\n"
 		"                      [--rate-limit N/SECONDS] [--access-log]\n"
@@ -529,54 +535,131 @@ static void usage(FILE *f)
 		"POST /messages?sessionId=ID) beside Streamable HTTP on /mcp.\n");
 }
 
-/* --auth-*: an OAuth 2.1 protected resource whose tokens are JWTs signed
- * by the keys of a JWKS file, from the issuer (also the authorization
- * server the metadata names, unless --auth-server says otherwise).  0, or
- * -1 after saying what is wrong. */
-static int configure_auth(mcp_server *srv, const char *resource, const char *jwks,
-			  const char *issuer, const char *const *servers, int nservers,
-			  const char *scopes, const char *require)
+/* The --auth-* options. */
+typedef struct auth_opts {
+	const char *resource, *jwks, *issuer, *scopes, *require;
+	const char *servers[8];
+	int nservers;
+	const char *jwks_url;        /* --auth-jwks-url */
+	int discover;                /* --auth-jwks-discover */
+	long interval_ms, wait_ms;   /* -1: the library's default */
+	long life_min, life_dflt, life_max;
+	const char *introspect, *introspect_client, *introspect_secret_file;
+	long introspect_ttl_ms;
+} auth_opts;
+
+/* Each fetch of the key set, on stderr (the library prints nothing). */
+static void keys_fetched(int rc, size_t nkeys, const char *why, void *user)
 {
-	if (!resource) {
-		if (jwks || issuer || nservers || scopes || require) {
+	(void)user;
+	if (rc == MCP_OK)
+		fprintf(stderr, "mcp-everything: key set fetched: %zu keys\n", nkeys);
+	else
+		fprintf(stderr, "mcp-everything: key set fetch failed, old keys kept: %s\n", why);
+}
+
+/* The first line of a file, into buf; 0, or -1. */
+static int read_secret(const char *path, char *buf, size_t bufsz)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int ok = fgets(buf, (int)bufsz, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\r\n")] = 0;
+	return 0;
+}
+
+/* --auth-*: an OAuth 2.1 protected resource whose tokens are JWTs signed
+ * by the keys of a JWKS file or of the issuer's JWKS URL, or opaque tokens
+ * an introspection endpoint vouches for, from the issuer (also the
+ * authorization server the metadata names, unless --auth-server says
+ * otherwise).  0, or -1 after saying what is wrong. */
+static int configure_auth(mcp_server *srv, const auth_opts *o)
+{
+	int keyed = (o->jwks != NULL) + (o->jwks_url != NULL) + o->discover;
+	if (!o->resource) {
+		if (keyed || o->issuer || o->nservers || o->scopes || o->require || o->introspect) {
 			fprintf(stderr, "mcp-everything: --auth-* options need --auth-resource\n");
 			return -1;
 		}
 		return 0;
 	}
-	if (!jwks) {
-		fprintf(stderr, "mcp-everything: --auth-resource needs --auth-jwks\n");
+	if (!keyed && !o->introspect) {
+		fprintf(stderr, "mcp-everything: --auth-resource needs --auth-jwks, "
+				"--auth-jwks-url, --auth-jwks-discover or --auth-introspect\n");
+		return -1;
+	}
+	if (keyed > 1) {
+		fprintf(stderr, "mcp-everything: give one of --auth-jwks, --auth-jwks-url and "
+				"--auth-jwks-discover\n");
 		return -1;
 	}
 	int rc;
 	const char *what = "--auth-resource";
-	if ((rc = mcp_server_set_auth_resource(srv, resource)) == MCP_OK) {
-		what = "--auth-jwks";
-		rc = mcp_server_set_auth_jwks_file(srv, jwks);
-	}
-	if (rc == MCP_OK && issuer) {
+	rc = mcp_server_set_auth_resource(srv, o->resource);
+	if (rc == MCP_OK && o->issuer) {
 		what = "--auth-issuer";
-		rc = mcp_server_set_auth_issuer(srv, issuer);
+		rc = mcp_server_set_auth_issuer(srv, o->issuer);
 	}
-	for (int i = 0; rc == MCP_OK && i < nservers; i++) {
+	if (rc == MCP_OK && (o->interval_ms >= 0 || o->wait_ms >= 0)) {
+		what = "--auth-jwks-interval-ms/--auth-jwks-wait-ms";
+		rc = mcp_server_set_auth_jwks_refresh(srv, o->interval_ms >= 0 ? o->interval_ms : 60000,
+						      o->wait_ms >= 0 ? o->wait_ms : 3000);
+	}
+	if (rc == MCP_OK && o->life_min >= 0) {
+		what = "--auth-jwks-lifetime-ms";
+		rc = mcp_server_set_auth_jwks_lifetime(srv, o->life_min, o->life_dflt, o->life_max);
+	}
+	if (rc == MCP_OK && (o->jwks_url || o->discover))
+		rc = mcp_server_set_auth_keys_notify(srv, keys_fetched, NULL);
+	if (rc == MCP_OK && o->jwks) {
+		what = "--auth-jwks";
+		rc = mcp_server_set_auth_jwks_file(srv, o->jwks);
+	}
+	if (rc == MCP_OK && (o->jwks_url || o->discover)) {
+		what = o->discover ? "--auth-jwks-discover" : "--auth-jwks-url";
+		rc = mcp_server_set_auth_jwks_url(srv, o->jwks_url);
+	}
+	if (rc == MCP_OK && o->introspect) {
+		char secret[512] = "";
+		what = "--auth-introspect-secret-file";
+		if (o->introspect_secret_file &&
+		    read_secret(o->introspect_secret_file, secret, sizeof secret) != 0) {
+			fprintf(stderr, "mcp-everything: %s: cannot read %s\n", what,
+				o->introspect_secret_file);
+			return -1;
+		}
+		what = "--auth-introspect";
+		rc = mcp_server_set_auth_introspection(srv, o->introspect, o->introspect_client,
+						       o->introspect_secret_file ? secret : NULL);
+		memset(secret, 0, sizeof secret);
+		if (rc == MCP_OK && o->introspect_ttl_ms >= 0) {
+			what = "--auth-introspect-ttl-ms";
+			rc = mcp_server_set_auth_introspection_cache(srv, 10000, o->introspect_ttl_ms);
+		}
+	}
+	for (int i = 0; rc == MCP_OK && i < o->nservers; i++) {
 		what = "--auth-server";
-		rc = mcp_server_add_auth_server(srv, servers[i]);
+		rc = mcp_server_add_auth_server(srv, o->servers[i]);
 	}
-	if (rc == MCP_OK && !nservers && issuer) {
+	if (rc == MCP_OK && !o->nservers && o->issuer) {
 		what = "--auth-issuer (as the authorization server)";
-		rc = mcp_server_add_auth_server(srv, issuer);
+		rc = mcp_server_add_auth_server(srv, o->issuer);
 	}
-	if (rc == MCP_OK && scopes) {
+	if (rc == MCP_OK && o->scopes) {
 		what = "--auth-scopes";
-		rc = mcp_server_set_auth_scopes_supported(srv, scopes);
+		rc = mcp_server_set_auth_scopes_supported(srv, o->scopes);
 	}
-	if (rc == MCP_OK && require) {
+	if (rc == MCP_OK && o->require) {
 		what = "--auth-require";
-		rc = mcp_server_set_auth_required_scopes(srv, require);
+		rc = mcp_server_set_auth_required_scopes(srv, o->require);
 	}
 	if (rc != MCP_OK) {
-		char why[300] = "";
-		if (strcmp(what, "--auth-jwks") == 0)
+		char why[700] = "";
+		if (strncmp(what, "--auth-jwks", 11) == 0)
 			mcp_server_auth_keys_error(srv, why, sizeof why);
 		fprintf(stderr, "mcp-everything: %s: %s%s%s\n", what, mcp_strerror(rc),
 			why[0] ? ": " : "", why);
@@ -644,10 +727,8 @@ int main(int argc, char **argv)
 	const char *instance = NULL;
 	long max_tasks = -1, task_ttl = -1, tasks_each = -1, store_timeout = -1, task_lease = -1;
 	const char *store = NULL;
-	const char *auth_resource = NULL, *auth_jwks = NULL, *auth_issuer = NULL;
-	const char *auth_scopes = NULL, *auth_require = NULL;
-	const char *auth_servers[8];
-	int n_auth_servers = 0;
+	auth_opts ao = { .interval_ms = -1, .wait_ms = -1, .life_min = -1,
+			 .introspect_ttl_ms = -1 };
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -731,17 +812,40 @@ int main(int argc, char **argv)
 			if (parse_int(argv[++i], 300, 600000, &task_lease))
 				goto bad;
 		} else if (strcmp(a, "--auth-resource") == 0 && i + 1 < argc) {
-			auth_resource = argv[++i];
+			ao.resource = argv[++i];
 		} else if (strcmp(a, "--auth-jwks") == 0 && i + 1 < argc) {
-			auth_jwks = argv[++i];
+			ao.jwks = argv[++i];
+		} else if (strcmp(a, "--auth-jwks-url") == 0 && i + 1 < argc) {
+			ao.jwks_url = argv[++i];
+		} else if (strcmp(a, "--auth-jwks-discover") == 0) {
+			ao.discover = 1;
+		} else if (strcmp(a, "--auth-jwks-interval-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1000, 86400000, &ao.interval_ms))
+				goto bad;
+		} else if (strcmp(a, "--auth-jwks-wait-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 0, 10000, &ao.wait_ms))
+				goto bad;
+		} else if (strcmp(a, "--auth-jwks-lifetime-ms") == 0 && i + 1 < argc) {
+			if (sscanf(argv[++i], "%ld/%ld/%ld", &ao.life_min, &ao.life_dflt,
+				   &ao.life_max) != 3)
+				goto bad;
+		} else if (strcmp(a, "--auth-introspect") == 0 && i + 1 < argc) {
+			ao.introspect = argv[++i];
+		} else if (strcmp(a, "--auth-introspect-client") == 0 && i + 1 < argc) {
+			ao.introspect_client = argv[++i];
+		} else if (strcmp(a, "--auth-introspect-secret-file") == 0 && i + 1 < argc) {
+			ao.introspect_secret_file = argv[++i];
+		} else if (strcmp(a, "--auth-introspect-ttl-ms") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 0, 86400000, &ao.introspect_ttl_ms))
+				goto bad;
 		} else if (strcmp(a, "--auth-issuer") == 0 && i + 1 < argc) {
-			auth_issuer = argv[++i];
-		} else if (strcmp(a, "--auth-server") == 0 && i + 1 < argc && n_auth_servers < 8) {
-			auth_servers[n_auth_servers++] = argv[++i];
+			ao.issuer = argv[++i];
+		} else if (strcmp(a, "--auth-server") == 0 && i + 1 < argc && ao.nservers < 8) {
+			ao.servers[ao.nservers++] = argv[++i];
 		} else if (strcmp(a, "--auth-scopes") == 0 && i + 1 < argc) {
-			auth_scopes = argv[++i];
+			ao.scopes = argv[++i];
 		} else if (strcmp(a, "--auth-require") == 0 && i + 1 < argc) {
-			auth_require = argv[++i];
+			ao.require = argv[++i];
 		} else if (strcmp(a, "--rate-limit") == 0 && i + 1 < argc) {
 			if (parse_rate(argv[++i]))
 				goto bad;
@@ -842,8 +946,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mcp-everything: bad --allow-origin %s\n", allow_origin[i]);
 			return 2;
 		}
-	if (configure_auth(srv, auth_resource, auth_jwks, auth_issuer, auth_servers,
-			   n_auth_servers, auth_scopes, auth_require) != 0)
+	if (configure_auth(srv, &ao) != 0)
 		return 2;
 	if ((limits.enabled || limits.log) &&
 	    mcp_server_set_request_hooks(srv, before_hook, after_hook, NULL) != MCP_OK) {

@@ -1794,6 +1794,94 @@ MCP_EXTERN int mcp_server_reload_auth_keys(mcp_server *srv);
  * 1048576 bytes (1 MiB)".  A key set is at most 1 MiB and 256 keys.  Any
  * thread.  MCP_OK, or MCP_EINVAL for a NULL argument. */
 MCP_EXTERN int mcp_server_auth_keys_error(mcp_server *srv, char *buf, size_t bufsz);
+/* The key set fetched from the authorization server (RFC 7517), so that a
+ * key rotation there needs no reload here.  `url` is the JWKS document's
+ * URL; NULL discovers it from the issuer (mcp_server_set_auth_issuer,
+ * needed then): the jwks_uri of its RFC 8414 metadata at
+ * /.well-known/oauth-authorization-server (inserted before the issuer's
+ * path), else of /.well-known/openid-configuration (appended), whose
+ * "issuer" must equal the configured one.  https is required, except to a
+ * loopback host (127.0.0.0/8, [::1], localhost); redirects are not
+ * followed; a document is at most 1 MiB and 256 keys, an exchange at most
+ * 10 s.
+ *
+ * Fetches the set now, on the calling thread, then starts a thread owned
+ * by the server (joined by mcp_server_free) that fetches it again:
+ *  - when the last set expires by its HTTP caching headers (RFC 9111:
+ *    Cache-Control max-age, else Expires; no-store and no-cache mean as
+ *    soon as allowed), clamped by mcp_server_set_auth_jwks_lifetime;
+ *  - when a token names a kid the set lacks, at most once per
+ *    mcp_server_set_auth_jwks_refresh interval, so that tokens with forged
+ *    kids cannot make a storm of fetches.  The request waits for that
+ *    fetch (bounded, see there) on its HTTP thread and is checked again
+ *    with the new set; a miss within the interval is refused at once (401
+ *    invalid_token whose error_description says the key id is unknown).
+ * A fetch that fails, or brings a document that is not a usable key set,
+ * keeps the old set, is reported to mcp_server_set_auth_keys_notify and
+ * mcp_server_auth_keys_error, and is tried again after the refresh
+ * interval.
+ *
+ * Call before running, after mcp_server_set_auth_jwks_refresh and _lifetime
+ * (their values are taken now); once per server.  `url` copied.  MCP_OK;
+ * MCP_EINVAL (a URL that is not https or loopback http; a document that
+ * is not metadata or not a key set), MCP_ESTATE (running, a second call,
+ * or NULL without an issuer), MCP_ESYS or MCP_ETIMEDOUT (the fetch
+ * failed), MCP_ENOTSUP (built without libcurl, or it cannot be loaded),
+ * MCP_ENOMEM.  After MCP_EINVAL for a document, MCP_ESYS or MCP_ETIMEDOUT
+ * the thread still runs and keeps trying: the server may serve (tokens
+ * get 500 until a set came) or be freed. */
+MCP_EXTERN int mcp_server_set_auth_jwks_url(mcp_server *srv, const char *url);
+/* The least time between two fetches caused by unknown kids, in ms
+ * (1000..86400000; default 60000), and how long a request with an unknown
+ * kid waits for the fetch it caused, in ms (0..10000; default 3000; 0:
+ * refused at once, the next request gets the new set).  The wait holds
+ * that request's HTTP thread, so keep it short; only requests that come
+ * while a fetch is under way wait, at most one fetch per interval.
+ * Before mcp_server_set_auth_jwks_url.  MCP_OK, MCP_EINVAL, MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_auth_jwks_refresh(mcp_server *srv, int64_t min_interval_ms,
+						int64_t wait_ms);
+/* How long a fetched key set is used before it is fetched again, in ms:
+ * the caching headers' lifetime clamped to [min_ms, max_ms], and
+ * default_ms when the response has none (1000 <= min_ms <= default_ms <=
+ * max_ms <= 604800000; defaults 300000, 3600000, 86400000).  Before
+ * mcp_server_set_auth_jwks_url.  MCP_OK, MCP_EINVAL, MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_auth_jwks_lifetime(mcp_server *srv, int64_t min_ms,
+						 int64_t default_ms, int64_t max_ms);
+/* Told of every fetch of the key set: `rc` MCP_OK with the number of
+ * usable keys in `nkeys`, or the error with `why` (the URL and the rule or
+ * failure, never a token or secret).  Called on the fetcher thread (the
+ * first time on the thread of mcp_server_set_auth_jwks_url); must not call
+ * back into the server's auth setters. */
+typedef void (*mcp_auth_keys_fn)(int rc, size_t nkeys, const char *why, void *user);
+/* Before mcp_server_set_auth_jwks_url; NULL removes.  MCP_OK, MCP_EINVAL,
+ * MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_auth_keys_notify(mcp_server *srv, mcp_auth_keys_fn fn, void *user);
+/* RFC 7662 token introspection for tokens that are not JWTs (opaque), or
+ * for every token when no key set is configured: the token is POSTed to
+ * `url` (https, or http to loopback) with HTTP Basic authentication by
+ * client_id and client_secret (both form-urlencoded first, RFC 6749
+ * section 2.3.1; NULL client_id: none).  "active": true is required; the
+ * principal gets sub, client_id, iss, scope, aud and exp; iss must equal
+ * mcp_server_set_auth_issuer's when both are there, aud (when present)
+ * must name the resource, exp (when present) must be in the future.
+ * Answers are cached (see mcp_server_set_auth_introspection_cache) by the
+ * token's SHA-256, never the token; the secret and tokens are never
+ * logged nor put in an error.  The exchange runs on the request's HTTP
+ * thread, at most 10 s; a failure is a 500 and is not cached.  Strings
+ * copied.  Before running.  MCP_OK, MCP_EINVAL, MCP_ESTATE, MCP_ENOMEM. */
+MCP_EXTERN int mcp_server_set_auth_introspection(mcp_server *srv, const char *url,
+						 const char *client_id,
+						 const char *client_secret);
+/* The introspection cache: at most max_entries answers (1..1000000;
+ * default 10000; the one nearest its end is dropped for a new one), each
+ * kept until the token's exp plus the clock skew, or max_ttl_ms after it
+ * was asked (0..86400000; default 60000; 0: no cache), whichever comes
+ * first; an
+ * inactive answer is kept max_ttl_ms.  A revoked token may thus be taken
+ * for max_ttl_ms.  After mcp_server_set_auth_introspection.  MCP_OK,
+ * MCP_EINVAL, MCP_ESTATE. */
+MCP_EXTERN int mcp_server_set_auth_introspection_cache(mcp_server *srv, size_t max_entries,
+						       int64_t max_ttl_ms);
 /* An application verifier (mcp_auth_verify_fn) in place of the JWT
  * verifier; NULL `fn` returns to the JWT verifier. */
 MCP_EXTERN int mcp_server_set_auth_verifier(mcp_server *srv, mcp_auth_verify_fn fn, void *user);

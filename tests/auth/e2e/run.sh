@@ -5,7 +5,8 @@
 # with npm ci when they are missing or the pins changed, then runs
 # client.mjs, which starts the authorization server and mcp-everything
 # --http --auth-* on loopback ports the OS picks and drives the SDK client's
-# OAuth flow through them (see the top of client.mjs).
+# OAuth flow through them (see the top of client.mjs), then rotation.mjs,
+# which rotates the authorization server's key mid-run.
 #
 # Exits 0 when every step passed, 77 (skip) when npm is missing or the
 # registry cannot be reached, 1 or 2 on failures.
@@ -82,9 +83,16 @@ if ! installed; then
 	fi
 fi
 
-# The script resolves its packages from its own location.
-cp "$here/client.mjs" "$prefix/"
+# The scripts resolve their packages from their own location.
+cp "$here/client.mjs" "$here/rotation.mjs" "$prefix/"
 log="$build/tests/auth/e2e-server.log"
 mkdir -p "$build/tests/auth"
 # Bounded: every wait inside is bounded too; this is the backstop.
-limited 300 "$node" "$prefix/client.mjs" --server "$bin" --log "$log"
+rc=0
+limited 300 "$node" "$prefix/client.mjs" --server "$bin" --log "$log" || rc=$?
+# The key rotation at the authorization server, seen with no reload
+# (mcp-everything --auth-jwks-discover).
+echo
+echo "check-auth-e2e: key rotation (rotation.mjs)"
+limited 300 "$node" "$prefix/rotation.mjs" --server "$bin" || rc=$?
+exit $rc
