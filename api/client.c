@@ -41,6 +41,7 @@
 #include "config.h"
 #include "api/internal.h"
 #include "mcp/client.h"
+#include "api/client-oauth.h"
 #ifdef HAVE_CURL
 #include "transport/tp_httpc.h"
 #endif
@@ -66,6 +67,7 @@ struct mcp_client {
 	size_t max_message;
 	int eof_to_term_ms, term_to_kill_ms;
 	char *bearer;
+	client_oauth *oauth;         /* api/client-oauth.c; NULL: no OAuth */
 	int http_transport;          /* mcp_http_transport */
 	mcp_client_handler_fn roots_fn, sampling_fn, elicit_fn;
 	void *roots_user, *sampling_user, *elicit_user;
@@ -242,6 +244,16 @@ static int settable(mcp_client *c)
 	if (!c)
 		return MCP_EINVAL;
 	return atomic_load(&c->state) == ST_NEW ? MCP_OK : MCP_ESTATE;
+}
+
+int client_settable(mcp_client *c)
+{
+	return settable(c);
+}
+
+client_oauth **client_oauth_slot(mcp_client *c)
+{
+	return &c->oauth;
 }
 
 MCP_EXTERN int mcp_client_set_era(mcp_client *c, mcp_client_era era)
@@ -2480,6 +2492,10 @@ MCP_EXTERN int mcp_client_connect_http(mcp_client *c, const char *url)
 	}
 	if (c->bearer)
 		tp_httpc_set_bearer(c->http, c->bearer);
+	if (c->oauth && client_oauth_attach(c->oauth, c, c->http, url, err, sizeof err)) {
+		set_error(c, "%s%s", err, NULL);
+		return connect_failed(c, MCP_ESYS);
+	}
 	rc = open_session(c, tp_httpc_conn(c->http), 1);
 	if (rc == MCP_OK && c->http_transport == MCP_HTTP_SSE)
 		rc = start_sse(c, NULL);
@@ -2594,6 +2610,7 @@ MCP_EXTERN void mcp_client_free(mcp_client *c)
 	free(c->version);
 	free(c->version_asked);
 	free(c->bearer);
+	client_oauth_free(c->oauth);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
