@@ -889,6 +889,11 @@ static void *loop(void *arg)
 			} else if (q->auth_why) {
 				fail_route(h, q, TP_HTTPC_STATUS, q->auth_status, q->auth_why);
 				xfer_free(q);
+			} else if (q->auth_tries && q->route &&
+				   !h->hooks.route_waiting(h->hooks.arg, q->route)) {
+				/* Its call ended (a timeout, a cancel) while it
+				 * waited for a token: not sent after all. */
+				xfer_free(q);
 			} else if (start(h, q) != 0) {
 				fail_route(h, q, TP_HTTPC_CLOSED, 0, "out of memory starting an HTTP request");
 				xfer_free(q);
