@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "api/client-oauth.h"
+#include "engine/eng.h"
 #include "mcp/client.h"
 
 #ifdef HAVE_CURL
@@ -57,7 +58,9 @@ struct client_oauth {
 	/* the connection */
 	mcp_client *client;
 	char *server_url;
-	mcp_token *cancel;       /* fired at close: the person, and every HTTP request */
+	eng_token cancel;        /* fired at close: the person (as an mcp_token), and
+				  * every HTTP request (the flag below) */
+	int cancel_ready;
 	atomic_int cancelled;
 	/* the token (mu) */
 	pthread_mutex_t mu;
@@ -78,12 +81,9 @@ struct client_oauth {
 
 /* ---- settings ------------------------------------------------------------------------ */
 
-static client_oauth *settings(mcp_client *c, int *rc)
+static client_oauth *settings(client_oauth **slot, int *rc)
 {
-	*rc = client_settable(c);
-	if (*rc)
-		return NULL;
-	client_oauth **slot = client_oauth_slot(c);
+	*rc = MCP_OK;
 	if (!*slot) {
 		client_oauth *o = calloc(1, sizeof *o);
 		if (!o) {
@@ -111,7 +111,7 @@ static int set_copy(char **field, const char *v)
 	return MCP_OK;
 }
 
-MCP_EXTERN int mcp_client_set_oauth(mcp_client *c, mcp_oauth_grant grant,
+int client_oauth_set(client_oauth **slot, mcp_oauth_grant grant,
 				    mcp_oauth_authorize_fn authorize, void *user)
 {
 	if (grant != MCP_OAUTH_AUTHORIZATION_CODE && grant != MCP_OAUTH_CLIENT_CREDENTIALS)
@@ -119,7 +119,7 @@ MCP_EXTERN int mcp_client_set_oauth(mcp_client *c, mcp_oauth_grant grant,
 	if (grant == MCP_OAUTH_AUTHORIZATION_CODE && !authorize)
 		return MCP_EINVAL;
 	int rc;
-	client_oauth *o = settings(c, &rc);
+	client_oauth *o = settings(slot, &rc);
 	if (!o)
 		return rc;
 	o->grant = grant;
@@ -129,13 +129,13 @@ MCP_EXTERN int mcp_client_set_oauth(mcp_client *c, mcp_oauth_grant grant,
 	return MCP_OK;
 }
 
-MCP_EXTERN int mcp_client_set_oauth_client(mcp_client *c, const char *client_id,
+int client_oauth_set_client(client_oauth **slot, const char *client_id,
 					   const char *secret, mcp_oauth_auth_method method)
 {
 	if (method < MCP_OAUTH_AUTH_AUTO || method > MCP_OAUTH_AUTH_PRIVATE_KEY_JWT)
 		return MCP_EINVAL;
 	int rc;
-	client_oauth *o = settings(c, &rc);
+	client_oauth *o = settings(slot, &rc);
 	if (!o)
 		return rc;
 	if ((rc = set_copy(&o->client_id, client_id)) || (rc = set_copy(&o->client_secret, secret)))
@@ -144,10 +144,10 @@ MCP_EXTERN int mcp_client_set_oauth_client(mcp_client *c, const char *client_id,
 	return MCP_OK;
 }
 
-MCP_EXTERN int mcp_client_set_oauth_private_key(mcp_client *c, const char *pem)
+int client_oauth_set_private_key(client_oauth **slot, const char *pem)
 {
 	int rc;
-	client_oauth *o = settings(c, &rc);
+	client_oauth *o = settings(slot, &rc);
 	if (!o)
 		return rc;
 	if (pem) {
@@ -170,10 +170,10 @@ MCP_EXTERN int mcp_client_set_oauth_private_key(mcp_client *c, const char *pem)
 	return MCP_OK;
 }
 
-MCP_EXTERN int mcp_client_set_oauth_signer(mcp_client *c, mcp_oauth_sign_fn sign, void *user)
+int client_oauth_set_signer(client_oauth **slot, mcp_oauth_sign_fn sign, void *user)
 {
 	int rc;
-	client_oauth *o = settings(c, &rc);
+	client_oauth *o = settings(slot, &rc);
 	if (!o)
 		return rc;
 	o->sign = sign;
@@ -181,27 +181,27 @@ MCP_EXTERN int mcp_client_set_oauth_signer(mcp_client *c, mcp_oauth_sign_fn sign
 	return MCP_OK;
 }
 
-MCP_EXTERN int mcp_client_set_oauth_scopes(mcp_client *c, const char *scopes)
+int client_oauth_set_scopes(client_oauth **slot, const char *scopes)
 {
 	int rc;
-	client_oauth *o = settings(c, &rc);
+	client_oauth *o = settings(slot, &rc);
 	return o ? set_copy(&o->scopes, scopes) : rc;
 }
 
-MCP_EXTERN int mcp_client_set_oauth_redirect_uri(mcp_client *c, const char *uri)
+int client_oauth_set_redirect_uri(client_oauth **slot, const char *uri)
 {
 	int rc;
-	client_oauth *o = settings(c, &rc);
+	client_oauth *o = settings(slot, &rc);
 	return o ? set_copy(&o->redirect_uri, uri) : rc;
 }
 
-MCP_EXTERN int mcp_client_set_oauth_store(mcp_client *c, mcp_oauth_load_fn load,
+int client_oauth_set_store(client_oauth **slot, mcp_oauth_load_fn load,
 					  mcp_oauth_save_fn save, void *user)
 {
 	if (!load != !save)
 		return MCP_EINVAL;
 	int rc;
-	client_oauth *o = settings(c, &rc);
+	client_oauth *o = settings(slot, &rc);
 	if (!o)
 		return rc;
 	o->load = load;
@@ -243,7 +243,8 @@ void client_oauth_free(client_oauth *o)
 	free(o->reg_id);
 	json_object_put(o->as_meta);
 	json_object_put(o->prm);
-	mcp_token_free(o->cancel);
+	if (o->cancel_ready)
+		eng_token_destroy(&o->cancel);
 	pthread_mutex_destroy(&o->mu);
 	free(o);
 }
@@ -1380,7 +1381,7 @@ static int code_grant(client_oauth *o, const char *scope, char *why, size_t whys
 		return -1;
 	}
 	char *redirect = NULL;
-	int rc = o->authorize(o->client, url, redirect_uri(o), o->cancel, &redirect,
+	int rc = o->authorize(o->client, url, redirect_uri(o), (mcp_token *)&o->cancel, &redirect,
 			      o->authorize_user);
 	free(url);
 	if (rc != MCP_OK || !redirect) {
@@ -1458,10 +1459,12 @@ static int challenge_hook(void *arg, int status, const char *www, const char *us
 			 err[0] ? ", " : "", err);
 		return -1;
 	}
-	/* An expiring token or a 401 with one: refresh first, once. */
-	if (status != 403 && o->refresh && o->token_ep && used[0]) {
-		char rwhy[400];
-		if (refresh_grant(o, rwhy, sizeof rwhy) == 0)
+	/* An expiring token or a 401 with one: refresh first, once (after
+	 * discovery when the refresh token came from the store). */
+	if (status != 403 && o->refresh && (status == 0 || used[0])) {
+		char rwhy[600];
+		if ((o->token_ep || discover(o, www, rwhy, sizeof rwhy) == 0) &&
+		    refresh_grant(o, rwhy, sizeof rwhy) == 0)
 			return 0;
 		free_secret(&o->refresh);
 		pthread_mutex_lock(&o->mu);
@@ -1483,7 +1486,7 @@ static void cancel_hook(void *arg)
 {
 	client_oauth *o = arg;
 	atomic_store(&o->cancelled, 1);
-	mcp_token_cancel(o->cancel);
+	eng_token_fire(&o->cancel, MCP_CANCEL_SHUTDOWN);
 }
 
 int client_oauth_attach(client_oauth *o, mcp_client *c, struct tp_httpc *http, const char *url,
@@ -1493,9 +1496,9 @@ int client_oauth_attach(client_oauth *o, mcp_client *c, struct tp_httpc *http, c
 		return 0;
 	o->client = c;
 	set_str(&o->server_url, url);
-	if (!o->cancel)
-		o->cancel = mcp_token_new();
-	if (!o->server_url || !o->cancel) {
+	if (!o->cancel_ready && eng_token_init(&o->cancel) == 0)
+		o->cancel_ready = 1;
+	if (!o->server_url || !o->cancel_ready) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}

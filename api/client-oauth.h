@@ -12,10 +12,19 @@
 
 typedef struct client_oauth client_oauth;
 
-/* From api/client.c: MCP_OK while `c` may still be configured, and the
- * client's OAuth settings (NULL until the first mcp_client_set_oauth*). */
-int client_settable(mcp_client *c);
-client_oauth **client_oauth_slot(mcp_client *c);
+/* The settings behind mcp_client_set_oauth*() (api/client.c checks that
+ * the client is not connected yet): *slot is made on first use.  The
+ * public functions' arguments and results. */
+int client_oauth_set(client_oauth **slot, mcp_oauth_grant grant, mcp_oauth_authorize_fn authorize,
+		     void *user);
+int client_oauth_set_client(client_oauth **slot, const char *client_id, const char *secret,
+			    mcp_oauth_auth_method method);
+int client_oauth_set_private_key(client_oauth **slot, const char *pem);
+int client_oauth_set_signer(client_oauth **slot, mcp_oauth_sign_fn sign, void *user);
+int client_oauth_set_scopes(client_oauth **slot, const char *scopes);
+int client_oauth_set_redirect_uri(client_oauth **slot, const char *uri);
+int client_oauth_set_store(client_oauth **slot, mcp_oauth_load_fn load, mcp_oauth_save_fn save,
+			   void *user);
 
 void client_oauth_free(client_oauth *o);
 

@@ -246,16 +246,6 @@ static int settable(mcp_client *c)
 	return atomic_load(&c->state) == ST_NEW ? MCP_OK : MCP_ESTATE;
 }
 
-int client_settable(mcp_client *c)
-{
-	return settable(c);
-}
-
-client_oauth **client_oauth_slot(mcp_client *c)
-{
-	return &c->oauth;
-}
-
 MCP_EXTERN int mcp_client_set_era(mcp_client *c, mcp_client_era era)
 {
 	int rc = settable(c);
@@ -331,6 +321,51 @@ MCP_EXTERN int mcp_client_set_bearer(mcp_client *c, const char *token)
 	free(c->bearer);
 	c->bearer = t;
 	return MCP_OK;
+}
+
+/* OAuth (api/client-oauth.c keeps the settings). */
+#define CLIENT_OAUTH(call)                    \
+	do {                                  \
+		int rc_ = settable(c);        \
+		return rc_ ? rc_ : (call);    \
+	} while (0)
+
+MCP_EXTERN int mcp_client_set_oauth(mcp_client *c, mcp_oauth_grant grant,
+				    mcp_oauth_authorize_fn authorize, void *user)
+{
+	CLIENT_OAUTH(client_oauth_set(&c->oauth, grant, authorize, user));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_client(mcp_client *c, const char *client_id,
+					   const char *secret, mcp_oauth_auth_method method)
+{
+	CLIENT_OAUTH(client_oauth_set_client(&c->oauth, client_id, secret, method));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_private_key(mcp_client *c, const char *pem)
+{
+	CLIENT_OAUTH(client_oauth_set_private_key(&c->oauth, pem));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_signer(mcp_client *c, mcp_oauth_sign_fn sign, void *user)
+{
+	CLIENT_OAUTH(client_oauth_set_signer(&c->oauth, sign, user));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_scopes(mcp_client *c, const char *scopes)
+{
+	CLIENT_OAUTH(client_oauth_set_scopes(&c->oauth, scopes));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_redirect_uri(mcp_client *c, const char *uri)
+{
+	CLIENT_OAUTH(client_oauth_set_redirect_uri(&c->oauth, uri));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_store(mcp_client *c, mcp_oauth_load_fn load,
+					  mcp_oauth_save_fn save, void *user)
+{
+	CLIENT_OAUTH(client_oauth_set_store(&c->oauth, load, save, user));
 }
 
 MCP_EXTERN int mcp_client_set_http_transport(mcp_client *c, mcp_http_transport transport)

@@ -5,11 +5,26 @@
  * protected resource's `resource` (RFC 9728 3.3), the authorization
  * server's `issuer` (RFC 8414 3.3), which URLs may carry OAuth, the
  * challenge's parameters, and the settings' refusals.
+ *
+ * Then whole flows against tests/client/oauth-fixture.py (an authorization
+ * server and a resource in one process that counts what it saw): first
+ * use, step-up, a token refreshed once for sixteen concurrent calls each
+ * sent once, a revoked token, and a stored token for another resource
+ * never sent.
  */
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
 
 #include "api/client-oauth.h"
 #include "mcp/client.h"
@@ -212,6 +227,263 @@ START_TEST(settings_refused)
 }
 END_TEST
 
+
+#ifdef HAVE_CURL
+/* ---- whole flows against tests/client/oauth-fixture.py ---- */
+
+static pid_t fx_pid;
+static int fx_in = -1, fx_port;
+
+static void fixture_start(int ttl)
+{
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	char ttls[16];
+	snprintf(ttls, sizeof ttls, "%d", ttl);
+	const char *path = getenv("MCP_OAUTH_FIXTURE");
+#ifdef MCP_OAUTH_FIXTURE_PATH
+	if (!path)
+		path = MCP_OAUTH_FIXTURE_PATH;
+#endif
+	if (!path)
+		path = "tests/client/oauth-fixture.py";
+	fx_pid = fork();
+	ck_assert_int_ge(fx_pid, 0);
+	if (fx_pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execlp("python3", "python3", path, ttls, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	fx_in = in[1];
+	char buf[32] = "";
+	ssize_t n = read(out[0], buf, sizeof buf - 1);
+	close(out[0]);
+	ck_assert_msg(n > 0, "the fixture printed no port");
+	buf[n] = 0;
+	fx_port = atoi(buf);
+	ck_assert_int_gt(fx_port, 0);
+}
+
+static void fixture_stop(void)
+{
+	close(fx_in);
+	int st;
+	waitpid(fx_pid, &st, 0);
+}
+
+/* One HTTP/1.0 request to the fixture; the response (head and body) in
+ * a malloc'd string. */
+static char *http(const char *method, const char *path)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)fx_port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+	char req[4096];
+	int n = snprintf(req, sizeof req, "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
+			 method, path);
+	ck_assert_int_eq(write(fd, req, (size_t)n), n);
+	size_t cap = 65536, len = 0;
+	char *r = malloc(cap);
+	ssize_t k;
+	while ((k = read(fd, r + len, cap - len - 1)) > 0)
+		len += (size_t)k;
+	r[len] = 0;
+	close(fd);
+	return r;
+}
+
+static json_object *stats(void)
+{
+	char *r = http("GET", "/stats");
+	char *body = strstr(r, "\r\n\r\n");
+	ck_assert_ptr_nonnull(body);
+	json_object *j = json_tokener_parse(body + 4);
+	free(r);
+	ck_assert_ptr_nonnull(j);
+	return j;
+}
+
+static int64_t stat_int(json_object *st, const char *k, const char *sub)
+{
+	json_object *v = NULL;
+	json_object_object_get_ex(st, k, &v);
+	if (sub && !json_object_object_get_ex(v, sub, &v))
+		return 0;
+	return json_object_get_int64(v);
+}
+
+/* The person: follows the authorization URL without following its
+ * redirect, which is the answer. */
+static int person(mcp_client *c, const char *url, const char *ru, mcp_token *tok, char **out,
+		  void *user)
+{
+	(void)c, (void)ru, (void)tok;
+	(*(int *)user)++;
+	const char *path = strstr(url + 7, "/");
+	char *r = http("GET", path);
+	char *loc = strstr(r, "\r\nLocation: ");
+	ck_assert_ptr_nonnull(loc);
+	loc += 12;
+	*out = strndup(loc, strcspn(loc, "\r\n"));
+	free(r);
+	return MCP_OK;
+}
+
+static json_object *saved;
+static pthread_mutex_t saved_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void save_rec(mcp_client *c, const char *resource, json_object *rec, void *user)
+{
+	(void)c, (void)user;
+	pthread_mutex_lock(&saved_mu);
+	json_object_put(saved);
+	saved = json_object_get(rec);
+	json_object_object_add(saved, "saved_for", json_object_new_string(resource));
+	pthread_mutex_unlock(&saved_mu);
+}
+
+static json_object *stolen(mcp_client *c, const char *resource, void *user)
+{
+	(void)c, (void)resource, (void)user;
+	return json_tokener_parse("{\"resource\":\"http://127.0.0.1:1/other\","
+				  "\"access_token\":\"stolen-token\",\"expires_at\":0}");
+}
+
+static mcp_client *oauth_client(int *prompts, char *url, size_t urlsz)
+{
+	snprintf(url, urlsz, "http://127.0.0.1:%d/mcp", fx_port);
+	mcp_client *c = mcp_client_new("t", "1");
+	ck_assert_int_eq(mcp_client_set_era(c, MCP_ERA_LEGACY), MCP_OK);
+	ck_assert_int_eq(mcp_client_set_oauth(c, MCP_OAUTH_AUTHORIZATION_CODE, person, prompts),
+			 MCP_OK);
+	ck_assert_int_eq(mcp_client_set_oauth_redirect_uri(c, "http://127.0.0.1:9/cb"), MCP_OK);
+	ck_assert_int_eq(mcp_client_set_oauth_store(c, stolen, save_rec, NULL), MCP_OK);
+	int rc = mcp_client_connect_http(c, url);
+	ck_assert_msg(rc == MCP_OK, "connect: %s", mcp_client_error(c));
+	return c;
+}
+
+static char *call_text(mcp_client *c, const char *tool)
+{
+	json_object *res = NULL, *args = json_object_new_object();
+	int rc = mcp_client_call_tool(c, tool, args, 20000, NULL, &res);
+	json_object_put(args);
+	ck_assert_msg(rc == MCP_OK, "%s: %s", tool, mcp_strerror(rc));
+	json_object *content = NULL, *text = NULL;
+	json_object_object_get_ex(res, "content", &content);
+	json_object_object_get_ex(json_object_array_get_idx(content, 0), "text", &text);
+	char *t = strdup(json_object_get_string(text));
+	json_object_put(res);
+	return t;
+}
+
+START_TEST(flow_first_use_step_up_and_foreign_token)
+{
+	fixture_start(3600);
+	int prompts = 0;
+	char url[100];
+	mcp_client *c = oauth_client(&prompts, url, sizeof url);
+	char *t = call_text(c, "echo");
+	ck_assert_str_eq(t, "ok mcp:read offline_access"); /* PRM scopes + offline_access */
+	free(t);
+	t = call_text(c, "admin"); /* 403 insufficient_scope, then the union */
+	ck_assert_str_eq(t, "ok mcp:read offline_access mcp:admin");
+	free(t);
+	ck_assert_int_eq(prompts, 2);
+	json_object *st = stats();
+	ck_assert_int_eq(stat_int(st, "authorizations", NULL), 2);
+	ck_assert_int_eq(stat_int(st, "grants", "authorization_code"), 2);
+	/* the stored token of another resource was never sent */
+	json_object *bad = NULL;
+	json_object_object_get_ex(st, "bad_tokens", &bad);
+	ck_assert_uint_eq(json_object_array_length(bad), 0);
+	json_object_put(st);
+	pthread_mutex_lock(&saved_mu);
+	ck_assert_ptr_nonnull(saved);
+	json_object *v = NULL;
+	json_object_object_get_ex(saved, "saved_for", &v);
+	ck_assert_str_eq(json_object_get_string(v), url);
+	ck_assert(json_object_object_get_ex(saved, "refresh_token", &v));
+	ck_assert(json_object_object_get_ex(saved, "client_secret", &v));
+	json_object_put(saved);
+	saved = NULL;
+	pthread_mutex_unlock(&saved_mu);
+	mcp_client_free(c);
+	fixture_stop();
+}
+END_TEST
+
+static void *burst(void *arg)
+{
+	mcp_client *c = arg;
+	json_object *res = NULL, *args = json_object_new_object();
+	intptr_t rc = mcp_client_call_tool(c, "echo", args, 20000, NULL, &res);
+	json_object_put(args);
+	json_object_put(res);
+	return (void *)rc;
+}
+
+START_TEST(flow_one_refresh_for_concurrent_calls_each_sent_once)
+{
+	/* Tokens live 31 s: with the 30 s skew each one is due for a refresh
+	 * a second after it was issued.  Refresh tokens rotate, so two
+	 * refreshes in parallel would fail one (invalid_grant) and send the
+	 * person through the code flow again. */
+	fixture_start(31);
+	int prompts = 0;
+	char url[100];
+	mcp_client *c = oauth_client(&prompts, url, sizeof url);
+	for (int round = 0; round < 3; round++) {
+		usleep(1200 * 1000);
+		pthread_t th[16];
+		for (int i = 0; i < 16; i++)
+			pthread_create(&th[i], NULL, burst, c);
+		for (int i = 0; i < 16; i++) {
+			void *rc;
+			pthread_join(th[i], &rc);
+			ck_assert_int_eq((int)(intptr_t)rc, MCP_OK);
+		}
+	}
+	/* a revoked token: the 401 is answered with one refresh */
+	free(http("POST", "/revoke"));
+	char *t = call_text(c, "echo");
+	free(t);
+	json_object *st = stats();
+	ck_assert_int_eq(prompts, 1);
+	ck_assert_int_eq(stat_int(st, "authorizations", NULL), 1);
+	int64_t refreshes = stat_int(st, "grants", "refresh_token");
+	ck_assert_int_ge(refreshes, 4); /* one per round at least, and the revoked one */
+	ck_assert_int_le(refreshes, 8);
+	ck_assert_int_ge(stat_int(st, "unauthorized", NULL), 2); /* the first request, the revoked */
+	/* every request the resource accepted, accepted once */
+	json_object *seen = NULL;
+	json_object_object_get_ex(st, "seen", &seen);
+	int calls = 0;
+	json_object_object_foreach(seen, k, v)
+	{
+		ck_assert_msg(json_object_get_int(v) == 1, "request %s was sent %d times", k,
+			      json_object_get_int(v));
+		calls += strstr(k, "tools/call") != NULL;
+	}
+	ck_assert_int_eq(calls, 3 * 16 + 1);
+	json_object_put(st);
+	mcp_client_free(c);
+	pthread_mutex_lock(&saved_mu);
+	json_object_put(saved);
+	saved = NULL;
+	pthread_mutex_unlock(&saved_mu);
+	fixture_stop();
+}
+END_TEST
+#endif
+
 Suite *unit_suite(void)
 {
 	Suite *s = suite_create("oauth");
@@ -227,5 +499,12 @@ Suite *unit_suite(void)
 	tcase_add_test(tc, challenge_params);
 	tcase_add_test(tc, settings_refused);
 	suite_add_tcase(s, tc);
+#ifdef HAVE_CURL
+	TCase *fl = tcase_create("flows");
+	tcase_set_timeout(fl, 120);
+	tcase_add_test(fl, flow_first_use_step_up_and_foreign_token);
+	tcase_add_test(fl, flow_one_refresh_for_concurrent_calls_each_sent_once);
+	suite_add_tcase(s, fl);
+#endif
 	return s;
 }
