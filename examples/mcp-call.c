@@ -565,6 +565,9 @@ int main(int argc, char **argv)
 		mcp_client_set_connect_timeout_ms(c, timeout_ms > 0 ? timeout_ms : 1);
 		mcp_client_set_grace_ms(c, close_ms);
 		mcp_client_set_kill_grace_ms(c, close_ms, close_ms);
+	} else if (oauth) {
+		/* The handshake may wait for a person to authorize. */
+		mcp_client_set_connect_timeout_ms(c, 6 * 60 * 1000);
 	}
 	int rc;
 	if (stdio_cmd) {

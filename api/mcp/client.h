@@ -205,7 +205,11 @@ MCP_EXTERN int mcp_client_set_http_transport(mcp_client *c, mcp_http_transport t
  * sent only to the resource it was issued for (the server's URL, checked
  * against the metadata's `resource`); no token or secret appears in any
  * error text; every refusal says why (mcp_call_error, mcp_client_error).
- * Without libcurl the settings are kept and never used. */
+ * The handshake's deadline (mcp_client_set_connect_timeout_ms, 30 s by
+ * default) includes the authorization: a host that waits for a person
+ * sets it longer.  Only Streamable HTTP: over HTTP+SSE only the token of
+ * mcp_client_set_bearer is sent.  Without libcurl the settings are kept
+ * and never used. */
 
 /* Which grant gets the tokens. */
 typedef enum mcp_oauth_grant {

@@ -159,5 +159,6 @@ class Server(ThreadingHTTPServer):
 srv = Server(("127.0.0.1", 0), H)
 srv.daemon_threads = True
 threading.Thread(target=srv.serve_forever, daemon=True).start()
-print(srv.server_port, flush=True)
+sys.stdout.write("%d\n" % srv.server_port)
+sys.stdout.flush()
 sys.stdin.read()

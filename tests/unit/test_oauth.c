@@ -261,11 +261,17 @@ static void fixture_start(int ttl)
 	close(in[0]);
 	close(out[1]);
 	fx_in = in[1];
+	/* the whole line: the fixture dies of EPIPE if its newline finds
+	 * the pipe closed */
 	char buf[32] = "";
-	ssize_t n = read(out[0], buf, sizeof buf - 1);
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof buf - 1 && !memchr(buf, '\n', got) &&
+	       (n = read(out[0], buf + got, sizeof buf - 1 - got)) > 0)
+		got += (size_t)n;
 	close(out[0]);
-	ck_assert_msg(n > 0, "the fixture printed no port");
-	buf[n] = 0;
+	buf[got] = 0;
+	ck_assert_msg(memchr(buf, '\n', got), "the fixture printed no port: \"%s\"", buf);
 	fx_port = atoi(buf);
 	ck_assert_int_gt(fx_port, 0);
 }
@@ -461,7 +467,11 @@ START_TEST(flow_one_refresh_for_concurrent_calls_each_sent_once)
 	int64_t refreshes = stat_int(st, "grants", "refresh_token");
 	ck_assert_int_ge(refreshes, 4); /* one per round at least, and the revoked one */
 	ck_assert_int_le(refreshes, 8);
-	ck_assert_int_ge(stat_int(st, "unauthorized", NULL), 2); /* the first request, the revoked */
+	/* The first request had no token.  The revoked one meets a 401, or
+	 * is refreshed before it is sent when its second is up already
+	 * (tests/client/test_mcp_call_oauth.py sees the 401 with long-lived
+	 * tokens). */
+	ck_assert_int_ge(stat_int(st, "unauthorized", NULL), 1);
 	/* every request the resource accepted, accepted once */
 	json_object *seen = NULL;
 	json_object_object_get_ex(st, "seen", &seen);
