@@ -41,6 +41,7 @@
 #include "config.h"
 #include "api/internal.h"
 #include "mcp/client.h"
+#include "api/client-headers.h"
 #include "api/client-oauth.h"
 #ifdef HAVE_CURL
 #include "transport/tp_httpc.h"
@@ -89,6 +90,15 @@ struct mcp_client {
 	uint64_t ndropped;
 	char dropped[300];
 	_Atomic int64_t max_sent_id; /* the highest request id sent */
+	/* SEP-2243 (2026-07-28 over Streamable HTTP): each tool the last
+	 * mcp_client_list_tools kept, by name, to the bindings of its
+	 * x-mcp-header declarations (api_xheaders_scan); read in place by
+	 * senders, replaced whole, never changed, all under mu.  And the
+	 * tools left out for an invalid declaration: how many, the last
+	 * reason. */
+	json_object *tool_headers;
+	uint64_t ntools_rejected;
+	char tools_rejected[300];
 	struct mcp_call *log_calls;  /* calls with a log callback, in flight */
 	int n_log_calls;
 	_Atomic int log_level;       /* 2026-07-28 _meta level; -1 none */
@@ -153,6 +163,7 @@ struct mcp_call {
 	json_object *round_answer;   /* the input_required answer for it */
 	int rounds;
 	int64_t req_id;
+	int64_t answered_id;         /* the last request whose answer came */
 	int done;
 	int rc;
 	json_object *result;
@@ -451,30 +462,44 @@ static void set_end_reason(mcp_client *c, const char *why)
 
 /* ---- sending -------------------------------------------------------------- */
 
-/* Sends one message line (taken) on the connection.  `route` and
- * `method`/`name` matter over HTTP only. */
+/* Sends one message line (taken) on the connection.  `route`,
+ * `method`/`name` and the header lines `params` (Mcp-Param-*, borrowed,
+ * NULL-terminated; may be NULL) matter over HTTP only. */
 static int send_line(mcp_client *c, char *line, size_t len, const char *route, const char *method,
-		     const char *name)
+		     const char *name, char *const *params)
 {
 #ifdef HAVE_CURL
 	if (c->kind == TK_HTTP) {
-		const char *hdr[3] = { NULL, NULL, NULL };
-		char mh[160], nh[1100];
+		size_t np = 0;
+		while (params && params[np])
+			np++;
+		const char **hdr = calloc(np + 3, sizeof *hdr);
+		char mh[160], *nh = NULL;
 		int n = 0;
+		if (!hdr) {
+			free(line);
+			return MCP_ENOMEM;
+		}
 		/* 2026-07-28 requests name their method (and target) in
-		 * headers, so that intermediaries route without the body. */
+		 * headers, so that intermediaries route without the body; a
+		 * name that is not plain ASCII goes Base64-encoded, as the
+		 * transports page's "Value Encoding" asks. */
 		if (c->modern && method && strlen(method) < 128) {
 			snprintf(mh, sizeof mh, "Mcp-Method: %s", method);
 			hdr[n++] = mh;
-			int plain = name && strlen(name) < 1024;
-			for (const unsigned char *q = (const unsigned char *)name; plain && *q; q++)
-				plain = *q >= 0x20 && *q < 0x7f;
-			if (plain) {
-				snprintf(nh, sizeof nh, "Mcp-Name: %s", name);
+			char *enc = name ? api_xheader_encode(name, strlen(name)) : NULL;
+			if (enc && *enc && strlen(enc) < 4096 &&
+			    (nh = malloc(strlen(enc) + sizeof "Mcp-Name: ")))
+				sprintf(nh, "Mcp-Name: %s", enc);
+			free(enc);
+			if (nh)
 				hdr[n++] = nh;
-			}
+			for (size_t i = 0; i < np; i++)
+				hdr[n++] = params[i];
 		}
 		int rc = tp_httpc_post(c->http, line, len, route, hdr);
+		free(nh);
+		free(hdr);
 		free(line);
 		return rc == 0 ? MCP_OK : rc == -ENOMEM ? MCP_ENOMEM : MCP_ECLOSED;
 	}
@@ -482,6 +507,7 @@ static int send_line(mcp_client *c, char *line, size_t len, const char *route, c
 	(void)route;
 	(void)method;
 	(void)name;
+	(void)params;
 	return eng_writer_push(&c->es->writer, line, len, NULL, 0);
 }
 
@@ -492,7 +518,7 @@ static int send_message(mcp_client *c, json_object *msg, const char *method)
 	json_object_put(msg);
 	if (!line)
 		return MCP_ENOMEM;
-	return send_line(c, line, len, NULL, method, NULL);
+	return send_line(c, line, len, NULL, method, NULL, NULL);
 }
 
 static json_object *notification(const char *method, json_object *params)
@@ -733,6 +759,32 @@ static const char *call_target(mcp_call *call)
 	return NULL;
 }
 
+/* The Mcp-Param-* lines of a tools/call (SEP-2243): over Streamable HTTP
+ * at 2026-07-28, for a tool the last mcp_client_list_tools kept, one per
+ * x-mcp-header argument given.  *lines NULL when there are none. */
+static int param_headers(mcp_call *call, char ***lines)
+{
+	mcp_client *c = call->c;
+	*lines = NULL;
+	if (c->kind != TK_HTTP || c->sse || !c->modern || strcmp(call->method, "tools/call") != 0)
+		return MCP_OK;
+	const char *name = str_of(call->params, "name");
+	if (!name)
+		return MCP_OK;
+	int rc = MCP_OK;
+	pthread_mutex_lock(&c->mu);
+	json_object *bindings = api_get(c->tool_headers, name);
+	/* json-c asserts on the length of what is not an array. */
+	if (json_object_is_type(bindings, json_type_array) &&
+	    json_object_array_length(bindings) > 0) {
+		*lines = api_xheaders_lines(bindings, api_get(call->params, "arguments"));
+		if (!*lines)
+			rc = MCP_ENOMEM;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
 /* Sends one request of the call (`msg` taken) and makes it the call's
  * request in flight.  MCP_OK, or the code the call should end with. */
 static int send_round(mcp_call *call, json_object *msg)
@@ -764,7 +816,13 @@ static int send_round(mcp_call *call, json_object *msg)
 	 * flight (a call may have sent another since). */
 	char route[64];
 	snprintf(route, sizeof route, "%s:%lld", call->key, (long long)p->id);
-	rc = line ? send_line(c, line, len, route, call->method, call_target(call)) : MCP_ENOMEM;
+	char **params = NULL;
+	rc = line ? param_headers(call, &params) : MCP_ENOMEM;
+	if (rc == MCP_OK)
+		rc = send_line(c, line, len, route, call->method, call_target(call), params);
+	else
+		free(line);
+	api_xheaders_free(params);
 	if (rc != MCP_OK) {
 		eng_pending_remove(&c->es->pending, p);
 		eng_pending_unref(p);
@@ -1077,6 +1135,8 @@ static void call_settled(eng_call *ec, eng_pending *p, int state, json_object *a
 	int current = call->pend == p;
 	if (current)
 		call->pend = NULL;
+	if (answer)
+		call->answered_id = p->id;
 	int live = atomic_load(&call->outcome) == 0;
 	pthread_mutex_unlock(&t->mu);
 	/* The table still holds its own reference during the hook.  An entry
@@ -1166,6 +1226,7 @@ MCP_EXTERN mcp_call *mcp_call_new(mcp_client *c, const char *method, json_object
 	call->c = c;
 	call->efd = -1;
 	call->req_id = -1;
+	call->answered_id = -1;
 	call->method = strdup(method);
 	if (params && json_object_deep_copy(params, &call->params, NULL) != 0) {
 		/* Out of memory: the call is not made. */
@@ -1559,10 +1620,82 @@ static int list_all(mcp_client *c, const char *method, const char *field, int64_
 	return rc;
 }
 
+/* SEP-2243: over Streamable HTTP at 2026-07-28 a tool whose inputSchema
+ * declares an invalid x-mcp-header is left out of the list (the tools
+ * page: "the client MUST exclude the invalid tool from the result of
+ * tools/list"), and the bindings of the others are kept for their calls.
+ * `tools` (an array, changed in place) is the caller's. */
+static int screen_tools(mcp_client *c, json_object *tools)
+{
+	json_object *map = json_object_new_object();
+	if (!map)
+		return MCP_ENOMEM;
+	uint64_t rejected = 0;
+	char last[300] = "";
+	for (size_t i = 0; i < json_object_array_length(tools);) {
+		json_object *t = json_object_array_get_idx(tools, i), *bindings = NULL;
+		const char *name = str_of(t, "name");
+		char why[200];
+		int rc = api_xheaders_scan(api_get(t, "inputSchema"), &bindings, why, sizeof why);
+		if (rc == MCP_ENOMEM) {
+			json_object_put(map);
+			return rc;
+		}
+		if (rc != MCP_OK) {
+			rejected++;
+			snprintf(last, sizeof last, "tool \"%.80s\" left out: %s",
+				 name ? name : "(no name)", why);
+			json_object_array_del_idx(tools, i, 1);
+			continue;
+		}
+		if (name)
+			eng_obj_add(map, name, bindings);
+		else
+			json_object_put(bindings);
+		i++;
+	}
+	pthread_mutex_lock(&c->mu);
+	json_object *old = c->tool_headers;
+	c->tool_headers = map;
+	c->ntools_rejected += rejected;
+	if (rejected)
+		snprintf(c->tools_rejected, sizeof c->tools_rejected, "%s", last);
+	pthread_mutex_unlock(&c->mu);
+	/* No sender reads the old map now: they read it under mu. */
+	json_object_put(old);
+	return MCP_OK;
+}
+
 MCP_EXTERN int mcp_client_list_tools(mcp_client *c, int64_t timeout_ms, mcp_token *tok,
 				     json_object **out)
 {
-	return list_all(c, "tools/list", "tools", timeout_ms, tok, out);
+	json_object *tools = NULL;
+	int rc = list_all(c, "tools/list", "tools", timeout_ms, tok, &tools);
+	if (rc == MCP_OK && c->kind == TK_HTTP && !c->sse && c->modern)
+		rc = screen_tools(c, tools);
+	if (rc != MCP_OK && rc != MCP_EREMOTE) {
+		json_object_put(tools);
+		tools = NULL;
+	}
+	if (out)
+		*out = tools;
+	else
+		json_object_put(tools);
+	return rc;
+}
+
+MCP_EXTERN uint64_t mcp_client_tools_rejected(mcp_client *c, char *buf, size_t bufsz)
+{
+	if (buf && bufsz)
+		buf[0] = 0;
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	uint64_t n = c->ntools_rejected;
+	if (buf && bufsz)
+		snprintf(buf, bufsz, "%s", c->tools_rejected);
+	pthread_mutex_unlock(&c->mu);
+	return n;
 }
 
 MCP_EXTERN int mcp_client_list_resources(mcp_client *c, int64_t timeout_ms, mcp_token *tok,
@@ -2405,10 +2538,15 @@ static int http_route_waiting(void *arg, const char *route)
 	/* The request in flight, also in the moment between its POST and
 	 * its publication as call->pend (send_request): a refusal (a 401 at
 	 * once) can come back before it, and must fail the call, not leave
-	 * it waiting for its timeout. */
+	 * it waiting for its timeout.  Not once its answer came: an
+	 * input_required answer leaves the call live with no request in
+	 * flight until a worker has answered the round and sent the retry,
+	 * and the end of the response that carried it must not read as a
+	 * response without the answer. */
 	pthread_mutex_lock(&call->base.token.mu);
 	int w = call->pend ? call->pend->id == id
-			   : call->req_id == id && atomic_load(&call->outcome) == 0;
+			   : call->req_id == id && call->answered_id != id &&
+				     atomic_load(&call->outcome) == 0;
 	pthread_mutex_unlock(&call->base.token.mu);
 	eng_call_unref(&call->base);
 	return w;
@@ -2637,6 +2775,7 @@ MCP_EXTERN void mcp_client_free(mcp_client *c)
 #endif
 	eng_idtable_destroy(&c->calls);
 	json_object_put(c->roots);
+	json_object_put(c->tool_headers);
 	json_object_put(c->server_caps);
 	json_object_put(c->server_info);
 	json_object_put(c->client_caps);

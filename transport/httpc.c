@@ -377,14 +377,16 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 
 static struct curl_slist *add_header(struct curl_slist *l, const char *fmt, const char *v)
 {
-	/* A bearer token may be a long JWT: the line is sized to fit. */
-	int len = snprintf(NULL, 0, fmt, v);
-	char *line = len >= 0 ? malloc((size_t)len + 1) : NULL;
+	/* Sized to fit: a header is never cut short (an Mcp-Param value
+	 * may be long, and half a value would be a different value; a
+	 * bearer token may be a long JWT). */
+	int need = snprintf(NULL, 0, fmt, v);
+	char *line = need >= 0 ? malloc((size_t)need + 1) : NULL;
 	struct curl_slist *n = NULL;
 	if (line) {
-		snprintf(line, (size_t)len + 1, fmt, v);
+		snprintf(line, (size_t)need + 1, fmt, v);
 		n = curl_slist_append(l, line);
-		memset(line, 0, (size_t)len);
+		memset(line, 0, (size_t)need); /* may hold a token */
 		free(line);
 	}
 	if (!n) {

@@ -565,6 +565,41 @@ MCP_EXTERN int mcp_client_request(mcp_client *c, const char *method, json_object
  * that repeats, fails with MCP_EPROTO. */
 MCP_EXTERN int mcp_client_list_tools(mcp_client *c, int64_t timeout_ms, mcp_token *tok,
 				     json_object **out);
+/* Custom headers from tool parameters (SEP-2243; 2026-07-28 over
+ * Streamable HTTP only, nothing changes on other transports or in the
+ * legacy era).  A tool's inputSchema may mark properties with
+ * "x-mcp-header": NAME; a tools/call of that tool then sends each such
+ * argument's value as the header Mcp-Param-NAME too, so that proxies
+ * route without reading the body.
+ *
+ * mcp_client_list_tools() leaves out, as the specification requires, every
+ * tool with an invalid declaration: a NAME that is empty, not an HTTP
+ * token (a space, ':', a control or non-ASCII character), or equal to
+ * another without regard to case; or one on a property whose "type" is
+ * not "string", "integer" or "boolean" (not "number", not a list of
+ * types).  Declarations count at any depth reached through "properties".
+ * The tools kept are otherwise handed over exactly as the server sent
+ * them (every JSON Schema keyword, "$schema", "$defs" and "$ref"
+ * included, nothing resolved or rewritten), and their declarations are
+ * remembered, replacing those of the previous listing.
+ *
+ * Every later call of a remembered tool (mcp_client_call_tool,
+ * mcp_call_new_tool, or "tools/call" through mcp_client_request) sends one
+ * header per declared argument present: a string as it is, an integer in
+ * decimal, a boolean as "true" or "false"; a value that is not printable
+ * ASCII, starts or ends with a space, or itself looks like
+ * "=?base64?...?=" is sent as "=?base64?" + the Base64 (standard
+ * alphabet, padded) of its UTF-8 bytes + "?=".  A null or absent
+ * argument, an object or an array sends none.  A tool never listed gets
+ * no Mcp-Param headers; a server that needs them refuses the call
+ * (MCP_EREMOTE).
+ *
+ * mcp_client_tools_rejected() returns how many tools the listings of this
+ * client left out so far, and in buf[bufsz] (when not NULL; copied; ""
+ * when none) the last reason, e.g. 'tool "t" left out: the x-mcp-header
+ * of property "v" has a space'.  This is the warning the specification
+ * asks a client to give: the library never prints.  Any thread. */
+MCP_EXTERN uint64_t mcp_client_tools_rejected(mcp_client *c, char *buf, size_t bufsz);
 MCP_EXTERN int mcp_client_list_resources(mcp_client *c, int64_t timeout_ms, mcp_token *tok,
 					 json_object **out);
 MCP_EXTERN int mcp_client_list_resource_templates(mcp_client *c, int64_t timeout_ms,

@@ -1,9 +1,22 @@
 /*
  * conformance-client.c - the client the official conformance suite drives
  * (`conformance client --command 'conformance-client' --scenario S`): it
- * gets the server's URL as its last argument and the scenario in
- * MCP_CONFORMANCE_SCENARIO, and does what the scenario expects of a client,
- * through libmcp's client API only.
+ * gets the server's URL as its last argument, the scenario in
+ * MCP_CONFORMANCE_SCENARIO, the revision in
+ * MCP_CONFORMANCE_PROTOCOL_VERSION and the scenario's data in
+ * MCP_CONFORMANCE_CONTEXT, and does what the scenario expects of a
+ * client, through libmcp's client API only.
+ *
+ * What each scenario asks of it:
+ * - a context with "toolCalls" (http-custom-headers): tools/list, then
+ *   exactly those calls with those arguments, so that the headers the
+ *   library mirrors from them (SEP-2243) can be checked;
+ * - json-schema-2020-12-preservation: tools/list, then json_schema_echo
+ *   called with the inputSchema the library handed over for
+ *   json_schema_2020_12_tool, to show nothing of it was lost;
+ * - every other scenario: tools/list and each listed tool called
+ *   (add_numbers with numbers, the others without arguments); the tools
+ *   the library excluded (an invalid x-mcp-header) are not called.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +25,8 @@
 #include <mcp/client.h>
 
 #include "conformance-auth.h"
+
+#define CALL_TIMEOUT_MS 20000
 
 /* Accepts every elicitation, filling each field with its schema's default
  * (SEP-1034: a client applies the defaults the user left alone). */
@@ -39,12 +54,62 @@ static int accept_defaults(mcp_client *c, const char *method, json_object *param
 	return MCP_OK;
 }
 
-static int fail(mcp_client *c, const char *what, int rc)
+static int fail(mcp_client *c, const char *what, int rc, const char *why)
 {
 	fprintf(stderr, "conformance-client: %s: %s (%s)\n", what, mcp_strerror(rc),
-		mcp_client_error(c));
+		why && *why ? why : mcp_client_error(c));
 	mcp_client_free(c);
 	return 1;
+}
+
+/* Calls one tool through a call handle, so that a failure names its own
+ * reason (mcp_call_error), and prints the result.  MCP_OK or the code. */
+static int call_tool(mcp_client *c, const char *name, json_object *args, char *why,
+		     size_t whysz)
+{
+	mcp_call *call = mcp_call_new_tool(c, name, args);
+	if (!call) {
+		snprintf(why, whysz, "cannot make the call");
+		return MCP_ENOMEM;
+	}
+	json_object *res = NULL;
+	int rc = mcp_call_start(call);
+	if (rc == MCP_OK)
+		rc = mcp_call_wait(call, CALL_TIMEOUT_MS, &res);
+	if (rc == MCP_OK)
+		printf("%s: %s\n", name, json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+	else
+		snprintf(why, whysz, "%s", mcp_call_error(call));
+	json_object_put(res);
+	mcp_call_free(call);
+	return rc;
+}
+
+/* The listed tool called `name`, or NULL (borrowed from `tools`). */
+static json_object *find_tool(json_object *tools, const char *name)
+{
+	for (size_t i = 0; i < json_object_array_length(tools); i++) {
+		json_object *t = json_object_array_get_idx(tools, i), *n = NULL;
+		if (json_object_object_get_ex(t, "name", &n) &&
+		    strcmp(json_object_get_string(n), name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* The arguments for a listed tool when the scenario names none. */
+static json_object *default_args(json_object *tools, const char *name)
+{
+	if (strcmp(name, "add_numbers") == 0)
+		return json_tokener_parse("{\"a\":5,\"b\":3}");
+	json_object *args = json_object_new_object();
+	if (strcmp(name, "json_schema_echo") == 0) {
+		/* Handed back exactly as the library gave it. */
+		json_object *focal = find_tool(tools, "json_schema_2020_12_tool"), *schema = NULL;
+		if (json_object_object_get_ex(focal, "inputSchema", &schema))
+			json_object_object_add(args, "schema", json_object_get(schema));
+	}
+	return args;
 }
 
 int main(int argc, char **argv)
@@ -56,46 +121,66 @@ int main(int argc, char **argv)
 	const char *url = argv[argc - 1];
 	const char *scenario = getenv("MCP_CONFORMANCE_SCENARIO");
 	const char *version = getenv("MCP_CONFORMANCE_PROTOCOL_VERSION");
+	const char *context = getenv("MCP_CONFORMANCE_CONTEXT");
 	if (!scenario)
 		scenario = "initialize";
 	mcp_client *c = mcp_client_new("libmcp-conformance-client", "0.1.0");
+	if (!c)
+		return 1;
 	/* The lifecycle follows the revision asked for: dated revisions up
 	 * to 2025-11-25 initialize, 2026-07-28 is stateless. */
-	if (version && mcp_client_set_protocol_version(c, version) != MCP_OK)
+	if (version && *version && mcp_client_set_protocol_version(c, version) != MCP_OK)
 		version = NULL;
-	if (!version)
+	if (!version || !*version)
 		mcp_client_set_era(c, strcmp(scenario, "request-metadata") == 0 ? MCP_ERA_MODERN
 										 : MCP_ERA_LEGACY);
 	mcp_client_set_elicitation_handler(c, accept_defaults, NULL, MCP_ELICIT_FORM);
 	if (conformance_auth_setup(c, scenario) != MCP_OK)
-		return fail(c, "OAuth settings", MCP_EINVAL);
+		return fail(c, "OAuth settings", MCP_EINVAL, NULL);
 	int rc = mcp_client_connect_http(c, url);
 	if (rc != MCP_OK)
-		return fail(c, "connect", rc);
+		return fail(c, "connect", rc, NULL);
 	json_object *tools = NULL;
-	rc = mcp_client_list_tools(c, 20000, NULL, &tools);
+	rc = mcp_client_list_tools(c, CALL_TIMEOUT_MS, NULL, &tools);
 	if (rc != MCP_OK)
-		return fail(c, "tools/list", rc);
-	/* Every scenario's tools are called: add_numbers with numbers, the
-	 * others without arguments. */
-	for (size_t i = 0; i < json_object_array_length(tools); i++) {
-		json_object *t = json_object_array_get_idx(tools, i), *name = NULL;
-		json_object_object_get_ex(t, "name", &name);
-		const char *n = json_object_get_string(name);
-		json_object *args = strcmp(n, "add_numbers") == 0
-					    ? json_tokener_parse("{\"a\":5,\"b\":3}")
-					    : json_object_new_object();
-		json_object *res = NULL;
-		rc = mcp_client_call_tool(c, n, args, 20000, NULL, &res);
+		return fail(c, "tools/list", rc, NULL);
+	/* The SHOULD of SEP-2243: a warning for each tool left out. */
+	char reason[300];
+	uint64_t rejected = mcp_client_tools_rejected(c, reason, sizeof reason);
+	if (rejected)
+		fprintf(stderr, "conformance-client: %llu tool(s) excluded; the last: %s\n",
+			(unsigned long long)rejected, reason);
+
+	json_object *ctx = context && *context ? json_tokener_parse(context) : NULL;
+	json_object *planned = NULL;
+	json_object_object_get_ex(ctx, "toolCalls", &planned);
+	size_t n = json_object_is_type(planned, json_type_array) ? json_object_array_length(planned)
+								  : json_object_array_length(tools);
+	char why[700];
+	for (size_t i = 0; i < n && rc == MCP_OK; i++) {
+		json_object *spec = planned ? json_object_array_get_idx(planned, i)
+					    : json_object_array_get_idx(tools, i);
+		json_object *name = NULL, *args = NULL;
+		json_object_object_get_ex(spec, "name", &name);
+		const char *tool = json_object_get_string(name);
+		if (!tool)
+			continue;
+		if (planned && json_object_object_get_ex(spec, "arguments", &args))
+			args = json_object_get(args);
+		else
+			args = default_args(tools, tool);
+		why[0] = 0;
+		rc = call_tool(c, tool, args, why, sizeof why);
 		json_object_put(args);
 		if (rc != MCP_OK) {
-			json_object_put(res);
+			char what[200];
+			snprintf(what, sizeof what, "%s", tool);
+			json_object_put(ctx);
 			json_object_put(tools);
-			return fail(c, n, rc);
+			return fail(c, what, rc, why);
 		}
-		printf("%s: %s\n", n, json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
-		json_object_put(res);
 	}
+	json_object_put(ctx);
 	json_object_put(tools);
 	mcp_client_free(c);
 	return 0;

@@ -7,7 +7,9 @@
 #       TypeScript SDK's HTTP+SSE server (ts-sse-server.mjs, 2024-11-05):
 #       the fallback, the forced transports and tests/client/sse-check
 #   make check-client-conformance  tests/client/conformance.sh: the official
-#       conformance suite's client scenarios (0.2.0-alpha.12)
+#       conformance suite's client scenarios (0.2.0-alpha.12), scored by the
+#       suite (--requirements 2026-07-28 and 2025-11-25, the extension
+#       scenarios by name) against tests/client/expected-failures.yml
 # Node 22 and the packages pinned in tests/client/package.json and
 # package-lock.json are installed with npm ci into $(CLIENT_CLEAN) of the
 # build tree on first use; without npm or the registry both targets report
@@ -25,6 +27,7 @@ tests_client_conformance_client_LDADD = libmcp.la $(JSONC_LIBS) $(CURL_LIBS)
 CLEANFILES += tests/client/reference-check$(EXEEXT) tests/client/conformance-client$(EXEEXT) \
 	tests/client/sse-check$(EXEEXT)
 EXTRA_DIST += tests/client/run.sh tests/client/conformance.sh tests/client/install.sh \
+	tests/client/expected-failures.yml \
 	tests/client/package.json tests/client/package-lock.json tests/client/ts-server.mjs \
 	tests/client/ts-sse-server.mjs
 

@@ -1000,6 +1000,82 @@ START_TEST(input_rounds_and_their_limit)
 }
 END_TEST
 
+/* The same rounds over Streamable HTTP, many times: the answer that asks
+ * for input settles the request, and the end of the response that
+ * carried it may be read before the worker has sent the retry.  That
+ * moment must not fail the call as "a response without the answer" (it
+ * did, every time, against the conformance suite's MRTR server). */
+START_TEST(input_rounds_over_http)
+{
+	char url[128];
+	pid_t pid = start_http(url, sizeof url);
+	mcp_client *c = mcp_client_new("rounds-http", "1");
+	mcp_client_set_era(c, MCP_ERA_MODERN);
+	mcp_client_set_elicitation_handler(c, elicit_answer, NULL, MCP_ELICIT_FORM);
+	int rc = mcp_client_connect_http(c, url);
+	if (rc == MCP_ENOTSUP) {
+		mcp_client_free(c);
+		stop_http(pid);
+		return;
+	}
+	ck_assert_int_eq(rc, MCP_OK);
+	for (int i = 0; i < loops(30); i++) {
+		json_object *res = NULL;
+		rc = mcp_client_call_tool(c, "test_input_required_result_multi_round", NULL, 10000,
+					  NULL, &res);
+		ck_assert_msg(rc == MCP_OK, "round trip %d: %s", i, mcp_strerror(rc));
+		ck_assert_str_eq(first_text(res), "Ada likes green");
+		json_object_put(res);
+	}
+	mcp_client_free(c);
+	stop_http(pid);
+}
+END_TEST
+
+/* SEP-2243 against a server that checks: mcp-everything's
+ * test_custom_header declares "x-mcp-header": "Region", and at 2026-07-28
+ * over HTTP refuses a call whose Mcp-Param-Region header is missing or
+ * differs from the argument (-32020).  After tools/list the client sends
+ * it, plain and Base64-encoded; a client that never listed the tool sends
+ * none and is refused. */
+START_TEST(http_param_headers)
+{
+	char url[128];
+	pid_t pid = start_http(url, sizeof url);
+	mcp_client *c = connect_http(url, "2026-07-28");
+	if (!c) {
+		stop_http(pid);
+		return;
+	}
+	json_object *res = NULL, *args = args_of("{\"region\":\"eu-west-1\"}");
+	ck_assert_int_eq(mcp_client_call_tool(c, "test_custom_header", args, 10000, NULL, &res),
+			 MCP_EREMOTE);
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(res, "code")), -32020);
+	json_object_put(res);
+	json_object *tools = NULL;
+	ck_assert_int_eq(mcp_client_list_tools(c, 10000, NULL, &tools), MCP_OK);
+	ck_assert_uint_eq(mcp_client_tools_rejected(c, NULL, 0), 0);
+	json_object_put(tools);
+	res = NULL;
+	ck_assert_int_eq(mcp_client_call_tool(c, "test_custom_header", args, 10000, NULL, &res),
+			 MCP_OK);
+	ck_assert_str_eq(first_text(res), "Region: eu-west-1");
+	json_object_put(res);
+	json_object_put(args);
+	/* Non-ASCII and a space at the end: sent as =?base64?...?=, which
+	 * the server decodes and finds equal. */
+	args = args_of("{\"region\":\"Z\u00fcrich \"}");
+	res = NULL;
+	ck_assert_int_eq(mcp_client_call_tool(c, "test_custom_header", args, 10000, NULL, &res),
+			 MCP_OK);
+	ck_assert_str_eq(first_text(res), "Region: Z\xc3\xbcrich ");
+	json_object_put(res);
+	json_object_put(args);
+	mcp_client_free(c);
+	stop_http(pid);
+}
+END_TEST
+
 Suite *unit_suite(void)
 {
 	Suite *s = suite_create("client");
@@ -1026,6 +1102,8 @@ Suite *unit_suite(void)
 	tcase_add_test(tc, list_follows_cursors);
 	tcase_add_test(tc, http_bearer_token);
 	tcase_add_test(tc, input_rounds_and_their_limit);
+	tcase_add_test(tc, input_rounds_over_http);
+	tcase_add_test(tc, http_param_headers);
 	suite_add_tcase(s, tc);
 	return s;
 }
