@@ -46,7 +46,7 @@ MAN3_PAGES = man/libmcp.3 man/mcp_strerror.3 man/mcp_server_new.3 \
 	man/mcp_args_string.3 man/mcp_ctx_become_task.3 man/mcp_ctx_trace_context.3 \
 	man/mcp_app_new.3 man/mcp_skill_new.3 \
 	man/mcp_client_new.3 man/mcp_call_new.3 man/mcp_client_request.3 \
-	man/mcp_token_new.3
+	man/mcp_token_new.3 man/mcp_client_set_oauth.3
 MAN1_PAGES = man/mcp-everything.1 man/mcp-files.1 man/mcp-call.1
 dist_man_MANS = $(MAN1_PAGES) $(MAN3_PAGES)
 EXTRA_DIST += man/mlinks.sh

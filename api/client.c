@@ -42,6 +42,7 @@
 #include "api/internal.h"
 #include "mcp/client.h"
 #include "api/client-headers.h"
+#include "api/client-oauth.h"
 #ifdef HAVE_CURL
 #include "transport/tp_httpc.h"
 #endif
@@ -67,6 +68,7 @@ struct mcp_client {
 	size_t max_message;
 	int eof_to_term_ms, term_to_kill_ms;
 	char *bearer;
+	client_oauth *oauth;         /* api/client-oauth.c; NULL: no OAuth */
 	int http_transport;          /* mcp_http_transport */
 	mcp_client_handler_fn roots_fn, sampling_fn, elicit_fn;
 	void *roots_user, *sampling_user, *elicit_user;
@@ -330,6 +332,51 @@ MCP_EXTERN int mcp_client_set_bearer(mcp_client *c, const char *token)
 	free(c->bearer);
 	c->bearer = t;
 	return MCP_OK;
+}
+
+/* OAuth (api/client-oauth.c keeps the settings). */
+#define CLIENT_OAUTH(call)                    \
+	do {                                  \
+		int rc_ = settable(c);        \
+		return rc_ ? rc_ : (call);    \
+	} while (0)
+
+MCP_EXTERN int mcp_client_set_oauth(mcp_client *c, mcp_oauth_grant grant,
+				    mcp_oauth_authorize_fn authorize, void *user)
+{
+	CLIENT_OAUTH(client_oauth_set(&c->oauth, grant, authorize, user));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_client(mcp_client *c, const char *client_id,
+					   const char *secret, mcp_oauth_auth_method method)
+{
+	CLIENT_OAUTH(client_oauth_set_client(&c->oauth, client_id, secret, method));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_private_key(mcp_client *c, const char *pem)
+{
+	CLIENT_OAUTH(client_oauth_set_private_key(&c->oauth, pem));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_signer(mcp_client *c, mcp_oauth_sign_fn sign, void *user)
+{
+	CLIENT_OAUTH(client_oauth_set_signer(&c->oauth, sign, user));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_scopes(mcp_client *c, const char *scopes)
+{
+	CLIENT_OAUTH(client_oauth_set_scopes(&c->oauth, scopes));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_redirect_uri(mcp_client *c, const char *uri)
+{
+	CLIENT_OAUTH(client_oauth_set_redirect_uri(&c->oauth, uri));
+}
+
+MCP_EXTERN int mcp_client_set_oauth_store(mcp_client *c, mcp_oauth_load_fn load,
+					  mcp_oauth_save_fn save, void *user)
+{
+	CLIENT_OAUTH(client_oauth_set_store(&c->oauth, load, save, user));
 }
 
 MCP_EXTERN int mcp_client_set_http_transport(mcp_client *c, mcp_http_transport transport)
@@ -2624,6 +2671,10 @@ MCP_EXTERN int mcp_client_connect_http(mcp_client *c, const char *url)
 	}
 	if (c->bearer)
 		tp_httpc_set_bearer(c->http, c->bearer);
+	if (c->oauth && client_oauth_attach(c->oauth, c, c->http, url, err, sizeof err)) {
+		set_error(c, "%s%s", err, NULL);
+		return connect_failed(c, MCP_ESYS);
+	}
 	rc = open_session(c, tp_httpc_conn(c->http), 1);
 	if (rc == MCP_OK && c->http_transport == MCP_HTTP_SSE)
 		rc = start_sse(c, NULL);
@@ -2739,6 +2790,7 @@ MCP_EXTERN void mcp_client_free(mcp_client *c)
 	free(c->version);
 	free(c->version_asked);
 	free(c->bearer);
+	client_oauth_free(c->oauth);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }

@@ -27,6 +27,8 @@
 
 #include <mcp/client.h>
 
+#include "mcp-call-oauth.h"
+
 #define EXIT_TOOL_ERROR 1 /* the server answered with an error, or isError */
 #define EXIT_USAGE 2
 #define EXIT_CONNECT 3
@@ -57,6 +59,15 @@ static void usage(FILE *f)
 		"                         when the server turns Streamable HTTP away\n"
 		"  --transport T          HTTP transport: auto (default), streamable or sse\n"
 		"  --bearer TOKEN         send Authorization: Bearer TOKEN (HTTP)\n"
+		"  --oauth                get a token by OAuth when the server asks (HTTP): the URL\n"
+		"                         to authorize is printed, the redirect comes back to\n"
+		"                         127.0.0.1; tokens are kept in $XDG_STATE_HOME/mcp-call/\n"
+		"  --client-id ID         OAuth client id, or the https URL of its metadata document\n"
+		"  --client-secret-file F OAuth client secret, read from F\n"
+		"  --client-key FILE      PEM private key for private_key_jwt\n"
+		"  --client-credentials   OAuth client credentials grant (no person)\n"
+		"  --scope SCOPES         OAuth scopes when the server names none\n"
+		"  --logout               forget the OAuth tokens kept for --http URL, and exit\n"
 		"  --era ERA              legacy, 2026-07-28, auto (default) or a revision date\n"
 		"  --root DIR             offer DIR as a root (repeatable)\n"
 		"  --interactive          answer sampling and elicitation by asking on the terminal\n"
@@ -374,7 +385,8 @@ int main(int argc, char **argv)
 {
 	const char *stdio_cmd = NULL, *url = NULL, *bearer = NULL, *era = NULL, *transport = NULL;
 	const char *roots[64];
-	int nroots = 0, interactive = 0, compact = 0, verbose = 0;
+	int nroots = 0, interactive = 0, compact = 0, verbose = 0, oauth = 0, logout = 0;
+	mcp_call_oauth_opts oopt = {0};
 	int64_t timeout_ms = -1;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
@@ -389,6 +401,12 @@ int main(int argc, char **argv)
 			compact = 1;
 		} else if (strcmp(o, "--verbose") == 0) {
 			verbose = 1;
+		} else if (strcmp(o, "--oauth") == 0) {
+			oauth = 1;
+		} else if (strcmp(o, "--client-credentials") == 0) {
+			oauth = oopt.client_credentials = 1;
+		} else if (strcmp(o, "--logout") == 0) {
+			logout = 1;
 		} else if (!v) {
 			fprintf(stderr, "mcp-call: %s needs a value\n", o);
 			return EXIT_USAGE;
@@ -398,6 +416,14 @@ int main(int argc, char **argv)
 			url = v, i++;
 		} else if (strcmp(o, "--bearer") == 0) {
 			bearer = v, i++;
+		} else if (strcmp(o, "--client-id") == 0) {
+			oopt.client_id = v, oauth = 1, i++;
+		} else if (strcmp(o, "--client-secret-file") == 0) {
+			oopt.secret_file = v, oauth = 1, i++;
+		} else if (strcmp(o, "--client-key") == 0) {
+			oopt.key_file = v, oauth = 1, i++;
+		} else if (strcmp(o, "--scope") == 0) {
+			oopt.scope = v, oauth = 1, i++;
 		} else if (strcmp(o, "--transport") == 0) {
 			transport = v, i++;
 		} else if (strcmp(o, "--era") == 0) {
@@ -421,6 +447,17 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mcp-call: unknown option %s (see --help)\n", o);
 			return EXIT_USAGE;
 		}
+	}
+	if (logout) {
+		if (!url) {
+			fprintf(stderr, "mcp-call: --logout is for --http URL\n");
+			return EXIT_USAGE;
+		}
+		return mcp_call_oauth_logout(url);
+	}
+	if (oauth && !url) {
+		fprintf(stderr, "mcp-call: OAuth is for --http URL\n");
+		return EXIT_USAGE;
 	}
 	if ((!stdio_cmd) == (!url) || i >= argc) {
 		usage(stderr);
@@ -501,6 +538,8 @@ int main(int argc, char **argv)
 						   MCP_ELICIT_FORM | MCP_ELICIT_URL);
 	}
 	mcp_client_set_notification_handler(c, on_notification, NULL);
+	if (oauth && mcp_call_oauth_setup(c, &oopt) != 0)
+		return EXIT_USAGE;
 	if (bearer && mcp_client_set_bearer(c, bearer) != MCP_OK) {
 		fprintf(stderr, "mcp-call: invalid bearer token\n");
 		return EXIT_USAGE;
@@ -526,6 +565,9 @@ int main(int argc, char **argv)
 		mcp_client_set_connect_timeout_ms(c, timeout_ms > 0 ? timeout_ms : 1);
 		mcp_client_set_grace_ms(c, close_ms);
 		mcp_client_set_kill_grace_ms(c, close_ms, close_ms);
+	} else if (oauth) {
+		/* The handshake may wait for a person to authorize. */
+		mcp_client_set_connect_timeout_ms(c, 6 * 60 * 1000);
 	}
 	int rc;
 	if (stdio_cmd) {

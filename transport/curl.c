@@ -41,6 +41,7 @@ static void load(void)
 	LOAD(easy_setopt, "curl_easy_setopt");
 	LOAD(easy_getinfo, "curl_easy_getinfo");
 	LOAD(easy_strerror, "curl_easy_strerror");
+	LOAD(easy_perform, "curl_easy_perform");
 	LOAD(multi_init, "curl_multi_init");
 	LOAD(multi_cleanup, "curl_multi_cleanup");
 	LOAD(multi_add_handle, "curl_multi_add_handle");

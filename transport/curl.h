@@ -23,6 +23,7 @@ struct tp_curl_api {
 	__typeof__(&curl_easy_setopt) easy_setopt;
 	__typeof__(&curl_easy_getinfo) easy_getinfo;
 	__typeof__(&curl_easy_strerror) easy_strerror;
+	__typeof__(&curl_easy_perform) easy_perform; /* api/client-oauth.c */
 	__typeof__(&curl_multi_init) multi_init;
 	__typeof__(&curl_multi_cleanup) multi_cleanup;
 	__typeof__(&curl_multi_add_handle) multi_add_handle;
@@ -59,6 +60,7 @@ int tp_curl_load(void);
 #define curl_easy_setopt (tp_curl.easy_setopt)
 #define curl_easy_getinfo (tp_curl.easy_getinfo)
 #define curl_easy_strerror (tp_curl.easy_strerror)
+#define curl_easy_perform (tp_curl.easy_perform)
 #define curl_multi_init (tp_curl.multi_init)
 #define curl_multi_cleanup (tp_curl.multi_cleanup)
 #define curl_multi_add_handle (tp_curl.multi_add_handle)

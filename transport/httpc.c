@@ -78,6 +78,14 @@ typedef struct xfer {
 	char event[16];
 	int endpoint_seen;
 	int refused;
+	/* OAuth: the challenge of a 401 or 403 (WWW-Authenticate), the token
+	 * the request carried, how often it was challenged, and the reason
+	 * the auth thread refused it (the transport thread then fails it) */
+	char *www;
+	char *used;
+	int auth_status;
+	int auth_tries;
+	char *auth_why;
 } xfer;
 
 struct tp_httpc {
@@ -105,6 +113,13 @@ struct tp_httpc {
 	CURLM *multi;
 	pthread_t thread;
 	int started;
+	/* OAuth (tp_httpc_set_auth): requests parked for the auth thread,
+	 * which waits on auth_cv; both under mu */
+	int auth_on;
+	tp_httpc_auth auth;
+	xfer *parked, *parked_tail;
+	pthread_cond_t auth_cv;
+	pthread_t auth_thread;
 	xfer *active;            /* transport thread only */
 	xfer *waiting;           /* resumes not yet due (transport thread) */
 	int stream_failures;     /* transport thread only */
@@ -131,6 +146,13 @@ static void xfer_free(xfer *x)
 	free(x->route);
 	free(x->buf);
 	free(x->data);
+	free(x->www);
+	if (x->used) {
+		/* a bearer token: not left in freed memory */
+		memset(x->used, 0, strlen(x->used));
+		free(x->used);
+	}
+	free(x->auth_why);
 	free(x);
 }
 
@@ -315,6 +337,19 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 		x->saw_type = 0;
 		return n;
 	}
+	static const char www[] = "www-authenticate:";
+	if (n > sizeof www - 1 && n < 8192 && strncasecmp(p, www, sizeof www - 1) == 0 && !x->www) {
+		const char *v = p + sizeof www - 1;
+		size_t vl = n - (sizeof www - 1);
+		while (vl && (*v == ' ' || *v == '\t')) {
+			v++;
+			vl--;
+		}
+		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+			vl--;
+		x->www = strndup(v, vl);
+		return n;
+	}
 	static const char key[] = "mcp-session-id:";
 	if (n > sizeof key - 1 && strncasecmp(p, key, sizeof key - 1) == 0) {
 		tp_httpc *h = NULL;
@@ -343,13 +378,15 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 static struct curl_slist *add_header(struct curl_slist *l, const char *fmt, const char *v)
 {
 	/* Sized to fit: a header is never cut short (an Mcp-Param value
-	 * may be long, and half a value would be a different value). */
+	 * may be long, and half a value would be a different value; a
+	 * bearer token may be a long JWT). */
 	int need = snprintf(NULL, 0, fmt, v);
 	char *line = need >= 0 ? malloc((size_t)need + 1) : NULL;
 	struct curl_slist *n = NULL;
 	if (line) {
 		snprintf(line, (size_t)need + 1, fmt, v);
 		n = curl_slist_append(l, line);
+		memset(line, 0, (size_t)need); /* may hold a token */
 		free(line);
 	}
 	if (!n) {
@@ -359,19 +396,38 @@ static struct curl_slist *add_header(struct curl_slist *l, const char *fmt, cons
 	return n;
 }
 
+static void park(tp_httpc *h, xfer *x, int status);
+
 static int start(tp_httpc *h, xfer *x)
 {
+	char token[8192] = "";
+	if (h->auth_on && !h->legacy) {
+		int stale = h->auth.token(h->auth.arg, token, sizeof token);
+		if (stale && x->kind == X_POST && x->auth_tries < TP_HTTPC_AUTH_TRIES) {
+			memset(token, 0, sizeof token);
+			park(h, x, 0);
+			return 0;
+		}
+	}
 	x->easy = curl_easy_init();
 	if (!x->easy)
 		return -1;
 	CURL *e = x->easy;
 	pthread_mutex_lock(&h->mu);
-	char session[256], version[64] = "", bearer[1100] = "";
+	char session[256], version[64] = "", bearer[8192] = "";
 	snprintf(session, sizeof session, "%s", h->session);
 	if (h->version)
 		snprintf(version, sizeof version, "%s", h->version);
 	if (h->bearer)
 		snprintf(bearer, sizeof bearer, "%s", h->bearer);
+	if (token[0]) {
+		snprintf(bearer, sizeof bearer, "%s", token);
+		memset(token, 0, sizeof token);
+	}
+	if (h->auth_on) {
+		free(x->used);
+		x->used = strdup(bearer);
+	}
 	x->legacy = h->legacy;
 	/* libcurl copies the URL. */
 	curl_easy_setopt(e, CURLOPT_URL, x->legacy && x->kind == X_POST && h->endpoint ? h->endpoint
@@ -404,6 +460,7 @@ static int start(tp_httpc *h, xfer *x)
 		l = add_header(l, "MCP-Protocol-Version: %s", version);
 	if (l && bearer[0])
 		l = add_header(l, "Authorization: Bearer %s", bearer);
+	memset(bearer, 0, sizeof bearer);
 	for (char **ex = x->extra; l && ex && *ex; ex++)
 		l = add_header(l, "%s", *ex);
 	if (!l)
@@ -706,6 +763,12 @@ static void finished(tp_httpc *h, xfer *x, CURLcode res)
 		legacy_finished(h, x, res);
 		return;
 	}
+	/* OAuth: a refused POST waits for a token and is sent again. */
+	if (h->auth_on && x->kind == X_POST && res == CURLE_OK &&
+	    (x->status == 401 || x->status == 403)) {
+		park(h, x, x->status);
+		return;
+	}
 	/* A JSON body is a message (an answer, or a JSON-RPC error with a
 	 * 4xx); any other body (an HTML error page) is not. */
 	if (res == CURLE_OK && x->json && x->len > 0 && !x->too_big)
@@ -825,6 +888,14 @@ static void *loop(void *arg)
 			q->next = NULL;
 			if (closing && q->kind != X_DELETE && q->route) {
 				xfer_free(q);
+			} else if (q->auth_why) {
+				fail_route(h, q, TP_HTTPC_STATUS, q->auth_status, q->auth_why);
+				xfer_free(q);
+			} else if (q->auth_tries && q->route &&
+				   !h->hooks.route_waiting(h->hooks.arg, q->route)) {
+				/* Its call ended (a timeout, a cancel) while it
+				 * waited for a token: not sent after all. */
+				xfer_free(q);
 			} else if (start(h, q) != 0) {
 				fail_route(h, q, TP_HTTPC_CLOSED, 0, "out of memory starting an HTTP request");
 				xfer_free(q);
@@ -912,6 +983,92 @@ static void *loop(void *arg)
 		xfer_free(x);
 	}
 	return NULL;
+}
+
+/* ---- OAuth: parked requests and the auth thread ---------------------------------------- */
+
+static int enqueue(tp_httpc *h, xfer *x);
+
+/* x (a POST, finished or not started) waits for the auth thread. */
+static void park(tp_httpc *h, xfer *x, int status)
+{
+	if (x->easy) {
+		curl_easy_cleanup(x->easy);
+		x->easy = NULL;
+	}
+	curl_slist_free_all(x->headers);
+	x->headers = NULL;
+	x->len = 0;
+	x->auth_status = status;
+	pthread_mutex_lock(&h->mu);
+	x->next = NULL;
+	if (h->parked_tail)
+		h->parked_tail->next = x;
+	else
+		h->parked = x;
+	h->parked_tail = x;
+	pthread_cond_signal(&h->auth_cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* One parked request at a time, so one flow at a time per connection:
+ * the next parked request finds the new token (challenge() sees that the
+ * token it carried is no longer the current one) and is sent at once. */
+static void *auth_loop(void *arg)
+{
+	tp_httpc *h = arg;
+	for (;;) {
+		pthread_mutex_lock(&h->mu);
+		while (!h->parked && !h->closing)
+			pthread_cond_wait(&h->auth_cv, &h->mu);
+		if (h->closing) {
+			pthread_mutex_unlock(&h->mu);
+			break;
+		}
+		xfer *x = h->parked;
+		h->parked = x->next;
+		if (!h->parked)
+			h->parked_tail = NULL;
+		x->next = NULL;
+		pthread_mutex_unlock(&h->mu);
+		char why[600] = "";
+		int rc;
+		if (x->auth_tries >= TP_HTTPC_AUTH_TRIES) {
+			snprintf(why, sizeof why,
+				 "the server still refused the request (HTTP %d) after %d "
+				 "authorizations",
+				 x->auth_status, TP_HTTPC_AUTH_TRIES);
+			rc = -1;
+		} else {
+			rc = h->auth.challenge(h->auth.arg, x->auth_status, x->www ? x->www : "",
+					       x->used ? x->used : "", why, sizeof why);
+		}
+		x->auth_tries++;
+		free(x->www);
+		x->www = NULL;
+		if (rc != 0 && !(x->auth_why = strdup(why[0] ? why : "authorization failed")))
+			x->auth_why = NULL;
+		if (rc != 0 && !x->auth_why) {
+			xfer_free(x); /* out of memory: its call ends at its timeout */
+			continue;
+		}
+		enqueue(h, x);
+	}
+	return NULL;
+}
+
+int tp_httpc_set_auth(tp_httpc *h, const tp_httpc_auth *auth)
+{
+	if (h->auth_on)
+		return -1;
+	h->auth = *auth;
+	pthread_cond_init(&h->auth_cv, NULL);
+	if (pthread_create(&h->auth_thread, NULL, auth_loop, h) != 0) {
+		pthread_cond_destroy(&h->auth_cv);
+		return -1;
+	}
+	h->auth_on = 1;
+	return 0;
 }
 
 /* ---- the interface ------------------------------------------------------------------ */
@@ -1139,9 +1296,22 @@ void tp_httpc_close(tp_httpc *h, int timeout_ms)
 	h->close_deadline = now_ns() + (int64_t)timeout_ms * 1000000;
 	int has_session = h->session[0] != 0;
 	pthread_cond_broadcast(&h->ep_cv); /* a wait for the endpoint ends */
+	if (h->auth_on)
+		pthread_cond_broadcast(&h->auth_cv);
 	pthread_mutex_unlock(&h->mu);
 	if (was)
 		return;
+	if (h->auth_on) {
+		/* A flow in progress (a person, a token request) stops first. */
+		h->auth.cancel(h->auth.arg);
+		pthread_join(h->auth_thread, NULL);
+		while (h->parked) {
+			xfer *x = h->parked;
+			h->parked = x->next;
+			xfer_free(x);
+		}
+		h->parked_tail = NULL;
+	}
 	if (has_session) {
 		/* The server may end the session's work at once. */
 		xfer *x = calloc(1, sizeof *x);
@@ -1168,6 +1338,8 @@ void tp_httpc_free(tp_httpc *h)
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
 	pthread_cond_destroy(&h->ep_cv);
+	if (h->auth_on)
+		pthread_cond_destroy(&h->auth_cv);
 	pthread_mutex_destroy(&h->mu);
 	free(h->url);
 	free(h->endpoint);

@@ -58,6 +58,34 @@ typedef struct tp_httpc_hooks {
  * in err[errsz] when libcurl or the thread cannot be had. */
 tp_httpc *tp_httpc_new(const char *url, const tp_httpc_hooks *hooks, size_t max_message,
 		       char *err, size_t errsz);
+/* OAuth (api/client-oauth.c): where the bearer token comes from, and who
+ * answers a 401 or a 403.  A POST answered 401 or 403 is parked (its
+ * answer not delivered) and handed to the connection's auth thread, which
+ * calls `challenge` (blocking: discovery, a person, token requests) for
+ * one parked request at a time; then the request is sent again with the
+ * new token, or fails with the reason.  A request is challenged at most
+ * TP_HTTPC_AUTH_TRIES times. */
+#define TP_HTTPC_AUTH_TRIES 3
+typedef struct tp_httpc_auth {
+	/* The token for the next request in buf[bufsz] ("" none).  1 when it
+	 * is about to expire and a refresh should run before it is sent (the
+	 * request is parked as for a challenge with status 0), else 0.  The
+	 * transport thread; must not block. */
+	int (*token)(void *arg, char *buf, size_t bufsz);
+	/* status 401 or 403 (0: the token is about to expire), `www` the
+	 * WWW-Authenticate value ("" none), `used` the token the request
+	 * carried ("" none).  0: send it again; -1: fails, the reason in
+	 * why[whysz] (never a token or a secret).  The auth thread. */
+	int (*challenge)(void *arg, int status, const char *www, const char *used, char *why,
+			 size_t whysz);
+	/* Abandons a running challenge soon: the connection closes.  The
+	 * closing thread. */
+	void (*cancel)(void *arg);
+	void *arg;
+} tp_httpc_auth;
+/* Turns OAuth on (copied; starts the auth thread).  Before the first
+ * request.  0, or -1 when the thread cannot start. */
+int tp_httpc_set_auth(tp_httpc *h, const tp_httpc_auth *auth);
 /* "Authorization: Bearer TOKEN" on every request (copied; NULL: none).
  * Before the first request. */
 int tp_httpc_set_bearer(tp_httpc *h, const char *token);

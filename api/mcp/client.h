@@ -169,6 +169,129 @@ typedef enum mcp_http_transport {
 MCP_EXTERN int mcp_client_set_http_transport(mcp_client *c, mcp_http_transport transport);
 
 /* ---------------------------------------------------------------------- */
+/* OAuth 2.1: the client gets its own tokens                               */
+/* ---------------------------------------------------------------------- */
+
+/* With mcp_client_set_oauth() the HTTP transports answer a server's 401
+ * themselves, as the MCP authorization spec (2025-11-25, 2026-07-28) asks:
+ * protected-resource metadata (RFC 9728) from the challenge's
+ * resource_metadata or the well-known URLs (path-aware first), its
+ * `resource` checked against the server's URL; authorization-server
+ * metadata (RFC 8414, then OpenID Connect discovery, in the spec's order),
+ * its `issuer` compared as a plain string with the one asked for; the
+ * 2025-03-26 defaults (/authorize, /token, /register) only when there is
+ * no document at all.  The client's identity, in the spec's order: a
+ * client registered earlier with the same issuer, the pre-registered one
+ * (mcp_client_set_oauth_client), a client ID metadata document (a client
+ * id that is an https URL, when the server advertises
+ * client_id_metadata_document_supported), dynamic registration (RFC 7591).
+ * Then the authorization code grant with PKCE (S256), the resource
+ * indicator (RFC 8707) on both requests, `state` and the RFC 9207 `iss`
+ * checked; or the client credentials grant.  The request is then sent
+ * again, once, with the new token.
+ *
+ * A 403 with error="insufficient_scope" asks again with the union of the
+ * scopes asked so far and the challenge's; a request is authorized at
+ * most 3 times, then fails with the reason.  A token is refreshed shortly
+ * before it expires and once on a 401 (with the refresh_token grant, when
+ * the server gave one: offline_access is asked only when the server lists
+ * it).  Every flow of a client runs on one thread of its own, one at a
+ * time: requests that need a token meanwhile wait, and are then sent
+ * once, with the new token.  No lock is held while any MCP request is in
+ * flight.
+ *
+ * Rules that hold whatever the settings: https for every OAuth endpoint
+ * except on a loopback host; redirects are never followed; a token is
+ * sent only to the resource it was issued for (the server's URL, checked
+ * against the metadata's `resource`); no token or secret appears in any
+ * error text; every refusal says why (mcp_call_error, mcp_client_error).
+ * The handshake's deadline (mcp_client_set_connect_timeout_ms, 30 s by
+ * default) includes the authorization: a host that waits for a person
+ * sets it longer.  Only Streamable HTTP: over HTTP+SSE only the token of
+ * mcp_client_set_bearer is sent.  Without libcurl the settings are kept
+ * and never used. */
+
+/* Which grant gets the tokens. */
+typedef enum mcp_oauth_grant {
+	MCP_OAUTH_AUTHORIZATION_CODE = 0, /* a person authorizes (the authorize callback) */
+	MCP_OAUTH_CLIENT_CREDENTIALS      /* a machine: its secret or its key */
+} mcp_oauth_grant;
+
+/* How the client authenticates at the token endpoint. */
+typedef enum mcp_oauth_auth_method {
+	MCP_OAUTH_AUTH_AUTO = 0,        /* what the registration or the server's
+					 * metadata says: basic, post or none */
+	MCP_OAUTH_AUTH_NONE,            /* a public client: client_id only */
+	MCP_OAUTH_AUTH_SECRET_BASIC,    /* HTTP Basic with the secret */
+	MCP_OAUTH_AUTH_SECRET_POST,     /* the secret in the form */
+	MCP_OAUTH_AUTH_PRIVATE_KEY_JWT  /* an RFC 7523 assertion signed with the key
+					 * (mcp_client_set_oauth_private_key) or by
+					 * the signer (mcp_client_set_oauth_signer) */
+} mcp_oauth_auth_method;
+
+/* Opens `url` (the authorization request) for a person and waits for the
+ * redirect to `redirect_uri`; stores the full URL it was redirected to
+ * (with its query: code, state, iss; or error) in *redirect_out, a
+ * malloc'd string the library frees.  Returns MCP_OK, or an MCP_E* code
+ * (MCP_ECANCELED when the person gave up).  It must return soon after
+ * `tok` fires (the client closes): poll mcp_token_fd() or call
+ * mcp_token_sleep().  Both strings are borrowed for the call.  Runs on the
+ * client's OAuth thread, never two at a time for one client. */
+typedef int (*mcp_oauth_authorize_fn)(mcp_client *c, const char *url, const char *redirect_uri,
+				      mcp_token *tok, char **redirect_out, void *user);
+/* The stored record of `resource` (the server's canonical URL), or NULL:
+ * an object the library takes, as save was given it.  Called on the
+ * thread of mcp_client_connect_http(), once. */
+typedef json_object *(*mcp_oauth_load_fn)(mcp_client *c, const char *resource, void *user);
+/* Keep `record` (borrowed; take a reference to keep it) for `resource`.
+ * It holds the tokens and the client's registration: access_token,
+ * refresh_token, expires_at (seconds since the epoch), scope, issuer,
+ * client_id, client_secret, token_endpoint_auth_method; store it as
+ * secretly as a password.  Called on the client's OAuth thread after
+ * each new token. */
+typedef void (*mcp_oauth_save_fn)(mcp_client *c, const char *resource, json_object *record,
+				  void *user);
+/* Signs an RFC 7523 client assertion for `audience` (the authorization
+ * server's issuer) and `client_id`: stores a malloc'd compact JWT in
+ * *jwt, which the library frees.  For keys the library must not hold (an
+ * HSM, an agent).  MCP_OK or an MCP_E* code.  The client's OAuth
+ * thread. */
+typedef int (*mcp_oauth_sign_fn)(mcp_client *c, const char *audience, const char *client_id,
+				 char **jwt, void *user);
+
+/* Turns OAuth on for mcp_client_connect_http(): the grant, and for
+ * MCP_OAUTH_AUTHORIZATION_CODE the callback that lets a person authorize
+ * (required; NULL for MCP_OAUTH_CLIENT_CREDENTIALS).  `user` is passed to
+ * it.  Before connecting.  MCP_EINVAL for a bad combination. */
+MCP_EXTERN int mcp_client_set_oauth(mcp_client *c, mcp_oauth_grant grant,
+				    mcp_oauth_authorize_fn authorize, void *user);
+/* The client's identity (all copied; each may be NULL).  `client_id`: a
+ * pre-registered id, or an https URL of a client ID metadata document,
+ * used when the server advertises support for it (else the client
+ * registers).  `secret`: the pre-registered client's secret.  `method`:
+ * the token endpoint authentication.  Before connecting. */
+MCP_EXTERN int mcp_client_set_oauth_client(mcp_client *c, const char *client_id,
+					   const char *secret, mcp_oauth_auth_method method);
+/* The PEM private key (PKCS#8 or traditional; EC P-256 signs ES256, RSA
+ * signs RS256) that signs client assertions for
+ * MCP_OAUTH_AUTH_PRIVATE_KEY_JWT (copied; never in an error text).
+ * MCP_EINVAL when it does not parse.  Before connecting. */
+MCP_EXTERN int mcp_client_set_oauth_private_key(mcp_client *c, const char *pem);
+/* A signer instead of a key (see mcp_oauth_sign_fn).  Before connecting. */
+MCP_EXTERN int mcp_client_set_oauth_signer(mcp_client *c, mcp_oauth_sign_fn sign, void *user);
+/* Space-separated scopes to ask for when neither the challenge nor the
+ * resource's metadata names any (copied; NULL: none).  Before connecting. */
+MCP_EXTERN int mcp_client_set_oauth_scopes(mcp_client *c, const char *scopes);
+/* The redirect URI of the authorization request (copied; default
+ * "http://127.0.0.1:8976/callback"; a loopback listener is the host's,
+ * RFC 8252).  Before connecting. */
+MCP_EXTERN int mcp_client_set_oauth_redirect_uri(mcp_client *c, const char *uri);
+/* Where tokens live between runs: both callbacks or neither (NULL: in
+ * memory only).  libmcp never picks a place on disk.  Before connecting. */
+MCP_EXTERN int mcp_client_set_oauth_store(mcp_client *c, mcp_oauth_load_fn load,
+					  mcp_oauth_save_fn save, void *user);
+
+/* ---------------------------------------------------------------------- */
 /* Server-to-client requests and notifications                             */
 /* ---------------------------------------------------------------------- */
 

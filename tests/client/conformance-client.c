@@ -29,6 +29,8 @@
 
 #include <mcp/client.h>
 
+#include "conformance-auth.h"
+
 #define CALL_TIMEOUT_MS 20000
 
 /* Accepts every elicitation, filling each field with its schema's default
@@ -189,6 +191,8 @@ int main(int argc, char **argv)
 		mcp_client_set_era(c, strcmp(scenario, "request-metadata") == 0 ? MCP_ERA_MODERN
 										 : MCP_ERA_LEGACY);
 	mcp_client_set_elicitation_handler(c, accept_defaults, NULL, MCP_ELICIT_FORM);
+	if (conformance_auth_setup(c, scenario) != MCP_OK)
+		return fail(c, "OAuth settings", MCP_EINVAL, NULL);
 	int rc = mcp_client_connect_http(c, url);
 	if (rc != MCP_OK)
 		return fail(c, "connect", rc, NULL);

@@ -20,8 +20,10 @@ tests_client_sse_check_SOURCES = tests/client/sse-check.c
 tests_client_sse_check_LDADD = libmcp.la $(JSONC_LIBS)
 tests_client_reference_check_SOURCES = tests/client/reference-check.c
 tests_client_reference_check_LDADD = libmcp.la $(JSONC_LIBS)
-tests_client_conformance_client_SOURCES = tests/client/conformance-client.c
-tests_client_conformance_client_LDADD = libmcp.la $(JSONC_LIBS)
+tests_client_conformance_client_SOURCES = tests/client/conformance-client.c \
+	tests/client/conformance-auth.c tests/client/conformance-auth.h
+tests_client_conformance_client_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS)
+tests_client_conformance_client_LDADD = libmcp.la $(JSONC_LIBS) $(CURL_LIBS)
 CLEANFILES += tests/client/reference-check$(EXEEXT) tests/client/conformance-client$(EXEEXT) \
 	tests/client/sse-check$(EXEEXT)
 EXTRA_DIST += tests/client/run.sh tests/client/conformance.sh tests/client/install.sh \
