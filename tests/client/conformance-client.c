@@ -203,8 +203,15 @@ int main(int argc, char **argv)
 	}
 	json_object *tools = NULL;
 	rc = mcp_client_list_tools(c, CALL_TIMEOUT_MS, NULL, &tools);
-	if (rc != MCP_OK)
-		return fail(c, "tools/list", rc, NULL);
+	if (rc != MCP_OK) {
+		/* On MCP_EREMOTE `tools` is the server's error: name it. */
+		char err[300] = "";
+		if (tools)
+			snprintf(err, sizeof err, "%s",
+				 json_object_to_json_string_ext(tools, JSON_C_TO_STRING_PLAIN));
+		json_object_put(tools);
+		return fail(c, "tools/list", rc, err);
+	}
 	/* The SHOULD of SEP-2243: a warning for each tool left out. */
 	char reason[300];
 	uint64_t rejected = mcp_client_tools_rejected(c, reason, sizeof reason);
