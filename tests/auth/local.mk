@@ -11,7 +11,7 @@
 EXTRA_DIST += tests/auth/make-tokens.mjs tests/auth/run.sh tests/auth/package.json \
 	tests/auth/package-lock.json tests/auth/e2e/README.md tests/auth/e2e/client.mjs \
 	tests/auth/e2e/package.json tests/auth/e2e/package-lock.json tests/auth/e2e/run.sh \
-	tests/auth/e2e/rotation.mjs
+	tests/auth/e2e/rotation.mjs tests/auth/e2e/mcp-call.mjs
 
 .PHONY += check-auth
 if HAVE_MHD
@@ -35,12 +35,13 @@ endif
 # server, in tests/auth/e2e/package.json and its lock) meets a 401 from
 # mcp-everything --http --auth-*, discovers the metadata from it, gets a token
 # with PKCE and the resource indicator, calls a tool, gets 403
-# insufficient_scope for admin_echo and steps up.  Installs into
-# $(top_builddir)/.auth-e2e-node on first use; SKIP without npm or the
-# registry.  Needs the HTTP transport.
+# insufficient_scope for admin_echo and steps up; then mcp-call --oauth is
+# driven headless against the same peers (tests/auth/e2e/mcp-call.mjs).
+# Installs into $(top_builddir)/.auth-e2e-node on first use; SKIP without
+# npm or the registry.  Needs the HTTP transport.
 .PHONY += check-auth-e2e
 if HAVE_MHD
-check-auth-e2e: examples/mcp-everything$(EXEEXT)
+check-auth-e2e: examples/mcp-everything$(EXEEXT) examples/mcp-call$(EXEEXT)
 	@rc=0; \
 	$(SHELL) $(srcdir)/tests/auth/e2e/run.sh $(abs_top_builddir) $(abs_top_srcdir) || rc=$$?; \
 	if test $$rc -eq 77; then echo "SKIP: check-auth-e2e"; exit 0; fi; \
@@ -50,4 +51,5 @@ check-auth-e2e:
 	@echo "SKIP: check-auth-e2e (built without libmicrohttpd)"
 endif
 
-AUTH_CLEAN = .auth-node .auth-e2e-node tests/auth/vectors.json tests/auth/e2e-server.log
+AUTH_CLEAN = .auth-node .auth-e2e-node tests/auth/vectors.json tests/auth/e2e-server.log \
+	tests/auth/e2e-mcp-call-server.log

@@ -6,7 +6,10 @@
 # client.mjs, which starts the authorization server and mcp-everything
 # --http --auth-* on loopback ports the OS picks and drives the SDK client's
 # OAuth flow through them (see the top of client.mjs), then rotation.mjs,
-# which rotates the authorization server's key mid-run.
+# which rotates the authorization server's key mid-run, then mcp-call.mjs,
+# which drives the real mcp-call --oauth headless against the same peers
+# (first use, cache, refresh, step-up, revoked refresh token, a token kept
+# for another resource).
 #
 # Exits 0 when every step passed, 77 (skip) when npm is missing or the
 # registry cannot be reached, 1 or 2 on failures.
@@ -22,6 +25,7 @@ here="$src/tests/auth/e2e"
 prefix="$build/.auth-e2e-node"
 node="$prefix/node_modules/.bin/node"
 bin="$build/examples/mcp-everything"
+call="$build/examples/mcp-call"
 
 pin() {
 	sed -n "s|^[ 	]*\"$1\"[ 	]*:[ 	]*\"\([^\"]*\)\".*|\1|p" "$here/package.json" | head -n 1
@@ -84,7 +88,7 @@ if ! installed; then
 fi
 
 # The scripts resolve their packages from their own location.
-cp "$here/client.mjs" "$here/rotation.mjs" "$prefix/"
+cp "$here/client.mjs" "$here/rotation.mjs" "$here/mcp-call.mjs" "$prefix/"
 log="$build/tests/auth/e2e-server.log"
 mkdir -p "$build/tests/auth"
 # Bounded: every wait inside is bounded too; this is the backstop.
@@ -95,4 +99,17 @@ limited 300 "$node" "$prefix/client.mjs" --server "$bin" --log "$log" || rc=$?
 echo
 echo "check-auth-e2e: key rotation (rotation.mjs)"
 limited 300 "$node" "$prefix/rotation.mjs" --server "$bin" || rc=$?
+# mcp-call --oauth itself, the person played by the script.  It waits for
+# tokens to expire twice (about 110 s in all), hence the larger backstop.
+echo
+echo "check-auth-e2e: mcp-call --oauth (mcp-call.mjs)"
+if ! grep -q '^#define HAVE_CURL 1' "$build/config.h" 2>/dev/null; then
+	echo "check-auth-e2e: SKIP: mcp-call.mjs (built without libcurl: no OAuth in mcp-call)"
+elif [ ! -x "$call" ]; then
+	echo "check-auth-e2e: FAIL: $call is not built" >&2
+	rc=1
+else
+	limited 400 "$node" "$prefix/mcp-call.mjs" --server "$bin" --mcp-call "$call" \
+		--log "$build/tests/auth/e2e-mcp-call-server.log" || rc=$?
+fi
 exit $rc
