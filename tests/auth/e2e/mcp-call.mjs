@@ -32,7 +32,10 @@
 //    that this server would accept (shown first with --bearer: its subject
 //    "planted" appears in the server's access log).  mcp-call must ask the
 //    person instead, the subject must not appear again, and the record's
-//    refresh token must never reach the AS.
+//    refresh token must never reach the AS.  Then the AS issues tokens for
+//    another audience: the client cannot tell (api/client-oauth.c keeps a
+//    token to the resource it asked it for, and does not read it), the
+//    server refuses them, and the run must fail and end by itself (exit 3).
 // 7. No token the AS issued appears on mcp-call's standard error in any run.
 // Prints one "ok" or "FAIL" line per check and a table of the runs; exits
 // 0 when all passed.  Every wait is bounded; nothing depends on speed.
@@ -112,7 +115,7 @@ as.issuer.url = `http://127.0.0.1:${as.address().port}`;
 const issuer = as.issuer.url;
 writeFileSync(jwksFile, JSON.stringify({ keys: as.issuer.keys.toJSON() }));
 
-const mode = { ttl: null, jwtTtl: null, refuseRefresh: false };
+const mode = { ttl: null, jwtTtl: null, refuseRefresh: false, aud: null };
 const seen = { metadata: 0, authorize: 0, authorization_code: 0, refresh_token: 0, refused: 0,
 	other: 0 };
 const issued = new Set();          // every access, refresh and id token handed out
@@ -134,7 +137,7 @@ function grantScope(body) {
 as.service.on(Events.BeforeTokenSigning, (token, req) => {
 	if (!('scope' in token.payload)) return; // the id_token keeps its own audience
 	const body = req.body ?? {};
-	if (body.resource) token.payload.aud = body.resource;
+	if (body.resource) token.payload.aud = mode.aud ?? body.resource;
 	const scope = grantScope(body);
 	if (scope !== undefined) token.payload.scope = scope;
 	token.payload.client_id = body.client_id ?? CLIENT_ID;
@@ -385,6 +388,20 @@ try {
 		`6 other resource: the person was asked instead (${r.asked}), its refresh token never went to the AS`);
 	check(cacheRecord()?.resource === mcpUrl, '6 other resource: the record was replaced by one for this server');
 	row('6b cache record for another resource', `not used; asked ${r.asked}, echo ok`, b, r.code);
+
+	// The authorization server gets it wrong: every token is for another
+	// audience.  The client cannot see that (a token is opaque to it); the
+	// server refuses it, and mcp-call must end by itself, without success.
+	b = counts();
+	const lo6 = await run(['--logout']);
+	mode.aud = other;
+	r = await run([...oauth, 'call', 'echo', '{"text":"wrong"}']);
+	mode.aud = null;
+	check(lo6.code === 0 && r.code === 3 && !r.out.includes('wrong') && r.asked === 1,
+		`6 a token the AS issued for ${other}: refused by this server, mcp-call gives up with exit 3 ` +
+		`after asking the person once (exit ${r.code}, asked ${r.asked}; AS: ${delta(b)}; ` +
+		`${r.stderr.split('\n').filter((l) => l.includes('refused')).join(' ')})`);
+	row('6c --logout, AS issues aud=other', `asked ${r.asked}, gave up, no answer`, b, r.code);
 
 	// 7. No secrets on standard error.
 	const leaks = [...issued, planted, plantedRefresh].filter((t) => stderrs.some((e) => e.includes(t)));
