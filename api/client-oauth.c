@@ -446,7 +446,10 @@ int coauth_check_redirect(const char *redirect, const char *state, const char *i
 	char *err = query_param(redirect, "error", &dup);
 	char *c = query_param(redirect, "code", &dup);
 	int rc = -1;
-	if (dup) {
+	if (!state || !*state || !issuer) {
+		/* Nothing to hold the response against: never a match. */
+		snprintf(why, whysz, "no state was sent with the authorization request: refused");
+	} else if (dup) {
 		snprintf(why, whysz, "the authorization response repeats a parameter or has a "
 				     "malformed one: refused");
 	} else if (!st || strcmp(st, state) != 0) {
@@ -488,44 +491,56 @@ int coauth_check_redirect(const char *redirect, const char *state, const char *i
 
 int coauth_www_param(const char *www, const char *name, char *out, size_t outsz)
 {
-	size_t nl = strlen(name);
+	size_t nl = name ? strlen(name) : 0;
+	if (outsz)
+		out[0] = 0;
+	if (!www || !nl || !outsz)
+		return 0;
+	/* Word by word (RFC 9110 11.6.1): a word without "=" (the scheme, a
+	 * token68) is passed over; NAME=VALUE is an auth-param whose value is
+	 * a token or a quoted string, so a name inside another parameter's
+	 * quoted value is never taken for a parameter.  Every turn moves on. */
 	const char *p = www;
-	out[0] = 0;
-	while (p && *p) {
-		/* at a token boundary: start, space or comma */
-		const char *hit = strcasestr(p, name);
-		if (!hit)
-			return 0;
-		int boundary = hit == www || hit[-1] == ' ' || hit[-1] == ',' || hit[-1] == '\t';
-		const char *v = hit + nl;
-		while (*v == ' ')
-			v++;
-		if (!boundary || *v != '=') {
-			p = hit + nl;
+	while (*p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		const char *key = p;
+		while (*p && *p != '=' && *p != ' ' && *p != '\t' && *p != ',')
+			p++;
+		size_t klen = (size_t)(p - key);
+		const char *q = p;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q != '=')
 			continue;
-		}
-		v++;
-		while (*v == ' ')
-			v++;
+		q++;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		int match = klen == nl && strncasecmp(key, name, nl) == 0;
 		size_t k = 0;
-		if (*v == '"') {
-			v++;
-			while (*v && *v != '"') {
-				if (*v == '\\' && v[1])
-					v++;
-				if (k + 1 < outsz)
-					out[k++] = *v;
-				v++;
+		if (*q == '"') {
+			q++;
+			while (*q && *q != '"') {
+				if (*q == '\\' && q[1])
+					q++;
+				if (match && k + 1 < outsz)
+					out[k++] = *q;
+				q++;
 			}
+			if (*q == '"')
+				q++;
 		} else {
-			while (*v && *v != ',' && *v != ' ') {
-				if (k + 1 < outsz)
-					out[k++] = *v;
-				v++;
+			while (*q && *q != ',' && *q != ' ' && *q != '\t') {
+				if (match && k + 1 < outsz)
+					out[k++] = *q;
+				q++;
 			}
 		}
-		out[k] = 0;
-		return 1;
+		if (match) {
+			out[k] = 0;
+			return 1;
+		}
+		p = q;
 	}
 	return 0;
 }

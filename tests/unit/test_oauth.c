@@ -77,6 +77,9 @@ START_TEST(state_checked)
 	accepted("http://localhost:3000/callback?code=abc&state=s1", "s1", 0, "abc");
 	refused("http://localhost:3000/callback?code=abc&state=s2", "s1", 0, "not the one sent");
 	refused("http://localhost:3000/callback?code=abc", "s1", 0, "has no state");
+	/* An empty state matches nothing, an empty one sent back included
+	 * (fuzz-oauth). */
+	refused("http://localhost:3000/callback?code=abc&state=", "", 0, "no state was sent");
 	/* a prefix of the state is not the state */
 	refused("http://localhost:3000/callback?code=abc&state=s", "s1", 0, "not the one sent");
 	/* two states: which one would a server-side check have seen? */
@@ -194,6 +197,17 @@ START_TEST(challenge_params)
 	/* an unterminated quote ends at the end, within the buffer */
 	ck_assert_int_eq(coauth_www_param("Bearer scope=\"abc", "scope", v, 3), 1);
 	ck_assert_str_eq(v, "ab");
+	/* a name inside another parameter's quoted value is not a parameter */
+	ck_assert_int_eq(coauth_www_param("Bearer realm=\"x, scope=evil\", error=e", "scope", v,
+					  sizeof v),
+			 0);
+	ck_assert_int_eq(coauth_www_param("Bearer realm=\"a\\\" scope=evil\", scope=good", "scope",
+					  v, sizeof v),
+			 1);
+	ck_assert_str_eq(v, "good");
+	/* an empty name (fuzz-oauth: it looped for ever) matches nothing */
+	ck_assert_int_eq(coauth_www_param("Bearer scope=a", "", v, sizeof v), 0);
+	ck_assert_int_eq(coauth_www_param("=,= =", "scope", v, sizeof v), 0);
 }
 END_TEST
 
