@@ -24,8 +24,8 @@ FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch tests/fuzz/fuzz-dis
 	tests/fuzz/fuzz-schema tests/fuzz/fuzz-jwt tests/fuzz/fuzz-seal tests/fuzz/fuzz-skills-yaml
 # The client's HTTP transport exists only with libcurl's headers.
 if HAVE_CURL
-FUZZ_TARGETS += client client-session
-FUZZ_BINS += tests/fuzz/fuzz-client tests/fuzz/fuzz-client-session
+FUZZ_TARGETS += client client-session oauth
+FUZZ_BINS += tests/fuzz/fuzz-client tests/fuzz/fuzz-client-session tests/fuzz/fuzz-oauth
 endif
 FUZZ_HELPERS = tests/fuzz/wire-check.c tests/fuzz/wire-check.h
 # The handlers both dispatch targets serve.
@@ -116,6 +116,15 @@ tests/fuzz/fuzz-client: tests/fuzz/fuzz-client.c transport/httpc.c transport/cur
 	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY $(CURL_CFLAGS) -fsanitize=fuzzer \
 	  $(srcdir)/tests/fuzz/fuzz-client.c $(srcdir)/transport/curl.c $(FUZZ_LIB) \
 	  $(FUZZ_LIBS) -ldl -o $@
+
+# What an authorization server, a protected resource or a redirect puts in
+# front of the OAuth code of either side (api/client-oauth.c checks,
+# api/auth-fetch.c URL and cache rules, a fetched key set).
+tests/fuzz/fuzz-oauth: tests/fuzz/fuzz-oauth.c transport/httpc.c transport/curl.c $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY $(CURL_CFLAGS) -fsanitize=fuzzer \
+	  $(srcdir)/tests/fuzz/fuzz-oauth.c $(srcdir)/transport/httpc.c \
+	  $(srcdir)/transport/curl.c $(FUZZ_LIB) $(FUZZ_LIBS) -ldl -o $@
 
 .PHONY += fuzz-build fuzz fuzz-smoke
 # Whether $(FUZZ_CC) can build a libFuzzer target at all (probed each time,
@@ -213,4 +222,5 @@ EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run.sh tests/fuzz/fuzz-framing.c \
 	tests/fuzz/fuzz-skills-yaml.c tests/fuzz/skills-yaml.dict \
 	tests/fuzz/fuzz-client.c tests/fuzz/client.dict \
 	tests/fuzz/fuzz-client-session.c tests/fuzz/client-session.dict \
+	tests/fuzz/fuzz-oauth.c tests/fuzz/oauth.dict \
 	tests/fuzz/corpus
