@@ -1036,7 +1036,7 @@ static void *auth_loop(void *arg)
 		if (x->auth_tries >= TP_HTTPC_AUTH_TRIES) {
 			snprintf(why, sizeof why,
 				 "the server still refused the request (HTTP %d) after %d "
-				 "authorizations",
+				 "tries with a new or refreshed token",
 				 x->auth_status, TP_HTTPC_AUTH_TRIES);
 			rc = -1;
 		} else {
