@@ -17,8 +17,8 @@ FUZZ_TARGETS = framing dispatch dispatch-push schema jwt seal skills-yaml
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
 FUZZ_COMPILE = $(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I$(top_builddir) -I$(srcdir) -I$(srcdir)/api \
-	$(WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(JSONC_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS) $(PCRE2_CFLAGS) $(YAML_CFLAGS) $(HIREDIS_CFLAGS) -pthread
-FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM) -pthread
+	$(WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(JSONC_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS) $(PCRE2_CFLAGS) $(YAML_CFLAGS) $(HIREDIS_CFLAGS) $(CURL_CFLAGS) -pthread
+FUZZ_LIBS = $(JSONC_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM) -ldl -pthread
 FUZZ_LIB = tests/fuzz/libmcp-fuzz.a
 FUZZ_BINS = tests/fuzz/fuzz-framing tests/fuzz/fuzz-dispatch tests/fuzz/fuzz-dispatch-push \
 	tests/fuzz/fuzz-schema tests/fuzz/fuzz-jwt tests/fuzz/fuzz-seal tests/fuzz/fuzz-skills-yaml
@@ -38,6 +38,13 @@ FUZZ_STAMP = tests/fuzz/probe.result
 FUZZ_LIB_SRC = $(MCP_SOURCES) api/http-none.c
 if HAVE_HIREDIS
 FUZZ_LIB_SRC += transport/store-redis.c
+endif
+# The libcurl loader: the resource server's key-set fetcher (api/auth-fetch.c)
+# and the client's OAuth call it, so every target links it.  The client's
+# HTTP transport (transport/httpc.c) is linked only by the targets that
+# need it.
+if HAVE_CURL
+FUZZ_LIB_SRC += transport/curl.c
 endif
 $(FUZZ_LIB): $(FUZZ_LIB_SRC)
 	@$(MKDIR_P) tests/fuzz/obj
@@ -102,29 +109,28 @@ tests/fuzz/fuzz-skills-yaml: tests/fuzz/fuzz-skills-yaml.c $(FUZZ_LIB)
 # server (threaded and slow: see the file).  api/client.c calls the HTTP
 # transport, which the archive does not hold: linked here.
 tests/fuzz/fuzz-client-session: tests/fuzz/fuzz-client-session.c transport/httpc.c \
-		transport/curl.c $(FUZZ_LIB)
+		$(FUZZ_LIB)
 	@echo "  FUZZLD   $@"
 	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY $(CURL_CFLAGS) -fsanitize=fuzzer \
 	  $(srcdir)/tests/fuzz/fuzz-client-session.c $(srcdir)/transport/httpc.c \
-	  $(srcdir)/transport/curl.c $(FUZZ_LIB) $(FUZZ_LIBS) -ldl -o $@
+	  $(FUZZ_LIB) $(FUZZ_LIBS) -ldl -o $@
 
 # The client's event-stream reader.  The target compiles transport/httpc.c
-# itself (#include) to reach its static on_body; the archive has neither it
-# nor the libcurl loader (transport/curl.c), linked here.
-tests/fuzz/fuzz-client: tests/fuzz/fuzz-client.c transport/httpc.c transport/curl.c $(FUZZ_LIB)
+# itself (#include) to reach its static on_body; the archive does not hold
+# it (the libcurl loader, transport/curl.c, it does).
+tests/fuzz/fuzz-client: tests/fuzz/fuzz-client.c transport/httpc.c $(FUZZ_LIB)
 	@echo "  FUZZLD   $@"
 	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY $(CURL_CFLAGS) -fsanitize=fuzzer \
-	  $(srcdir)/tests/fuzz/fuzz-client.c $(srcdir)/transport/curl.c $(FUZZ_LIB) \
-	  $(FUZZ_LIBS) -ldl -o $@
+	  $(srcdir)/tests/fuzz/fuzz-client.c $(FUZZ_LIB) $(FUZZ_LIBS) -ldl -o $@
 
 # What an authorization server, a protected resource or a redirect puts in
 # front of the OAuth code of either side (api/client-oauth.c checks,
 # api/auth-fetch.c URL and cache rules, a fetched key set).
-tests/fuzz/fuzz-oauth: tests/fuzz/fuzz-oauth.c transport/httpc.c transport/curl.c $(FUZZ_LIB)
+tests/fuzz/fuzz-oauth: tests/fuzz/fuzz-oauth.c transport/httpc.c $(FUZZ_LIB)
 	@echo "  FUZZLD   $@"
 	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY $(CURL_CFLAGS) -fsanitize=fuzzer \
 	  $(srcdir)/tests/fuzz/fuzz-oauth.c $(srcdir)/transport/httpc.c \
-	  $(srcdir)/transport/curl.c $(FUZZ_LIB) $(FUZZ_LIBS) -ldl -o $@
+	  $(FUZZ_LIB) $(FUZZ_LIBS) -ldl -o $@
 
 .PHONY += fuzz-build fuzz fuzz-smoke
 # Whether $(FUZZ_CC) can build a libFuzzer target at all (probed each time,
