@@ -11,7 +11,7 @@
 EXTRA_DIST += tests/auth/make-tokens.mjs tests/auth/run.sh tests/auth/package.json \
 	tests/auth/package-lock.json tests/auth/e2e/README.md tests/auth/e2e/client.mjs \
 	tests/auth/e2e/package.json tests/auth/e2e/package-lock.json tests/auth/e2e/run.sh \
-	tests/auth/e2e/rotation.mjs tests/auth/e2e/mcp-call.mjs
+	tests/auth/e2e/rotation.mjs tests/auth/e2e/mcp-call.mjs tests/auth/e2e/common.mjs
 
 .PHONY += check-auth
 if HAVE_MHD

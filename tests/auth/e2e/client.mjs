@@ -32,7 +32,7 @@
 // scope it was authorized for.  Everything listens on 127.0.0.1 only.
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { arg, freePort, accepts } from './common.mjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OAuth2Server, Events } from 'oauth2-mock-server';
@@ -40,10 +40,6 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 
-function arg(name, dflt) {
-	const i = process.argv.indexOf(name);
-	return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
-}
 const serverBin = arg('--server', null);
 const serverLog = arg('--log', null);
 const asPort = Number(arg('--as-port', '0'));
@@ -61,26 +57,7 @@ if (!jwksOut || (!mcpUrl && !serverBin)) {
 }
 
 // A port the OS says is free on the loopback.
-async function freePort() {
-	return new Promise((resolve, reject) => {
-		const s = createServer();
-		s.on('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const { port } = s.address();
-			s.close(() => resolve(port));
-		});
-	});
-}
-
 // Whether a TCP connection to host:port succeeds.
-function accepts(port) {
-	return new Promise((resolve) => {
-		const c = connect(port, '127.0.0.1');
-		c.on('connect', () => { c.destroy(); resolve(true); });
-		c.on('error', () => resolve(false));
-	});
-}
-
 let failures = 0;
 function step(ok, what) {
 	console.log(`${ok ? 'ok' : 'FAIL'}: ${what}`);

@@ -55,15 +55,11 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 	from 'node:fs';
 import { createInterface } from 'node:readline';
-import { createServer, connect } from 'node:net';
+import { arg, freePort, accepts } from './common.mjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OAuth2Server, Events } from 'oauth2-mock-server';
 
-function arg(name, dflt) {
-	const i = process.argv.indexOf(name);
-	return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
-}
 const serverBin = arg('--server', null);
 const callBin = arg('--mcp-call', null);
 const serverLog = arg('--log', null);
@@ -78,25 +74,6 @@ const SERVER_SKEW_S = 60; // mcp_server_set_auth_clock_skew_ms's default
 const scratch = mkdtempSync(join(tmpdir(), 'libmcp-e2e-call-'));
 const stateHome = join(scratch, 'state');
 const jwksFile = join(scratch, 'jwks.json');
-
-async function freePort() {
-	return new Promise((resolve, reject) => {
-		const s = createServer();
-		s.on('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const { port } = s.address();
-			s.close(() => resolve(port));
-		});
-	});
-}
-
-function accepts(port) {
-	return new Promise((resolve) => {
-		const c = connect(port, '127.0.0.1');
-		c.on('connect', () => { c.destroy(); resolve(true); });
-		c.on('error', () => resolve(false));
-	});
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -25,13 +25,9 @@
 // generating the new key the script takes the old one once: the next
 // token is then signed by the new key, as after a real rotation.
 import { spawn } from 'node:child_process';
-import { createServer, connect } from 'node:net';
+import { arg, freePort, accepts } from './common.mjs';
 import { OAuth2Server, Events } from 'oauth2-mock-server';
 
-function arg(name, dflt) {
-	const i = process.argv.indexOf(name);
-	return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
-}
 const serverBin = arg('--server', null);
 if (!serverBin) {
 	console.error('usage: rotation.mjs --server PATH/mcp-everything [--log FILE]');
@@ -42,25 +38,6 @@ let failures = 0;
 function step(ok, what) {
 	console.log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
 	if (!ok) failures++;
-}
-
-async function freePort() {
-	return new Promise((resolve, reject) => {
-		const s = createServer();
-		s.on('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const { port } = s.address();
-			s.close(() => resolve(port));
-		});
-	});
-}
-
-function accepts(port) {
-	return new Promise((resolve) => {
-		const c = connect(port, '127.0.0.1');
-		c.on('connect', () => { c.destroy(); resolve(true); });
-		c.on('error', () => resolve(false));
-	});
 }
 
 function kidOf(token) {

@@ -88,7 +88,7 @@ if ! installed; then
 fi
 
 # The scripts resolve their packages from their own location.
-cp "$here/client.mjs" "$here/rotation.mjs" "$here/mcp-call.mjs" "$prefix/"
+cp "$here/common.mjs" "$here/client.mjs" "$here/rotation.mjs" "$here/mcp-call.mjs" "$prefix/"
 log="$build/tests/auth/e2e-server.log"
 mkdir -p "$build/tests/auth"
 # Bounded: every wait inside is bounded too; this is the backstop.
