@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tap  # noqa: E402
-from httpsrv import free_port  # noqa: E402
+from httpsrv import StderrLines, free_port  # noqa: E402
 
 try:
     from cryptography.hazmat.primitives import hashes
@@ -130,35 +130,23 @@ class Server:
     def __init__(self, *args, port=None):
         self.port = port or free_port()
         self.resource = f"http://127.0.0.1:{self.port}/mcp"
-        self.lines = []
         self.proc = subprocess.Popen([BIN, "--http", f"127.0.0.1:{self.port}",
                                       "--auth-resource", self.resource, *args],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        self.err = StderrLines(self.proc)
+        self.lines = self.err.lines
         for _ in range(400):
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
                 return
             except OSError:
                 if self.proc.poll() is not None:
-                    self.reader.join(5)
+                    self.err.join(5)
                     return
                 time.sleep(0.05)
 
-    def _read(self):
-        for raw in self.proc.stderr:
-            self.lines.append(raw.decode(errors="replace").rstrip("\n"))
-
     def wait_line(self, pattern, seconds=20):
-        end = time.monotonic() + seconds
-        rx = re.compile(pattern)
-        while time.monotonic() < end:
-            for line in list(self.lines):
-                if rx.search(line):
-                    return line
-            time.sleep(0.02)
-        return None
+        return self.err.wait_line(pattern, seconds)
 
     def post(self, token):
         """initialize with `token`: (status, WWW-Authenticate)."""
@@ -182,7 +170,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.reader.join(5)
+        self.err.join(5)
         # A sanitizer build reports on stderr (LeakSanitizer at exit).
         found = [l for l in self.lines if "Sanitizer" in l or "runtime error" in l]
         if found:

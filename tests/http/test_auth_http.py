@@ -44,7 +44,7 @@ BIN = os.environ.get("MCP_EVERYTHING") or (sys.argv[1] if len(sys.argv) > 1 else
 VECTORS = os.environ.get("MCP_AUTH_VECTORS")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tap  # noqa: E402
-from httpsrv import free_port  # noqa: E402
+from httpsrv import StderrLines, free_port  # noqa: E402
 
 # A real Ed25519 public key (its private half was thrown away): the
 # token-less part needs a key set to start, never a valid token.
@@ -65,11 +65,10 @@ class Server:
 
     def __init__(self, *args, port=None):
         self.port = port or free_port()
-        self.lines = []
         self.proc = subprocess.Popen([BIN, "--http", f"127.0.0.1:{self.port}", *args],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        self.err = StderrLines(self.proc)
+        self.lines = self.err.lines
         for _ in range(200):
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
@@ -79,22 +78,11 @@ class Server:
                     return
                 time.sleep(0.05)
 
-    def _read(self):
-        for raw in self.proc.stderr:
-            self.lines.append(raw.decode(errors="replace").rstrip("\n"))
-
     def wait_line(self, pattern, seconds=10):
         """The first stderr line matching `pattern` (a regex) within
         `seconds`, or None.  The after-hook runs once the answer is on its
         way, so its line may come after the client has the answer."""
-        end = time.monotonic() + seconds
-        rx = re.compile(pattern)
-        while time.monotonic() < end:
-            for line in list(self.lines):
-                if rx.search(line):
-                    return line
-            time.sleep(0.02)
-        return None
+        return self.err.wait_line(pattern, seconds)
 
     def stop(self, name):
         self.proc.send_signal(signal.SIGTERM)
@@ -103,7 +91,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             code = "killed"
-        self.reader.join(5)
+        self.err.join(5)
         check(name, code == 0, f"exit {code}; stderr tail: {self.lines[-5:]}")
 
 

@@ -2,10 +2,12 @@
 port, a start that returns once the server accepts connections, and a stop
 that asks for the orderly exit (SIGTERM) and says how it went."""
 import os
+import re
 import shlex
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 
@@ -40,6 +42,37 @@ def start_server(binary, *args, stderr=subprocess.PIPE, host="127.0.0.1", with_e
         except OSError:
             time.sleep(0.05)
     return proc, port
+
+
+class StderrLines:
+    """The lines a process writes on its stderr pipe, kept as they come (a
+    reader thread), and a wait for one that matches.  `lines` is the list
+    itself, read while it grows."""
+
+    def __init__(self, proc):
+        self.lines = []
+        self.reader = threading.Thread(target=self._read, args=(proc.stderr,), daemon=True)
+        self.reader.start()
+
+    def _read(self, pipe):
+        for raw in pipe:
+            self.lines.append(raw.decode(errors="replace").rstrip("\n"))
+
+    def wait_line(self, pattern, seconds):
+        """The first line matching `pattern` (a regex) within `seconds`,
+        or None."""
+        end = time.monotonic() + seconds
+        rx = re.compile(pattern)
+        while time.monotonic() < end:
+            for line in list(self.lines):
+                if rx.search(line):
+                    return line
+            time.sleep(0.02)
+        return None
+
+    def join(self, timeout=5):
+        """Waits for the end of the pipe (the process has exited)."""
+        self.reader.join(timeout)
 
 
 def stop_server(proc, timeout=10):
