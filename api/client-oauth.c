@@ -96,6 +96,17 @@ static client_oauth *settings(client_oauth **slot, int *rc)
 	return *slot;
 }
 
+/* Frees a string that may be a secret, leaving no copy in freed memory
+ * (sodium_memzero: a plain memset before free may be optimised away). */
+static void free_secret(char **p)
+{
+	if (*p) {
+		sodium_memzero(*p, strlen(*p));
+		free(*p);
+		*p = NULL;
+	}
+}
+
 static int set_copy(char **field, const char *v)
 {
 	if (v && strpbrk(v, "\r\n"))
@@ -103,10 +114,7 @@ static int set_copy(char **field, const char *v)
 	char *copy = v ? strdup(v) : NULL;
 	if (v && !copy)
 		return MCP_ENOMEM;
-	if (*field) {
-		memset(*field, 0, strlen(*field)); /* a secret leaves no copy behind */
-		free(*field);
-	}
+	free_secret(field);
 	*field = copy;
 	return MCP_OK;
 }
@@ -162,10 +170,7 @@ int client_oauth_set_private_key(client_oauth **slot, const char *pem)
 	char *copy = pem ? strdup(pem) : NULL;
 	if (pem && !copy)
 		return MCP_ENOMEM;
-	if (o->private_key) {
-		memset(o->private_key, 0, strlen(o->private_key));
-		free(o->private_key);
-	}
+	free_secret(&o->private_key);
 	o->private_key = copy;
 	return MCP_OK;
 }
@@ -208,15 +213,6 @@ int client_oauth_set_store(client_oauth **slot, mcp_oauth_load_fn load,
 	o->save = save;
 	o->store_user = user;
 	return MCP_OK;
-}
-
-static void free_secret(char **p)
-{
-	if (*p) {
-		memset(*p, 0, strlen(*p));
-		free(*p);
-		*p = NULL;
-	}
 }
 
 void client_oauth_free(client_oauth *o)

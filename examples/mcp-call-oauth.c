@@ -277,12 +277,13 @@ int mcp_call_oauth_setup(mcp_client *c, const mcp_call_oauth_opts *o)
 		rc = mcp_client_set_oauth_scopes(c, o->scope);
 	if (rc == MCP_OK)
 		rc = mcp_client_set_oauth_store(c, load_tokens, save_tokens, NULL);
+	/* explicit_bzero: a memset before free may be optimised away. */
 	if (secret) {
-		memset(secret, 0, strlen(secret));
+		explicit_bzero(secret, strlen(secret));
 		free(secret);
 	}
 	if (key) {
-		memset(key, 0, strlen(key));
+		explicit_bzero(key, strlen(key));
 		free(key);
 	}
 	if (rc != MCP_OK) {

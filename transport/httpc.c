@@ -148,8 +148,9 @@ static void xfer_free(xfer *x)
 	free(x->data);
 	free(x->www);
 	if (x->used) {
-		/* a bearer token: not left in freed memory */
-		memset(x->used, 0, strlen(x->used));
+		/* a bearer token: not left in freed memory (explicit_bzero: a
+		 * memset before free may be optimised away) */
+		explicit_bzero(x->used, strlen(x->used));
 		free(x->used);
 	}
 	free(x->auth_why);
