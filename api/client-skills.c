@@ -29,14 +29,6 @@ static void say(char *why, size_t whylen, const char *fmt, const char *a, const 
 		snprintf(why, whylen, fmt, a, b);
 }
 
-static const char *str_at(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 /* The entry's record of `uri`: its resources[] element, or NULL. */
 static json_object *listed(json_object *entry, const char *uri)
 {
@@ -46,7 +38,7 @@ static json_object *listed(json_object *entry, const char *uri)
 		return NULL;
 	for (size_t i = 0; i < json_object_array_length(files); i++) {
 		json_object *f = json_object_array_get_idx(files, i);
-		const char *u = str_at(f, "uri");
+		const char *u = api_get_str(f, "uri");
 		if (u && strcmp(u, uri) == 0)
 			return f;
 	}
@@ -117,7 +109,7 @@ static int verify(json_object *entry, json_object *rec, const char *uri, const c
 			return MCP_EPROTO;
 		}
 	}
-	const char *want = str_at(rec, "digest");
+	const char *want = api_get_str(rec, "digest");
 	size_t plen = strlen(DIGEST_PREFIX);
 	if (!want || strncmp(want, DIGEST_PREFIX, plen) != 0 ||
 	    strlen(want) != plen + 2 * crypto_hash_sha256_BYTES) {
@@ -137,7 +129,7 @@ static int verify(json_object *entry, json_object *rec, const char *uri, const c
 			return MCP_EPROTO;
 		}
 	}
-	const char *skill_uri = str_at(entry, "uri");
+	const char *skill_uri = api_get_str(entry, "uri");
 	if (!skill_uri || strcmp(skill_uri, uri) != 0)
 		return MCP_OK;
 	json_object *fm_want = NULL;
@@ -195,7 +187,7 @@ MCP_EXTERN int mcp_client_read_skill_file(mcp_client *c, json_object *entry, con
 	if (!c || !data || !json_object_is_type(entry, json_type_object))
 		return MCP_EINVAL;
 	if (!uri)
-		uri = str_at(entry, "uri");
+		uri = api_get_str(entry, "uri");
 	if (!uri) {
 		say(why, whylen, "the entry has no uri%s%s", "", "");
 		return MCP_EINVAL;
