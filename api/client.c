@@ -1684,18 +1684,24 @@ MCP_EXTERN int mcp_client_list_tools(mcp_client *c, int64_t timeout_ms, mcp_toke
 	return rc;
 }
 
+/* A count the client keeps with its last reason (both under c->mu): the
+ * count, and the reason copied into buf[bufsz] when buf is not NULL. */
+static uint64_t counted_reason(mcp_client *c, const uint64_t *count, const char *reason,
+			       char *buf, size_t bufsz)
+{
+	pthread_mutex_lock(&c->mu);
+	uint64_t n = *count;
+	if (buf && bufsz)
+		snprintf(buf, bufsz, "%s", reason);
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
 MCP_EXTERN uint64_t mcp_client_tools_rejected(mcp_client *c, char *buf, size_t bufsz)
 {
 	if (buf && bufsz)
 		buf[0] = 0;
-	if (!c)
-		return 0;
-	pthread_mutex_lock(&c->mu);
-	uint64_t n = c->ntools_rejected;
-	if (buf && bufsz)
-		snprintf(buf, bufsz, "%s", c->tools_rejected);
-	pthread_mutex_unlock(&c->mu);
-	return n;
+	return c ? counted_reason(c, &c->ntools_rejected, c->tools_rejected, buf, bufsz) : 0;
 }
 
 MCP_EXTERN int mcp_client_list_resources(mcp_client *c, int64_t timeout_ms, mcp_token *tok,
@@ -2832,14 +2838,7 @@ MCP_EXTERN uint64_t mcp_client_last_dropped(mcp_client *c, char *buf, size_t buf
 {
 	if (buf && bufsz)
 		buf[0] = 0;
-	if (!c)
-		return 0;
-	pthread_mutex_lock(&c->mu);
-	uint64_t n = c->ndropped;
-	if (buf && bufsz)
-		snprintf(buf, bufsz, "%s", c->dropped);
-	pthread_mutex_unlock(&c->mu);
-	return n;
+	return c ? counted_reason(c, &c->ndropped, c->dropped, buf, bufsz) : 0;
 }
 
 MCP_EXTERN const char *mcp_client_protocol_version(mcp_client *c)
