@@ -168,6 +168,15 @@ static void hook_session_gone(void *arg, void *app)
 	api_server_drop_session(h->srv, app);
 }
 
+/* A 500 whose JSON-RPC body needs no memory of its own: the paths that
+ * take it are mostly the ones where memory ran out. */
+static void reply_internal(tp_http_req *rq)
+{
+	static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+				   "\"message\":\"Internal error\"}}";
+	tp_http_reply(rq, 500, "application/json", body, sizeof body - 1, NULL);
+}
+
 /* A new push session over a new transport session; NULL after answering
  * 503 (at the session limit) or 500. */
 static eng_session *session_open(http_server *h, tp_http_req *rq, int ephemeral, int preset_rev,
@@ -184,7 +193,7 @@ static eng_session *session_open(http_server *h, tp_http_req *rq, int ephemeral,
 	}
 	eng_session *es = api_server_open_session(h->srv, tp_http_conn(ts), preset_rev, 1);
 	if (!es) {
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 		return NULL;
 	}
 	*out = ts;
@@ -199,7 +208,7 @@ static void reply_json(tp_http_req *rq, unsigned status, json_object *m,
 	size_t len = 0;
 	const char *text = m ? eng_json_text(m, &len) : NULL;
 	if (!text)
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 	else
 		tp_http_reply(rq, status, "application/json", text, len, headers);
 }
@@ -219,6 +228,13 @@ static void reply_error(tp_http_req *rq, unsigned status, json_object *id, int c
 	eng_obj_add(m, "error", e);
 	reply_json(rq, status, m, headers);
 	json_object_put(m);
+}
+
+/* 405 with the methods the path takes (RFC 9110 section 15.5.6) and a
+ * JSON-RPC error that says why. */
+static void reply_not_allowed(tp_http_req *rq, const char *why, const char *const *allow)
+{
+	reply_error(rq, 405, NULL, MCP_JSONRPC_INVALID_REQUEST, why, NULL, allow);
 }
 
 static void reply_session_not_found(tp_http_req *rq, json_object *id)
@@ -659,13 +675,13 @@ static int serve_metadata(http_server *h, tp_http_req *rq)
 						 NULL };
 	static const char *const allow[] = { "Allow", "GET, HEAD, OPTIONS", NULL };
 	if (rc < 0)
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 	else if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
 		tp_http_reply(rq, 200, "application/json", json, strlen(json), cors);
 	else if (strcmp(method, "OPTIONS") == 0)
 		tp_http_reply(rq, 204, NULL, NULL, 0, preflight);
 	else
-		tp_http_reply(rq, 405, NULL, NULL, 0, allow);
+		reply_not_allowed(rq, "Method Not Allowed: the metadata takes GET", allow);
 	free(json);
 	return 1;
 }
@@ -679,7 +695,7 @@ static void reply_refusal(tp_http_req *rq, int status, char *www, char *body)
 		tp_http_reply(rq, (unsigned)status, "application/json", body, strlen(body),
 			      www ? hdrs : NULL);
 	else
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 	free(www);
 	free(body);
 }
@@ -729,7 +745,7 @@ static int bind_principal(http_server *h, tp_http_req *rq, eng_session *es, mcp_
 			h->srv, "this session has seen too many tokens: start a new one", &www, &body);
 		reply_refusal(rq, st, www, body);
 	} else {
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 	}
 	return -1;
 }
@@ -750,7 +766,7 @@ static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, js
 		free(c);
 		free(id_text);
 		json_object_put(m);
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 		if (ephemeral)
 			session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 1);
 		else
@@ -776,7 +792,7 @@ static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, js
 		else if (rc == -EPIPE)
 			reply_session_not_found(rq, id);
 		else
-			tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+			reply_internal(rq);
 		if (ephemeral)
 			session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 1);
 		else
@@ -983,7 +999,7 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 	char *route = eng_json_dup(id, NULL);
 	if (!route) {
 		json_object_put(m);
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 		if (ephemeral)
 			session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 1);
 		else
@@ -1004,7 +1020,11 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 static void handle_get(http_server *h, tp_http_req *rq, mcp_principal *principal)
 {
 	if (!accepts(rq, "text/event-stream") || !tp_http_req_header(rq, "Accept")) {
-		tp_http_reply(rq, 405, NULL, NULL, 0, NULL);
+		static const char *const allow[] = { "Allow", "GET, POST, DELETE", NULL };
+		reply_not_allowed(rq,
+				  "Method Not Allowed: a GET opens an event stream, and its "
+				  "Accept must name text/event-stream",
+				  allow);
 		return;
 	}
 	const char *sid = tp_http_req_header(rq, "Mcp-Session-Id");
@@ -1048,7 +1068,7 @@ static void handle_get(http_server *h, tp_http_req *rq, mcp_principal *principal
 		reply_session_not_found(rq, NULL);
 		return;
 	default:
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 	}
 }
 
@@ -1128,7 +1148,7 @@ static void handle_legacy_get(http_server *h, tp_http_req *rq, mcp_principal *pr
 		reply_error(rq, 503, NULL, MCP_JSONRPC_CONNECTION_CLOSED,
 			    "Server shutting down", NULL, retry_1);
 	else
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 }
 
 /* POST to the messages path: one message for the session named by the
@@ -1224,7 +1244,8 @@ static void hook_request(void *arg, tp_http_req *rq)
 		return;
 	int endpoint = endpoint_of(srv, tp_http_req_path(rq));
 	if (endpoint < 0) {
-		tp_http_reply(rq, 404, "text/plain", "not found\n", 10, NULL);
+		reply_error(rq, 404, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Not Found: no MCP endpoint at this path", NULL, NULL);
 		return;
 	}
 	if (endpoint > 0 && strcmp(method, endpoint == 1 ? "GET" : "POST") != 0) {
@@ -1257,7 +1278,7 @@ static void hook_request(void *arg, tp_http_req *rq)
 	char *authz_all = NULL;
 	int n_authz = tp_http_req_header_all(rq, "Authorization", &authz_all);
 	if (n_authz < 0) {
-		tp_http_reply(rq, 500, NULL, NULL, 0, NULL);
+		reply_internal(rq);
 		return;
 	}
 	if (n_authz <= 1) {
@@ -1316,8 +1337,10 @@ static void hook_request(void *arg, tp_http_req *rq)
 	}
 	int is_post = strcmp(method, "POST") == 0;
 	if (srv->http_stateless && !is_post) {
+		static const char *const allow_post[] = { "Allow", "POST", NULL };
 		auth_principal_unref(principal);
-		tp_http_reply(rq, 405, NULL, NULL, 0, NULL);
+		reply_not_allowed(rq, "Method Not Allowed: a stateless server takes POST only",
+				  allow_post);
 		return;
 	}
 	/* A version the server does not speak is refused on every method
@@ -1335,7 +1358,9 @@ static void hook_request(void *arg, tp_http_req *rq)
 	} else if (strcmp(method, "DELETE") == 0) {
 		handle_delete(h, rq, principal);
 	} else {
-		tp_http_reply(rq, 405, NULL, NULL, 0, NULL);
+		static const char *const allow[] = { "Allow", "GET, POST, DELETE", NULL };
+		reply_not_allowed(rq, "Method Not Allowed: the endpoint takes GET, POST and DELETE",
+				  allow);
 	}
 	/* A session bound to it keeps its own reference. */
 	auth_principal_unref(principal);

@@ -1921,6 +1921,9 @@ static const char busy_body[] =
 static const char stopping_body[] =
 	"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32050,\"message\":\"Server busy: "
 	"shutting down\"}}";
+static const char unanswered_body[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"Internal "
+	"error: the request was not answered\"}}";
 /* The 413's message, naming the limit, and its JSON-RPC body. */
 static void too_big_message(const tp_http *h, char *out, size_t n, int declared)
 {
@@ -2084,7 +2087,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	} else {
 		h->cfg.hooks.request(h->cfg.arg, rq);
 		if (!rq->answered)
-			tp_http_reply(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, 0, NULL);
+			tp_http_reply(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json",
+				      unanswered_body, sizeof unanswered_body - 1, NULL);
 	}
 	return rq->answered > 0 ? MHD_YES : MHD_NO;
 }

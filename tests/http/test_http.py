@@ -429,9 +429,12 @@ def stateless():
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             c.request(method, "/mcp", headers={"Accept": "text/event-stream"})
             r = c.getresponse()
-            r.read()
+            data = r.read()
             c.close()
-            check(f"stateless: {method} is 405", r.status == 405, r.status)
+            check(f"stateless: {method} is 405, with Allow: POST and a JSON-RPC error",
+                  r.status == 405 and r.getheader("Allow") == "POST" and
+                  json.loads(data or b"{}").get("error", {}).get("code") == -32600,
+                  (r.status, r.getheader("Allow"), data[:200]))
     finally:
         stop_server(srv, "stateless server exits 0")
     err_reader.join(10)   # all it printed is in before counting
@@ -582,8 +585,16 @@ def scenarios():
                 ("a session id with odd bytes", 404, ("POST", "/mcp", {
                     "Content-Type": "application/json", "Mcp-Session-Id": "../../etc"},
                     '{"jsonrpc":"2.0","id":1,"method":"ping"}'))):
-            st, _ = raw_request(port, args[0], args[1], args[2], args[3])
+            st, data = raw_request(port, args[0], args[1], args[2], args[3])
             check(f"bad request, {name}: {want}", st == want, st)
+            # Every refusal says why, in a JSON-RPC error (fuzz-http's rule).
+            try:
+                err = json.loads(data).get("error", {})
+            except ValueError:
+                err = {}
+            check(f"bad request, {name}: a JSON-RPC error body",
+                  isinstance(err.get("code"), int) and isinstance(err.get("message"), str),
+                  data[:200])
         st, _, body = post(port, {"jsonrpc": "2.0", "id": 60, "method": "ping"}, sid,
                            accept="application/json")
         check("the session still works after the bad requests",
