@@ -441,7 +441,8 @@ static void check_refused(int status, const char *www, const char *body)
 /* Whether the query of `url` (after its first '?', before a '#') has a
  * parameter spelled "access_token" (RFC 6750 2.3), as a reader sees it
  * without decoding.  Not "access_token" anywhere: a path, a fragment or
- * another parameter's value may hold the word. */
+ * another parameter's value may hold the word, and so may a name after
+ * a second '?', which separates nothing. */
 static int query_names_access_token(const char *url)
 {
 	const char *q = strchr(url, '?');
@@ -452,7 +453,9 @@ static int query_names_access_token(const char *url)
 	static const char name[] = "access_token";
 	for (size_t i = 0; i + 1 + sizeof name - 1 <= len; i++) {
 		char c = q[i];
-		if ((c == '?' || c == '&' || c == ';') &&
+		/* The query's first '?' begins a parameter; a later '?' is a
+		 * character of a name or a value (RFC 3986 3.4). */
+		if ((i == 0 || c == '&' || c == ';') &&
 		    memcmp(q + i + 1, name, sizeof name - 1) == 0) {
 			char after = i + sizeof name < len ? q[i + sizeof name] : 0;
 			if (after == 0 || after == '=' || after == '&' || after == ';')
