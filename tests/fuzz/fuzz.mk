@@ -27,6 +27,11 @@ if HAVE_CURL
 FUZZ_TARGETS += client client-session oauth
 FUZZ_BINS += tests/fuzz/fuzz-client tests/fuzz/fuzz-client-session tests/fuzz/fuzz-oauth
 endif
+# The HTTP endpoint, with libmicrohttpd replaced by the target's fake.
+if HAVE_MHD
+FUZZ_TARGETS += http
+FUZZ_BINS += tests/fuzz/fuzz-http
+endif
 FUZZ_HELPERS = tests/fuzz/wire-check.c tests/fuzz/wire-check.h
 # The handlers both dispatch targets serve.
 FUZZ_SERVER = tests/fuzz/fuzz-server.c tests/fuzz/fuzz-server.h
@@ -132,6 +137,17 @@ tests/fuzz/fuzz-oauth: tests/fuzz/fuzz-oauth.c transport/httpc.c $(FUZZ_LIB)
 	  $(srcdir)/tests/fuzz/fuzz-oauth.c $(srcdir)/transport/httpc.c \
 	  $(FUZZ_LIB) $(FUZZ_LIBS) -ldl -o $@
 
+# The HTTP endpoint's request handling (api/http.c, transport/http.c, which
+# the archive does not hold: linked here), libmicrohttpd replaced by the
+# fake in the target, which drives the daemon's callbacks with no socket.
+tests/fuzz/fuzz-http: tests/fuzz/fuzz-http.c api/http.c transport/http.c $(FUZZ_HELPERS) \
+		$(FUZZ_SERVER) $(FUZZ_LIB)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_COMPILE) -DMCP_BUILDING_LIBRARY $(MHD_CFLAGS) -fsanitize=fuzzer \
+	  $(srcdir)/tests/fuzz/fuzz-http.c $(srcdir)/api/http.c $(srcdir)/transport/http.c \
+	  $(srcdir)/tests/fuzz/fuzz-server.c $(srcdir)/tests/fuzz/wire-check.c \
+	  $(FUZZ_LIB) $(FUZZ_LIBS) -o $@
+
 .PHONY += fuzz-build fuzz fuzz-smoke
 # Whether $(FUZZ_CC) can build a libFuzzer target at all (probed each time,
 # it takes a second): without it the targets skip with a message.
@@ -229,4 +245,7 @@ EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run.sh tests/fuzz/fuzz-framing.c \
 	tests/fuzz/fuzz-client.c tests/fuzz/client.dict \
 	tests/fuzz/fuzz-client-session.c tests/fuzz/client-session.dict \
 	tests/fuzz/fuzz-oauth.c tests/fuzz/oauth.dict \
+	tests/fuzz/fuzz-http.c tests/fuzz/http.dict \
+	.clusterfuzzlite/project.yaml .clusterfuzzlite/Dockerfile .clusterfuzzlite/build.sh \
+	.github/workflows/cflite_pr.yml .github/workflows/cflite_batch.yml \
 	tests/fuzz/corpus

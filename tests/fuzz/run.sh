@@ -45,7 +45,7 @@ for t in "$@"; do
 		     "($(ls "$work" | wc -l) files in $work, $(ls "$src/corpus/$t" | wc -l) seeds)"
 	else
 		echo "FAIL: fuzz-$t (exit $rc), see $log:"
-		grep -E 'ERROR|SUMMARY|fuzz-[a-z]+:|Test unit written' "$log" | head -n 20
+		grep -aE 'ERROR|SUMMARY|fuzz-[a-z-]+:|Test unit written' "$log" | head -n 20
 		fail=1
 	fi
 done
