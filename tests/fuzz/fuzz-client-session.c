@@ -12,9 +12,11 @@
  * HTTP reader alone, fast.
  *
  * Input: byte 0 chooses the revision the client offers and the server
- * answers (bits 0-1: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25) and
- * whether the client declares sampling, elicitation and roots handlers
- * (bit 2); the rest is split at newlines, each line written to the
+ * answers (bits 0-1: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25; bit
+ * 3 overrides them with 2026-07-28, where the handshake is server/discover
+ * and every call carries its _meta, and a call's result may ask for input
+ * rounds) and whether the client declares sampling, elicitation and roots
+ * handlers (bit 2); the rest is split at newlines, each line written to the
  * client after the handshake, as is, except that a line starting with
  * byte 0x01 becomes an answer to the client's latest request:
  * {"jsonrpc":"2.0","id":<its id>,"result":<the rest>}.  Meanwhile the
@@ -49,6 +51,7 @@
 
 static const char *const revisions[] = { "2024-11-05", "2025-03-26", "2025-06-18",
 					 "2025-11-25" };
+static const char modern_rev[] = "2026-07-28";
 
 typedef struct fake_server {
 	int in, out;                 /* reads the client, writes to it */
@@ -123,20 +126,31 @@ static char *take(fake_server *s, int ms)
 static void *server_main(void *arg)
 {
 	fake_server *s = arg;
-	/* The handshake: initialize, answered with the offered revision. */
+	/* The handshake: initialize, answered with the offered revision;
+	 * at 2026-07-28, server/discover, answered with it as the one
+	 * supported version. */
+	int modern = strcmp(s->rev, modern_rev) == 0;
+	const char *first = modern ? "server/discover" : "initialize";
 	int64_t until = now_ms() + 2000;
 	char *m = NULL;
-	while (now_ms() < until && !(m && !strcmp(m, "initialize"))) {
+	while (now_ms() < until && !(m && !strcmp(m, first))) {
 		free(m);
 		m = take(s, 20);
 	}
 	free(m);
 	char line[512];
-	int k = snprintf(line, sizeof line,
-			 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"protocolVersion\":\"%s\","
-			 "\"capabilities\":{\"tools\":{\"listChanged\":true},\"logging\":{}},"
-			 "\"serverInfo\":{\"name\":\"fuzz\",\"version\":\"1\"}}}\n",
-			 s->last_id, s->rev);
+	int k = modern ? snprintf(line, sizeof line,
+				  "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{"
+				  "\"supportedVersions\":[\"%s\"],"
+				  "\"capabilities\":{\"tools\":{\"listChanged\":true},\"logging\":{}},"
+				  "\"_meta\":{\"io.modelcontextprotocol/serverInfo\":"
+				  "{\"name\":\"fuzz\",\"version\":\"1\"}}}}\n",
+				  s->last_id, s->rev)
+		       : snprintf(line, sizeof line,
+				  "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"protocolVersion\":\"%s\","
+				  "\"capabilities\":{\"tools\":{\"listChanged\":true},\"logging\":{}},"
+				  "\"serverInfo\":{\"name\":\"fuzz\",\"version\":\"1\"}}}\n",
+				  s->last_id, s->rev);
 	put(s, line, (size_t)k);
 	/* Then the input's lines, reading the client in between. */
 	const uint8_t *p = s->lines, *end = s->lines + s->n;
@@ -238,7 +252,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int to_client[2], to_server[2];
 	if (pipe(to_client) || pipe(to_server))
 		fail("pipe", strerror(errno));
-	fake_server s = { .in = to_server[0], .out = to_client[1], .rev = revisions[data[0] & 3],
+	fake_server s = { .in = to_server[0], .out = to_client[1], .rev = data[0] & 8 ? modern_rev : revisions[data[0] & 3],
 			  .lines = data + 1, .n = size - 1 };
 	mcp_client *c = mcp_client_new("fuzz-client-session", "1");
 	if (!c || mcp_client_set_protocol_version(c, s.rev) != MCP_OK ||
