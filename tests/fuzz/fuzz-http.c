@@ -843,24 +843,35 @@ static void note_session(run *r, const struct MHD_Response *resp)
 	}
 }
 
-/* Ends a live SSE response whose client hangs up: the server's watch must
- * wake it, and it must end. */
-static void live_hang_up(run *r, size_t i)
+/* The client hangs up an SSE response: parked, the server's watch must
+ * wake it; then whatever it still had comes, and its end.  The request
+ * then ends as a client's abort. */
+static void hang_up_stream(run *r, struct MHD_Connection *c, sse_buf *b)
 {
-	struct MHD_Connection *c = r->live[i];
 	hang_up(c);
-	if (is_suspended(c) && wait_resumed(c) != 0)
-		FAILF("a stream whose client hung up was never woken");
-	/* Whatever it still had comes, then its end. */
-	while (!sse_read(r, c, &live_buf[i], 0))
-		if (wait_resumed(c) != 0)
-			FAILF("a stream whose client hung up never ended");
-	live_buf[i].n = 0;
+	for (;;) {
+		if (is_suspended(c) && wait_resumed(c) != 0)
+			FAILF("a stream whose client hung up was never woken");
+		if (sse_read(r, c, b, 0))
+			break;
+	}
 	request_end(r, c, MHD_REQUEST_TERMINATED_CLIENT_ABORT, 0);
+}
+
+/* Takes live stream i out of the list (its buffer emptied, kept). */
+static void live_remove(run *r, size_t i)
+{
+	live_buf[i].n = 0;
 	r->live[i] = r->live[--r->nlive];
 	sse_buf t = live_buf[i];
 	live_buf[i] = live_buf[r->nlive];
 	live_buf[r->nlive] = t;
+}
+
+static void live_hang_up(run *r, size_t i)
+{
+	hang_up_stream(r, r->live[i], &live_buf[i]);
+	live_remove(r, i);
 }
 
 /* Reads every live stream that has been woken since. */
@@ -874,12 +885,8 @@ static void live_poll(run *r)
 			c->suspended = c->resumed = 0;
 		pthread_mutex_unlock(&c->mu);
 		if (woken && sse_read(r, c, &live_buf[i], 0)) {
-			live_buf[i].n = 0;
 			request_end(r, c, MHD_REQUEST_TERMINATED_COMPLETED_OK, 0);
-			r->live[i] = r->live[--r->nlive];
-			sse_buf t = live_buf[i];
-			live_buf[i] = live_buf[r->nlive];
-			live_buf[r->nlive] = t;
+			live_remove(r, i);
 			continue;
 		}
 		i++;
@@ -907,13 +914,9 @@ static void deliver(run *r, struct MHD_Connection *c, int keep, int leave, int a
 	if (c->status != 200)
 		FAILF("an SSE response with status %u", c->status);
 	if (abort_client) {
-		hang_up(c);
 		sse_buf b = { 0 };
-		while (!sse_read(r, c, &b, 0))
-			if (wait_resumed(c) != 0)
-				FAILF("an SSE response whose client hung up never ended");
+		hang_up_stream(r, c, &b);
 		free(b.p);
-		request_end(r, c, MHD_REQUEST_TERMINATED_CLIENT_ABORT, 0);
 		return;
 	}
 	int is_get = strcmp(c->method, "GET") == 0;
@@ -933,14 +936,8 @@ static void deliver(run *r, struct MHD_Connection *c, int keep, int leave, int a
 	if (is_get) {
 		/* A GET read once, then its client goes. */
 		if (!sse_read(r, c, &b, 0)) {
-			hang_up(c);
-			if (wait_resumed(c) != 0)
-				FAILF("a stream whose client hung up was never woken");
-			while (!sse_read(r, c, &b, 0))
-				if (wait_resumed(c) != 0)
-					FAILF("a stream whose client hung up never ended");
+			hang_up_stream(r, c, &b);
 			free(b.p);
-			request_end(r, c, MHD_REQUEST_TERMINATED_CLIENT_ABORT, 0);
 			return;
 		}
 	} else {
