@@ -2,6 +2,7 @@
 #
 #   make fuzz         runs every libFuzzer target for FUZZ_TIME seconds (60)
 #   make fuzz-smoke   the same for 10 s each (what CI runs)
+#                     (two targets at a time; FUZZ_JOBS=1 for one)
 #   make check        also runs tests/fuzz/alloc-fail, built with $(CC)
 #
 # The fuzz targets are built with clang whatever $(CC) is: the library

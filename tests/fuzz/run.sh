@@ -18,9 +18,14 @@ secs=$3
 extra=$4
 shift 4
 
-fail=0
 mkdir -p "$build/work"
-for t in "$@"; do
+# Targets run FUZZ_JOBS at a time (default 2: one per CPU here), each
+# writing its report line(s) to work/<target>.report, printed in order
+# once all are done.
+jobs=${FUZZ_JOBS:-2}
+
+run_one() {
+	t=$1
 	bin=$build/fuzz-$t
 	work=$build/work/$t
 	log=$build/work/$t.log
@@ -46,6 +51,35 @@ for t in "$@"; do
 	else
 		echo "FAIL: fuzz-$t (exit $rc), see $log:"
 		grep -aE 'ERROR|SUMMARY|fuzz-[a-z-]+:|Test unit written' "$log" | head -n 20
+	fi
+}
+
+lane() {
+	i=0
+	for t in "$@"; do
+		i=$((i + 1))
+		[ $((i % jobs)) -eq "$k" ] || continue
+		run_one "$t" >"$build/work/$t.report" 2>&1
+	done
+}
+
+for t in "$@"; do
+	rm -f "$build/work/$t.report"
+done
+k=0
+while [ "$k" -lt "$jobs" ]; do
+	lane "$@" &
+	k=$((k + 1))
+done
+wait
+
+fail=0
+for t in "$@"; do
+	if [ -f "$build/work/$t.report" ]; then
+		cat "$build/work/$t.report"
+		grep -q '^PASS: ' "$build/work/$t.report" || fail=1
+	else
+		echo "FAIL: fuzz-$t: did not run"
 		fail=1
 	fi
 done
