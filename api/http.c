@@ -681,7 +681,8 @@ static int serve_metadata(http_server *h, tp_http_req *rq)
 	else if (strcmp(method, "OPTIONS") == 0)
 		tp_http_reply(rq, 204, NULL, NULL, 0, preflight);
 	else
-		reply_not_allowed(rq, "Method Not Allowed: the metadata takes GET", allow);
+		reply_not_allowed(rq, "Method Not Allowed: the metadata takes GET, HEAD and OPTIONS",
+				  allow);
 	free(json);
 	return 1;
 }
