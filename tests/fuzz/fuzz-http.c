@@ -120,6 +120,29 @@ typedef struct fake_value {
 	char *key, *value;
 } fake_value;
 
+/* Appends one value to a list, taking `key` and `value` (malloc'd; NULL
+ * means an allocation failed). */
+static void values_add(fake_value **list, size_t *n, enum MHD_ValueKind kind, char *key,
+		       char *value)
+{
+	fake_value *v = key && value ? realloc(*list, (*n + 1) * sizeof *v) : NULL;
+	if (!v)
+		FAILF("out of memory");
+	*list = v;
+	v[(*n)++] = (fake_value){ kind, key, value };
+}
+
+static void values_free(fake_value **list, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++) {
+		free((*list)[i].key);
+		free((*list)[i].value);
+	}
+	free(*list);
+	*list = NULL;
+	*n = 0;
+}
+
 struct MHD_Response {
 	_Atomic int refs;
 	char *body;                  /* a buffer response */
@@ -287,11 +310,7 @@ static enum MHD_Result f_add_response_header(struct MHD_Response *r, const char 
 	if (!key || !value || strpbrk(key, "\r\n:") || strpbrk(value, "\r\n"))
 		FAILF("a response header that breaks the header block: %s: %s",
 		      key ? key : "(null)", value ? value : "(null)");
-	fake_value *v = realloc(r->headers, (r->nheaders + 1) * sizeof *v);
-	if (!v)
-		FAILF("out of memory");
-	r->headers = v;
-	v[r->nheaders++] = (fake_value){ MHD_HEADER_KIND, strdup(key), strdup(value) };
+	values_add(&r->headers, &r->nheaders, MHD_HEADER_KIND, strdup(key), strdup(value));
 	return MHD_YES;
 }
 
@@ -301,11 +320,7 @@ static void f_destroy_response(struct MHD_Response *r)
 		return;
 	if (r->crfc)
 		r->crfc(r->crc_cls);
-	for (size_t i = 0; i < r->nheaders; i++) {
-		free(r->headers[i].key);
-		free(r->headers[i].value);
-	}
-	free(r->headers);
+	values_free(&r->headers, &r->nheaders);
 	free(r->body);
 	free(r);
 }
@@ -506,24 +521,9 @@ static char *expand(const run *r, const char *s, size_t n, size_t *out_n)
 	return o;
 }
 
-static void add_value(struct MHD_Connection *c, enum MHD_ValueKind kind, char *key, char *value)
-{
-	fake_value *v = realloc(c->values, (c->nvalues + 1) * sizeof *v);
-	if (!v)
-		FAILF("out of memory");
-	c->values = v;
-	v[c->nvalues++] = (fake_value){ kind, key, value };
-}
-
 static void clear_values(struct MHD_Connection *c)
 {
-	for (size_t i = 0; i < c->nvalues; i++) {
-		free(c->values[i].key);
-		free(c->values[i].value);
-	}
-	free(c->values);
-	c->values = NULL;
-	c->nvalues = 0;
+	values_free(&c->values, &c->nvalues);
 	free(c->path);
 	c->path = NULL;
 }
@@ -575,7 +575,8 @@ static void set_url(struct MHD_Connection *c, const char *url)
 		unescape(key);
 		if (value)
 			unescape(value);
-		add_value(c, MHD_GET_ARGUMENT_KIND, key, value ? value : strdup(""));
+		values_add(&c->values, &c->nvalues, MHD_GET_ARGUMENT_KIND, key,
+			   value ? value : strdup(""));
 	}
 	free(query);
 }
@@ -1011,7 +1012,7 @@ static void do_request(run *r, const request *q)
 			char *value = strndup(v, (size_t)(le - v));
 			if (!key || !value)
 				FAILF("out of memory");
-			add_value(c, MHD_HEADER_KIND, key, value);
+			values_add(&c->values, &c->nvalues, MHD_HEADER_KIND, key, value);
 		}
 		p = le + (e != NULL);
 	}
@@ -1020,7 +1021,8 @@ static void do_request(run *r, const request *q)
 		snprintf(cl, sizeof cl, "%zu", body_len);
 		if (!value_of(c, MHD_HEADER_KIND, "Content-Length") &&
 		    !value_of(c, MHD_HEADER_KIND, "Transfer-Encoding"))
-			add_value(c, MHD_HEADER_KIND, strdup("Content-Length"), strdup(cl));
+			values_add(&c->values, &c->nvalues, MHD_HEADER_KIND, strdup("Content-Length"),
+				   strdup(cl));
 		if (verbose)
 			fprintf(stderr, ">> %s %s %.*s\n", method, url, (int)body_len, body);
 		wire_note_sent(body, body_len, &r->sent);
@@ -1083,9 +1085,9 @@ static void do_request(run *r, const request *q)
 	free(text);
 }
 
-/* Deletes the input's sessions, hangs up what is open, and waits until no
- * handler runs. */
-static void input_end(run *r, int which)
+/* Deletes the input's sessions (a stateless server gave none), hangs up
+ * what is open, and waits until no handler runs. */
+static void input_end(run *r)
 {
 	live_poll(r);
 	for (size_t i = 0; i < r->nsids; i++) {
@@ -1095,8 +1097,7 @@ static void input_end(run *r, int which)
 				 "MCP-Protocol-Version: 2025-11-25\n",
 				 FAKE_PORT, r->sids[i]);
 		request q = { req, (size_t)k, NULL, 0 };
-		if (which == 0)
-			do_request(r, &q);
+		do_request(r, &q);
 		free(r->sids[i]);
 	}
 	r->nsids = 0;
@@ -1141,8 +1142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run r = { 0 };
 	wire_ids_init(&r.sent);
 	wire_ids_init(&r.answered);
-	int which = data[0] & 1;
-	r.d = &daemons[which];
+	r.d = &daemons[data[0] & 1];
 	const char *s = (const char *)data + 1, *end = (const char *)data + size;
 	int nreq = 0;
 	while (s < end && nreq < MAX_REQUESTS) {
@@ -1168,7 +1168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		do_request(&r, &q);
 		nreq++;
 	}
-	input_end(&r, which);
+	input_end(&r);
 	for (size_t i = 0; i < MAX_LIVE; i++) {
 		free(live_buf[i].p);
 		live_buf[i] = (sse_buf){ 0 };
