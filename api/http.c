@@ -808,183 +808,141 @@ static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, js
 	tp_http_post_respond(rq, admitted, new_sid);
 }
 
-static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principal)
+/* A JSON-RPC batch (`m`, an array, taken): 2025-03-26 sessions only (the
+ * engine refuses it in any other), answered with one JSON array. */
+static void post_batch(http_server *h, tp_http_req *rq, mcp_principal *principal, json_object *m,
+		       unsigned pre, const char *sid)
+{
+	size_t n = json_object_array_length(m);
+	const char *problem =
+		n == 0				  ? "Invalid Request: empty batch"
+		: h->srv->http_stateless || !sid ? "Invalid Request: batches need a 2025-03-26 session"
+						  : NULL;
+	if (problem) {
+		json_object_put(m);
+		reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST, problem, NULL, NULL);
+		return;
+	}
+	eng_session *es = tp_http_session_find(h->tp, sid, 0);
+	if (!es) {
+		json_object_put(m);
+		reply_session_not_found(rq, NULL);
+		return;
+	}
+	if (bind_principal(h, rq, es, principal, NULL)) {
+		eng_session_unref(es);
+		json_object_put(m);
+		return;
+	}
+	char route[32];
+	snprintf(route, sizeof route, "#batch-%llu",
+		 (unsigned long long)atomic_fetch_add(&h->batch_no, 1));
+	post_to_session(h, rq, es, m, pre, route, NULL, 0, 0, 0, 1, NULL);
+}
+
+/* The checks of a 2026-07-28 request served from its own _meta, whose
+ * errors carry HTTP statuses of their own (the method and its params
+ * against MCP-Protocol-Version, then the Mcp-* headers): 0 to go on, with
+ * *want_sse set when the request has something to stream before its
+ * answer (progress, log messages, a subscription); -1 after answering. */
+static int post_modern_ladder(http_server *h, tp_http_req *rq, json_object *id,
+			      const char *method, json_object *params, json_object *meta,
+			      int *want_sse)
+{
+	const char *message = NULL;
+	json_object *data = NULL;
+	const char *pv = tp_http_req_header(rq, "MCP-Protocol-Version");
+	int code = api_request_check(method, params, pv ? pv : "", &message, &data);
+	if (!code && (message = modern_headers_problem(h->srv, rq, method, params)))
+		code = API_JSONRPC_HEADER_MISMATCH;
+	if (code) {
+		reply_error(rq, ladder_status(code), id, code, message, data, NULL);
+		return -1;
+	}
+	*want_sse = api_get(meta, "progressToken") || api_get(meta, API_META_LOG) ||
+		    strcmp(method, "subscriptions/listen") == 0;
+	return 0;
+}
+
+/* The session a message goes to, with a reference for the caller:
+ *   - modern or stateless: a new ephemeral one (*ephemeral), for a
+ *     request only (a notification is answered 202 here);
+ *   - an initialize: a new one, published, its id in *new_sid;
+ *   - anything else: the one its Mcp-Session-Id names.
+ * Its principal is bound to it.  NULL after answering. */
+static eng_session *post_session(http_server *h, tp_http_req *rq, mcp_principal *principal,
+				 const char *sid, json_object *id, int is_request, int is_init,
+				 int modern, int *ephemeral, const char **new_sid)
 {
 	mcp_server *srv = h->srv;
-	/* The client must take JSON or SSE; it may list both. */
-	if (!accepts(rq, "application/json") && !accepts(rq, "text/event-stream")) {
-		reply_error(rq, 406, NULL, MCP_JSONRPC_INVALID_REQUEST,
-			    "Not Acceptable: the client must accept application/json or "
-			    "text/event-stream",
-			    NULL, NULL);
-		return;
-	}
-	if (!json_body_or_415(rq))
-		return;
-	size_t len;
-	const char *body;
-	unsigned pre;
-	json_object *m = parse_body(srv, rq, &body, &len, &pre);
-	if (!m)
-		return;
-	const char *sid = tp_http_req_header(rq, "Mcp-Session-Id");
-	if (json_object_is_type(m, json_type_array)) {
-		/* A JSON-RPC batch: 2025-03-26 sessions only (the engine
-		 * refuses it in any other), answered with one JSON array. */
-		size_t n = json_object_array_length(m);
-		const char *problem =
-			n == 0			  ? "Invalid Request: empty batch"
-			: srv->http_stateless || !sid ? "Invalid Request: batches need a 2025-03-26 session"
-						  : NULL;
-		if (problem) {
-			json_object_put(m);
-			reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST, problem, NULL, NULL);
-			return;
-		}
-		eng_session *es = tp_http_session_find(h->tp, sid, 0);
-		if (!es) {
-			json_object_put(m);
-			reply_session_not_found(rq, NULL);
-			return;
-		}
-		if (bind_principal(h, rq, es, principal, NULL)) {
-			eng_session_unref(es);
-			json_object_put(m);
-			return;
-		}
-		char route[32];
-		snprintf(route, sizeof route, "#batch-%llu",
-			 (unsigned long long)atomic_fetch_add(&h->batch_no, 1));
-		post_to_session(h, rq, es, m, pre, route, NULL, 0, 0, 0, 1, NULL);
-		return;
-	}
-	if (!json_object_is_type(m, json_type_object)) {
-		json_object_put(m);
-		reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
-			    "Invalid Request: one JSON-RPC message per POST", NULL, NULL);
-		return;
-	}
-	const char *problem = envelope_problem(m, pre);
-	json_object *id = NULL;
-	int has_id = json_object_object_get_ex(m, "id", &id);
-	if (problem) {
-		/* Answered under the request's id when that id is itself
-		 * valid (JSON-RPC 2.0 section 5), else null: the engine's
-		 * rule, eng_request_answer_id. */
-		reply_error(rq, 400, eng_request_answer_id(m, pre), MCP_JSONRPC_INVALID_REQUEST,
-			    problem, NULL, NULL);
-		json_object_put(m);
-		return;
-	}
-	json_object *method = api_get(m, "method");
-	int is_request = method && has_id;
-	/* "initialize\u0000x" is no initialize: it opens no session. */
-	int is_init = is_request && api_str(method) && strcmp(api_str(method), "initialize") == 0;
-	json_object *params = api_get(m, "params");
-	json_object *meta = api_get(params, "_meta");
-	int meta_modern = api_get(meta, API_META_VERSION) || api_get(meta, API_META_CAPS);
-	if (meta_modern)
-		is_init = 0; /* a 2026-07-28 "initialize": -32601 below */
-	/* 2026-07-28: a request without a session (not an initialize) is
-	 * served from its own _meta, after the ladder of checks whose errors
-	 * carry HTTP statuses of their own. */
-	int modern = !sid && !is_init && method && (!srv->http_stateless || meta_modern);
-	int want_sse = 0;
-	if (modern && is_request) {
-		const char *message = NULL;
-		json_object *data = NULL;
-		const char *pv = tp_http_req_header(rq, "MCP-Protocol-Version");
-		int code = api_request_check(json_object_get_string(method), params, pv ? pv : "",
-					 &message, &data);
-		if (!code && (message = modern_headers_problem(srv, rq,
-							       json_object_get_string(method), params)))
-			code = API_JSONRPC_HEADER_MISMATCH;
-		if (code) {
-			reply_error(rq, ladder_status(code), id, code, message, data, NULL);
-			json_object_put(m);
-			return;
-		}
-		/* Streamed only when there is something to stream first. */
-		want_sse = api_get(meta, "progressToken") || api_get(meta, API_META_LOG) ||
-			   strcmp(json_object_get_string(method), "subscriptions/listen") == 0;
-	}
-	eng_session *es;
 	tp_http_sess *ts = NULL;
-	int ephemeral = 0;
-	const char *new_sid = NULL;
+	eng_session *es;
 	if (modern || srv->http_stateless) {
 		/* Every request on its own; nothing else has anywhere to go. */
 		if (!is_request) {
-			json_object_put(m);
 			tp_http_reply(rq, 202, NULL, NULL, 0, NULL);
-			return;
+			return NULL;
 		}
 		int rev = API_REV_2026_07_28;
 		if (!modern) {
 			const char *pv = tp_http_req_header(rq, "MCP-Protocol-Version");
 			rev = is_init ? -1 : api_revision_index(pv ? pv : "2025-03-26");
 			if (!is_init && rev < 0) {
-				json_object_put(m);
 				reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
 					    "Bad Request: unsupported MCP-Protocol-Version", NULL,
 					    NULL);
-				return;
+				return NULL;
 			}
 		}
-		es = session_open(h, rq, 1, rev, &ts);
-		ephemeral = 1;
+		es = session_open(h, rq, 1, rev, &ts); /* NULL: answered */
+		*ephemeral = 1;
 		if (es && bind_principal(h, rq, es, principal, NULL)) {
 			session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 1);
-			es = NULL;
+			return NULL;
 		}
-	} else if (is_init) {
+		return es;
+	}
+	if (is_init) {
 		es = session_open(h, rq, 0, -1, &ts);
-		if (es) {
-			/* The table's reference, and this call's. */
-			eng_session_ref(es);
-			tp_http_session_publish(ts, es);
-			new_sid = tp_http_session_id(ts);
-			/* Its party, before anyone can know its id. */
-			if (bind_principal(h, rq, es, principal, id)) {
-				tp_http_session_end(ts);
-				session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 0);
-				json_object_put(m);
-				return;
-			}
+		if (!es)
+			return NULL; /* answered */
+		/* The table's reference, and this call's. */
+		eng_session_ref(es);
+		tp_http_session_publish(ts, es);
+		*new_sid = tp_http_session_id(ts);
+		/* Its party, before anyone can know its id. */
+		if (bind_principal(h, rq, es, principal, id)) {
+			tp_http_session_end(ts);
+			session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 0);
+			return NULL;
 		}
-	} else {
-		if (!sid) {
-			json_object_put(m);
-			reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
-				    "Bad Request: Mcp-Session-Id header is required", NULL, NULL);
-			return;
-		}
-		es = tp_http_session_find(h->tp, sid, 0);
-		if (!es) {
-			reply_session_not_found(rq, is_request ? id : NULL);
-			json_object_put(m);
-			return;
-		}
-		if (bind_principal(h, rq, es, principal, is_request ? id : NULL)) {
-			eng_session_unref(es);
-			json_object_put(m);
-			return;
-		}
+		return es;
 	}
+	if (!sid) {
+		reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Bad Request: Mcp-Session-Id header is required", NULL, NULL);
+		return NULL;
+	}
+	es = tp_http_session_find(h->tp, sid, 0);
 	if (!es) {
-		json_object_put(m);
-		return; /* answered */
+		reply_session_not_found(rq, is_request ? id : NULL);
+		return NULL;
 	}
-	if (!is_request) {
-		/* Notifications and responses: accepted, answered by nobody. */
-		int rc = eng_session_feed(es, body, len, m, pre, NULL, NULL);
+	if (bind_principal(h, rq, es, principal, is_request ? id : NULL)) {
 		eng_session_unref(es);
-		if (rc == MCP_ECLOSED)
-			reply_session_not_found(rq, NULL);
-		else
-			tp_http_reply(rq, 202, NULL, NULL, 0, NULL);
-		return;
+		return NULL;
 	}
+	return es;
+}
+
+/* A request (`m`, taken) into `es` (the caller's reference, taken): on a
+ * stream of its own, SSE when the client takes it and (2026-07-28) there
+ * is something to stream before the answer. */
+static void post_request(http_server *h, tp_http_req *rq, eng_session *es, json_object *m,
+			 unsigned pre, json_object *id, int modern, int want_sse, int ephemeral,
+			 const char *new_sid)
+{
+	mcp_server *srv = h->srv;
 	unsigned flags = 0;
 	if (!srv->http_json_only && accepts(rq, "text/event-stream") && (!modern || want_sse))
 		flags |= TP_HTTP_SSE;
@@ -1014,6 +972,92 @@ static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principa
 	post_to_session(h, rq, es, m, pre, route, id_copy, flags, ephemeral, modern, 0, new_sid);
 	json_object_put(id_copy);
 	free(route);
+}
+
+/* A POST to the endpoint, down its ladder: what the client accepts and
+ * sends, the body (a batch, or one message and its envelope), the
+ * 2026-07-28 checks, the session, then the message into it. */
+static void handle_post(http_server *h, tp_http_req *rq, mcp_principal *principal)
+{
+	mcp_server *srv = h->srv;
+	/* The client must take JSON or SSE; it may list both. */
+	if (!accepts(rq, "application/json") && !accepts(rq, "text/event-stream")) {
+		reply_error(rq, 406, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Not Acceptable: the client must accept application/json or "
+			    "text/event-stream",
+			    NULL, NULL);
+		return;
+	}
+	if (!json_body_or_415(rq))
+		return;
+	size_t len;
+	const char *body;
+	unsigned pre;
+	json_object *m = parse_body(srv, rq, &body, &len, &pre);
+	if (!m)
+		return;
+	const char *sid = tp_http_req_header(rq, "Mcp-Session-Id");
+	if (json_object_is_type(m, json_type_array)) {
+		post_batch(h, rq, principal, m, pre, sid);
+		return;
+	}
+	if (!json_object_is_type(m, json_type_object)) {
+		json_object_put(m);
+		reply_error(rq, 400, NULL, MCP_JSONRPC_INVALID_REQUEST,
+			    "Invalid Request: one JSON-RPC message per POST", NULL, NULL);
+		return;
+	}
+	const char *problem = envelope_problem(m, pre);
+	json_object *id = NULL;
+	int has_id = json_object_object_get_ex(m, "id", &id);
+	if (problem) {
+		/* Answered under the request's id when that id is itself
+		 * valid (JSON-RPC 2.0 section 5), else null: the engine's
+		 * rule, eng_request_answer_id. */
+		reply_error(rq, 400, eng_request_answer_id(m, pre), MCP_JSONRPC_INVALID_REQUEST,
+			    problem, NULL, NULL);
+		json_object_put(m);
+		return;
+	}
+	json_object *method = api_get(m, "method");
+	int is_request = method && has_id;
+	/* "initialize\u0000x" is no initialize: it opens no session. */
+	int is_init = is_request && api_str(method) && strcmp(api_str(method), "initialize") == 0;
+	json_object *params = api_get(m, "params");
+	json_object *meta = api_get(params, "_meta");
+	int meta_modern = api_get(meta, API_META_VERSION) || api_get(meta, API_META_CAPS);
+	if (meta_modern)
+		is_init = 0; /* a 2026-07-28 "initialize": -32601 in the engine */
+	/* 2026-07-28: a request without a session (not an initialize) is
+	 * served from its own _meta, after the ladder of checks whose errors
+	 * carry HTTP statuses of their own. */
+	int modern = !sid && !is_init && method && (!srv->http_stateless || meta_modern);
+	int want_sse = 0;
+	if (modern && is_request &&
+	    post_modern_ladder(h, rq, id, json_object_get_string(method), params, meta,
+			       &want_sse)) {
+		json_object_put(m);
+		return;
+	}
+	int ephemeral = 0;
+	const char *new_sid = NULL;
+	eng_session *es = post_session(h, rq, principal, sid, id, is_request, is_init, modern,
+				       &ephemeral, &new_sid);
+	if (!es) {
+		json_object_put(m);
+		return; /* answered */
+	}
+	if (!is_request) {
+		/* Notifications and responses: accepted, answered by nobody. */
+		int rc = eng_session_feed(es, body, len, m, pre, NULL, NULL);
+		eng_session_unref(es);
+		if (rc == MCP_ECLOSED)
+			reply_session_not_found(rq, NULL);
+		else
+			tp_http_reply(rq, 202, NULL, NULL, 0, NULL);
+		return;
+	}
+	post_request(h, rq, es, m, pre, id, modern, want_sse, ephemeral, new_sid);
 }
 
 /* ---- GET and DELETE ------------------------------------------------------- */
