@@ -860,6 +860,114 @@ static int principal_from_claims(json_object *claims, mcp_principal *p)
 	return rc;
 }
 
+/* The header's checks (RFC 8725): an asymmetric algorithm this verifier
+ * knows, no critical extensions, typ at+jwt when the rules want it, a
+ * string kid if any.  NULL with *alg and *kid (NULL: none) set, or why
+ * the token is refused. */
+static const char *header_problem(json_object *hdr, const auth_jwt_rules *rules,
+				  const jws_alg **alg, const char **kid)
+{
+	const char *alg_name = get_s(hdr, "alg");
+	if (!alg_name)
+		return "the token header has no alg";
+	if (strcmp(alg_name, "none") == 0)
+		return "unsigned tokens (alg none) are refused";
+	if (strncmp(alg_name, "HS", 2) == 0)
+		return "HMAC-signed tokens are refused: the keys here are public";
+	if (!(*alg = find_alg(alg_name)))
+		return "the token's algorithm is not supported";
+	if (api_get(hdr, "crit") || api_get(hdr, "b64"))
+		return "the token header has critical extensions";
+	json_object *jtyp = api_get(hdr, "typ");
+	if (jtyp && !json_object_is_type(jtyp, json_type_string))
+		return "the token header's typ is not a string";
+	if (!typ_ok(jtyp ? json_object_get_string(jtyp) : NULL, rules->require_at_jwt))
+		return "the token is not an access token (typ)";
+	json_object *jkid = api_get(hdr, "kid");
+	if (jkid && !json_object_is_type(jkid, json_type_string))
+		return "the token header's kid is not a string";
+	*kid = jkid ? json_object_get_string(jkid) : NULL;
+	return NULL;
+}
+
+/* The one key of `ks` that may have signed a token of `alg` and `kid`
+ * (NULL: none named): NULL with *key set, or why the token is refused. */
+static const char *pick_key(const keyset *ks, const jws_alg *alg, const char *kid,
+			    const jwk **key)
+{
+	size_t matches = 0;
+	int kid_known = 0;
+	for (size_t i = 0; i < ks->n; i++) {
+		const jwk *k = &ks->keys[i];
+		if (kid && (!k->kid || strcmp(k->kid, kid) != 0))
+			continue;
+		kid_known = 1;
+		if (key_fits(k, alg)) {
+			*key = k;
+			matches++;
+		}
+	}
+	if (kid && !kid_known)
+		return auth_reason_unknown_kid;
+	if (matches == 0)
+		return "the token's algorithm does not match its key";
+	if (matches > 1)
+		return kid ? "the token's key id names several keys"
+			   : "the token has no key id and several keys could have signed it";
+	return NULL;
+}
+
+/* The claims' checks, once the signature holds: the times against `now`
+ * (with the rules' skew), the issuer, the audience, the types of the
+ * claims the principal is made of.  NULL with *exp set, or why the token
+ * is refused. */
+static const char *claims_problem(json_object *claims, const auth_jwt_rules *rules, int64_t now,
+				  int64_t *exp)
+{
+	int64_t nbf = 0, iat = 0;
+	int has_exp = numeric_date(claims, "exp", exp);
+	int has_nbf = numeric_date(claims, "nbf", &nbf);
+	int has_iat = numeric_date(claims, "iat", &iat);
+	if (has_exp < 0 || has_nbf < 0 || has_iat < 0)
+		return "a time claim of the token is not a number (or out of range)";
+	if (!has_exp)
+		return "the token has no expiry (exp)";
+	if (now >= *exp + rules->skew_s)
+		return "the token has expired";
+	if (has_nbf && now + rules->skew_s < nbf)
+		return "the token is not valid yet (nbf)";
+	if (has_iat && now + rules->skew_s < iat)
+		return "the token was issued in the future (iat)";
+	json_object *iss = api_get(claims, "iss");
+	if (iss && !json_object_is_type(iss, json_type_string))
+		return "the token's issuer is not a string";
+	if (rules->issuer && (!iss || strcmp(json_object_get_string(iss), rules->issuer) != 0))
+		return "the token was not issued by the expected issuer";
+	json_object *aud = api_get(claims, "aud");
+	int aud_ok = 0;
+	if (json_object_is_type(aud, json_type_string)) {
+		aud_ok = auth_audience_matches(json_object_get_string(aud), rules->audience);
+	} else if (json_object_is_type(aud, json_type_array)) {
+		size_t na = json_object_array_length(aud);
+		for (size_t i = 0; i < na; i++) {
+			json_object *a = json_object_array_get_idx(aud, i);
+			if (!json_object_is_type(a, json_type_string))
+				return "the token's audience is not a string or an array of strings";
+			aud_ok |= auth_audience_matches(json_object_get_string(a), rules->audience);
+		}
+	}
+	if (!aud_ok)
+		return "the token is not meant for this resource (aud)";
+	json_object *scope = api_get(claims, "scope"), *scp = api_get(claims, "scp");
+	json_object *sub = api_get(claims, "sub"), *cid = api_get(claims, "client_id");
+	if ((scope && !json_object_is_type(scope, json_type_string)) ||
+	    (scp && !json_object_is_type(scp, json_type_array)) ||
+	    (sub && !json_object_is_type(sub, json_type_string)) ||
+	    (cid && !json_object_is_type(cid, json_type_string)))
+		return "a claim of the token has the wrong type";
+	return NULL;
+}
+
 auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const char *token,
 			     int64_t now, mcp_principal **out, const char **reason)
 {
@@ -878,6 +986,10 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 	keyset *ks = NULL;
 	mcp_principal *p = NULL;
 	size_t hlen = 0, blen = 0, slen = 0;
+	const jws_alg *alg = NULL;
+	const jwk *key = NULL;
+	const char *kid = NULL, *why;
+	int64_t exp = 0;
 
 	size_t len = token ? strnlen(token, AUTH_MAX_TOKEN + 1) : 0;
 	if (len == 0)
@@ -899,27 +1011,8 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 	if (!(hdr = parse_part((const char *)hdr_raw, hlen)))
 		REFUSE("the token header is not a JSON object (or names a member twice, or "
 		       "holds a NUL)");
-
-	const char *alg_name = get_s(hdr, "alg");
-	if (!alg_name)
-		REFUSE("the token header has no alg");
-	if (strcmp(alg_name, "none") == 0)
-		REFUSE("unsigned tokens (alg none) are refused");
-	if (strncmp(alg_name, "HS", 2) == 0)
-		REFUSE("HMAC-signed tokens are refused: the keys here are public");
-	const jws_alg *alg = find_alg(alg_name);
-	if (!alg)
-		REFUSE("the token's algorithm is not supported");
-	if (api_get(hdr, "crit") || api_get(hdr, "b64"))
-		REFUSE("the token header has critical extensions");
-	json_object *jtyp = api_get(hdr, "typ");
-	if (jtyp && !json_object_is_type(jtyp, json_type_string))
-		REFUSE("the token header's typ is not a string");
-	if (!typ_ok(jtyp ? json_object_get_string(jtyp) : NULL, rules->require_at_jwt))
-		REFUSE("the token is not an access token (typ)");
-	json_object *jkid = api_get(hdr, "kid");
-	if (jkid && !json_object_is_type(jkid, json_type_string))
-		REFUSE("the token header's kid is not a string");
+	if ((why = header_problem(hdr, rules, &alg, &kid)))
+		REFUSE(why);
 
 	pthread_mutex_lock(&v->mu);
 	ks = v->keys;
@@ -931,74 +1024,16 @@ auth_verdict auth_jwt_verify(auth_jwt *v, const auth_jwt_rules *rules, const cha
 		*reason = auth_reason_no_keys;
 		goto done;
 	}
-	const jwk *key = NULL;
-	size_t matches = 0;
-	const char *kid = jkid ? json_object_get_string(jkid) : NULL;
-	int kid_known = 0;
-	for (size_t i = 0; i < ks->n; i++) {
-		const jwk *k = &ks->keys[i];
-		if (kid && (!k->kid || strcmp(k->kid, kid) != 0))
-			continue;
-		kid_known = 1;
-		if (key_fits(k, alg)) {
-			key = k;
-			matches++;
-		}
-	}
-	if (kid && !kid_known)
-		REFUSE(auth_reason_unknown_kid);
-	if (matches == 0)
-		REFUSE("the token's algorithm does not match its key");
-	if (matches > 1)
-		REFUSE(kid ? "the token's key id names several keys"
-			   : "the token has no key id and several keys could have signed it");
+	if ((why = pick_key(ks, alg, kid, &key)))
+		REFUSE(why);
 	if (!signature_ok(alg, key->pkey, sig, slen, token, (size_t)(dot2 - token)))
 		REFUSE("the token's signature does not verify");
 
 	if (!(claims = parse_part((const char *)body_raw, blen)))
 		REFUSE("the token's claims are not a JSON object (or name a member twice, or "
 		       "hold a NUL)");
-	int64_t exp = 0, nbf = 0, iat = 0;
-	int has_exp = numeric_date(claims, "exp", &exp);
-	int has_nbf = numeric_date(claims, "nbf", &nbf);
-	int has_iat = numeric_date(claims, "iat", &iat);
-	if (has_exp < 0 || has_nbf < 0 || has_iat < 0)
-		REFUSE("a time claim of the token is not a number (or out of range)");
-	if (!has_exp)
-		REFUSE("the token has no expiry (exp)");
-	if (now >= exp + rules->skew_s)
-		REFUSE("the token has expired");
-	if (has_nbf && now + rules->skew_s < nbf)
-		REFUSE("the token is not valid yet (nbf)");
-	if (has_iat && now + rules->skew_s < iat)
-		REFUSE("the token was issued in the future (iat)");
-	json_object *iss = api_get(claims, "iss");
-	if (iss && !json_object_is_type(iss, json_type_string))
-		REFUSE("the token's issuer is not a string");
-	if (rules->issuer && (!iss || strcmp(json_object_get_string(iss), rules->issuer) != 0))
-		REFUSE("the token was not issued by the expected issuer");
-	json_object *aud = api_get(claims, "aud");
-	int aud_ok = 0;
-	if (json_object_is_type(aud, json_type_string)) {
-		aud_ok = auth_audience_matches(json_object_get_string(aud), rules->audience);
-	} else if (json_object_is_type(aud, json_type_array)) {
-		size_t na = json_object_array_length(aud);
-		for (size_t i = 0; i < na; i++) {
-			json_object *a = json_object_array_get_idx(aud, i);
-			if (!json_object_is_type(a, json_type_string))
-				REFUSE("the token's audience is not a string or an array of strings");
-			aud_ok |= auth_audience_matches(json_object_get_string(a), rules->audience);
-		}
-	}
-	if (!aud_ok)
-		REFUSE("the token is not meant for this resource (aud)");
-	json_object *scope = api_get(claims, "scope"), *scp = api_get(claims, "scp");
-	json_object *sub = api_get(claims, "sub"), *cid = api_get(claims, "client_id");
-	if ((scope && !json_object_is_type(scope, json_type_string)) ||
-	    (scp && !json_object_is_type(scp, json_type_array)) ||
-	    (sub && !json_object_is_type(sub, json_type_string)) ||
-	    (cid && !json_object_is_type(cid, json_type_string)))
-		REFUSE("a claim of the token has the wrong type");
+	if ((why = claims_problem(claims, rules, now, &exp)))
+		REFUSE(why);
 
 	p = auth_principal_new();
 	if (!p || principal_from_claims(claims, p) != MCP_OK) {
