@@ -10,36 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "api/internal.h"
 
+/* Standard base64 with padding (RFC 4648 section 4), libsodium's
+ * encoder: the one base64 of the library.  Malloc'd; NULL when out of
+ * memory or when the encoding would not fit a size_t. */
 char *api_base64(const void *data, size_t len)
 {
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char *p = data;
-	size_t out_len = 4 * ((len + 2) / 3);
-	char *out = malloc(out_len + 1);
+	if (len > (SIZE_MAX - 8) / 4 * 3)
+		return NULL;
+	size_t out_len = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
+	char *out = malloc(out_len);
 	if (!out)
 		return NULL;
-	size_t o = 0, i = 0;
-	for (; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-		out[o++] = tab[v >> 18 & 63];
-		out[o++] = tab[v >> 12 & 63];
-		out[o++] = tab[v >> 6 & 63];
-		out[o++] = tab[v & 63];
-	}
-	if (i < len) {
-		uint32_t v = (uint32_t)p[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)p[i + 1] << 8;
-		out[o++] = tab[v >> 18 & 63];
-		out[o++] = tab[v >> 12 & 63];
-		out[o++] = i + 1 < len ? tab[v >> 6 & 63] : '=';
-		out[o++] = '=';
-	}
-	out[o] = 0;
-	return out;
+	return sodium_bin2base64(out, out_len, data, len, sodium_base64_VARIANT_ORIGINAL);
 }
 
 void api_result_init(mcp_result *r, int rev)
