@@ -22,6 +22,7 @@
 
 #include "api/auth.h"
 #include "api/internal.h"
+#include "transport/sigpipe.h"
 
 /* The key set file limit of api/auth.c holds for a fetched document too. */
 #define JWKS_FETCH_MAX (1u << 20)
@@ -270,7 +271,7 @@ int auth_keysrc_start(auth_jwt *jwt, const auth_keysrc_conf *conf, auth_keysrc *
 	s->conf.issuer = s->issuer;
 	s->fetching = 1;
 	int rc = fetch_and_record(s);
-	if (pthread_create(&s->thread, NULL, fetcher_main, s) != 0) {
+	if (tp_thread_create(&s->thread, NULL, fetcher_main, s) != 0) {
 		auth_keysrc_free(s);
 		return MCP_ESYS;
 	}

@@ -45,6 +45,7 @@
 #include "api/client-oauth.h"
 #ifdef HAVE_CURL
 #include "transport/tp_httpc.h"
+#include "transport/sigpipe.h"
 #endif
 
 extern char **environ;
@@ -2227,7 +2228,7 @@ static int open_session(mcp_client *c, tp_conn *tp, int push)
 		return MCP_ENOMEM;
 	}
 	if (!push) {
-		if (pthread_create(&c->reader, NULL, reader_main, c) != 0) {
+		if (tp_thread_create(&c->reader, NULL, reader_main, c) != 0) {
 			set_error(c, "cannot start the reader thread%s%s", NULL, NULL);
 			return MCP_ESYS;
 		}
@@ -2412,9 +2413,6 @@ static int begin_connect(mcp_client *c)
 	c->error[0] = 0;
 	c->connect_deadline = eng_now_ns() + (int64_t)c->connect_ms * ENG_NS_PER_MS;
 	c->client_caps = build_caps(c);
-	/* A vanished server must show as EPIPE on write, never kill the
-	 * host. */
-	signal(SIGPIPE, SIG_IGN);
 	return c->client_caps ? MCP_OK : MCP_ENOMEM;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "api/internal.h"
+#include "transport/sigpipe.h"
 
 struct mcp_memconn {
 	mcp_server *srv;
@@ -41,7 +42,7 @@ MCP_EXTERN int mcp_server_start_memory(mcp_server *srv, mcp_memconn **out)
 		free(c);
 		return MCP_ENOMEM;
 	}
-	if (pthread_create(&c->thread, NULL, serve, c)) {
+	if (tp_thread_create(&c->thread, NULL, serve, c)) {
 		tp_mem_free(c->mem);
 		free(c);
 		return MCP_ESYS;

@@ -384,10 +384,6 @@ int api_server_begin(mcp_server *srv)
 		return MCP_ESTATE;
 	atomic_store(&srv->running, 1);
 
-	/* A vanished reader must show up as EPIPE on write, never kill the
-	 * process. */
-	signal(SIGPIPE, SIG_IGN);
-
 	int rc = MCP_OK;
 	if (srv->store_url) {
 		rc = api_tstore_open(srv, srv->store_url, srv->store_timeout_ms, srv->task_lease_ms,
@@ -433,8 +429,14 @@ int api_server_run_tp(mcp_server *srv, tp_conn *tp)
 		tp->ops->free(tp);
 		return rc;
 	}
+	/* This thread reads and, on a quiet server, writes inline: a vanished
+	 * reader shows up as EPIPE, never as SIGPIPE at the process, whose
+	 * disposition stays the host's (transport/sigpipe.h). */
+	tp_sigpipe quiet;
+	tp_sigpipe_block(&quiet);
 	rc = api_server_serve_connection(srv, tp);
 	api_server_end(srv);
+	tp_sigpipe_restore(&quiet);
 	return rc;
 }
 

@@ -41,6 +41,7 @@
 
 #include "api/internal.h"
 #include "transport/store.h"
+#include "transport/sigpipe.h"
 
 typedef struct lease {
 	struct lease *next;
@@ -351,7 +352,7 @@ int api_tstore_start(api_tstore *ts, const api_tstore_hooks *hooks)
 		return MCP_OK;
 	}
 	ts->hooks = *hooks;
-	if (pthread_create(&ts->thread, NULL, lease_thread, ts) != 0) {
+	if (tp_thread_create(&ts->thread, NULL, lease_thread, ts) != 0) {
 		pthread_mutex_unlock(&ts->mu);
 		return MCP_ESYS;
 	}

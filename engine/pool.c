@@ -238,7 +238,7 @@ int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue, int64_t poll_ns)
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 1024 * 1024);
 	int rc = MCP_OK;
-	if (pthread_create(&p->monitor, &attr, monitor_main, p) == 0)
+	if (tp_thread_create(&p->monitor, &attr, monitor_main, p) == 0)
 		p->monitor_started = 1;
 	else
 		rc = MCP_ESYS;
@@ -246,7 +246,7 @@ int eng_pool_start(eng_pool *p, int nthreads, size_t max_queue, int64_t poll_ns)
 		eng_worker *w = &p->workers[i];
 		w->pool = p;
 		eng_cond_init(&w->cv);
-		if (pthread_create(&p->threads[i], &attr, worker_main, w)) {
+		if (tp_thread_create(&p->threads[i], &attr, worker_main, w)) {
 			pthread_cond_destroy(&w->cv);
 			rc = MCP_ESYS;
 			break;

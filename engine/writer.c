@@ -191,7 +191,7 @@ int eng_writer_start(eng_writer *w, tp_conn *tp, struct eng_stats *stats,
 	w->on_error_arg = arg;
 	w->high_water = 64u << 20;
 	atomic_store(deadline_of(w), INT64_MAX);
-	if (pthread_create(&w->thread, NULL, writer_main, w)) {
+	if (tp_thread_create(&w->thread, NULL, writer_main, w)) {
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->cv);
 		pthread_cond_destroy(&w->space_cv);

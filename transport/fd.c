@@ -193,7 +193,7 @@ static int fd_send(tp_conn *c, const struct iovec *iov_in, int n,
 
 	while (i < n) {
 		int cnt = n - i > 1024 ? 1024 : n - i;
-		ssize_t w = writev(t->out_fd, iov + i, cnt);
+		ssize_t w = tp_writev(t->out_fd, iov + i, cnt);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -234,7 +234,7 @@ static ssize_t fd_try_send(tp_conn *c, const char *data, size_t len)
 	if (!t->out_nb)
 		return -EOPNOTSUPP;
 	for (;;) {
-		ssize_t w = write(t->out_fd, data, len);
+		ssize_t w = tp_write(t->out_fd, data, len);
 		if (w >= 0)
 			return w;
 		if (errno == EINTR)

@@ -68,6 +68,7 @@
 #include <unistd.h>
 
 #include "transport/mhd.h"
+#include "transport/sigpipe.h"
 #include "transport/tp_http.h"
 
 #define REPLAY_KEEP (256u << 10)   /* delivered SSE bytes kept per stream */
@@ -2230,6 +2231,10 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
 	 * stderr; a client that hangs up mid-stream is not an error here.
 	 * The daemon admits a few connections past the limit so that they
 	 * hear 503 rather than a reset. */
+	/* Its threads inherit this mask: SIGPIPE blocked in them, the
+	 * process's disposition untouched (transport/sigpipe.h). */
+	tp_sigpipe quiet;
+	tp_sigpipe_block(&quiet);
 	h->daemon = MHD_start_daemon(
 		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (v6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, cfg->addr,
@@ -2237,6 +2242,7 @@ int tp_http_start(const tp_http_config *cfg, tp_http **out, int *bound_port)
 		on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 		MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections + CONN_HEADROOM,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_END);
+	tp_sigpipe_restore(&quiet);
 	if (!h->daemon) {
 		int e = errno ? errno : EADDRINUSE;
 		*out = NULL;

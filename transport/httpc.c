@@ -32,6 +32,7 @@
 #include "config.h"
 #include "transport/curl.h"
 #include "transport/tp_httpc.h"
+#include "transport/sigpipe.h"
 
 #define DEFAULT_RETRY_MS 1000
 #define BROKEN_RETRY_MS 100     /* a broken (not ended) stream: retry soon */
@@ -1064,7 +1065,7 @@ int tp_httpc_set_auth(tp_httpc *h, const tp_httpc_auth *auth)
 		return -1;
 	h->auth = *auth;
 	pthread_cond_init(&h->auth_cv, NULL);
-	if (pthread_create(&h->auth_thread, NULL, auth_loop, h) != 0) {
+	if (tp_thread_create(&h->auth_thread, NULL, auth_loop, h) != 0) {
 		pthread_cond_destroy(&h->auth_cv);
 		return -1;
 	}
@@ -1273,7 +1274,7 @@ tp_httpc *tp_httpc_new(const char *url, const tp_httpc_hooks *hooks, size_t max_
 	pthread_cond_init(&h->ep_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	h->multi = curl_multi_init();
-	if (!h->multi || pthread_create(&h->thread, NULL, loop, h) != 0) {
+	if (!h->multi || tp_thread_create(&h->thread, NULL, loop, h) != 0) {
 		if (h->multi)
 			curl_multi_cleanup(h->multi);
 		pthread_cond_destroy(&h->ep_cv);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "transport/store.h"
+#include "transport/sigpipe.h"
 
 #define NBUCKETS 1024
 #define SWEEP_EVERY 256
@@ -322,7 +323,7 @@ static int mem_subscribe(void *st, const char *chan, tp_store_msg_fn fn, void *a
 	s->arg = arg;
 	pthread_mutex_lock(&m->mu);
 	if (!m->thread_started) {
-		if (pthread_create(&m->thread, NULL, deliver, m) != 0) {
+		if (tp_thread_create(&m->thread, NULL, deliver, m) != 0) {
 			pthread_mutex_unlock(&m->mu);
 			free(s->chan);
 			free(s);

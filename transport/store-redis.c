@@ -42,6 +42,7 @@
 #include <hiredis/hiredis.h>
 
 #include "transport/store.h"
+#include "transport/sigpipe.h"
 
 #define POOL_MAX 8
 #define BACKOFF_MIN_MS 50
@@ -380,8 +381,12 @@ static int ctx_fail(redis *r, const redisContext *c, int saved_errno)
  * was answered with a status. */
 static int setup_command(redis *r, redisContext *c, int argc, const char **argv)
 {
+	tp_sigpipe quiet; /* a Redis that went away is EPIPE, never SIGPIPE */
+	tp_sigpipe_block(&quiet);
 	redisReply *rep = hr.command_argv(c, argc, argv, NULL);
 	int saved = errno;
+	quiet.maybe_raised = !rep;
+	tp_sigpipe_restore(&quiet);
 	if (!rep)
 		return ctx_fail(r, c, saved);
 	int ok = rep->type == REDIS_REPLY_STATUS;
@@ -489,8 +494,14 @@ static redisReply *run(redis *r, int argc, const char **argv, const size_t *lens
 	redisContext *c = take(r, rc);
 	redisReply *rep = NULL;
 	if (c) {
+		/* hiredis writes with write(2), on whatever thread asks (a
+		 * host's thread that notifies, too): EPIPE, never SIGPIPE. */
+		tp_sigpipe quiet;
+		tp_sigpipe_block(&quiet);
 		rep = hr.command_argv(c, argc, av, al);
 		int saved = errno;
+		quiet.maybe_raised = !rep;
+		tp_sigpipe_restore(&quiet);
 		if (!rep)
 			*rc = ctx_fail(r, c, saved);
 		else if (rep->type == REDIS_REPLY_ERROR) {
@@ -784,7 +795,7 @@ static int r_subscribe(void *st, const char *chan, tp_store_msg_fn fn, void *arg
 			free(s);
 			return fail(TP_STORE_ENOMEM, "cannot make the subscriber's pipe");
 		}
-		if (pthread_create(&r->sub_thread, NULL, subscriber, r) != 0) {
+		if (tp_thread_create(&r->sub_thread, NULL, subscriber, r) != 0) {
 			pthread_mutex_unlock(&r->mu);
 			free(s->chan);
 			free(s);

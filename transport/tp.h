@@ -17,6 +17,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "transport/sigpipe.h" /* tp_write, tp_thread_create: every layer above */
+
 typedef struct tp_conn tp_conn;
 
 /* Results of recv. */

@@ -225,8 +225,11 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv);
 /* Runs the server on standard input and output until the orderly shutdown
  * completes: end of input, a write error on standard output, or
  * mcp_server_shutdown().  Standard output carries only JSON-RPC messages;
- * the library never writes to it otherwise.  SIGPIPE is ignored for the
- * process (a write error is reported as EPIPE instead).  Returns MCP_OK
+ * the library never writes to it otherwise.  A reader that has gone is a
+ * write error, never SIGPIPE at the process: the library blocks SIGPIPE in
+ * the threads that write for it (its own, and this one while it runs) and
+ * takes back what such a write raised; the process's SIGPIPE disposition
+ * is never changed.  Returns MCP_OK
  * after an orderly shutdown (whatever triggered it), MCP_ESTATE when the
  * server is already running or has run, or another MCP_E* code when it
  * could not start.  Blocks the calling thread, which becomes the reader. */
