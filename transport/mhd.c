@@ -6,9 +6,9 @@
 #define TP_MHD_IMPL 1
 #include "config.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 
+#include "transport/dlib.h"
 #include "transport/mhd.h"
 
 struct tp_mhd_api tp_mhd;
@@ -16,44 +16,28 @@ struct tp_mhd_api tp_mhd;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int load_rc = -1;
 
-static void *sym(void *h, const char *name, int *missing)
-{
-	void *p = dlsym(h, name);
-	if (!p)
-		*missing = 1;
-	return p;
-}
-
 static void load(void)
 {
-	/* The soname configure found (the versioned file the runtime package
-	 * ships), then the development symlink. */
-	void *h = dlopen(MCP_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		h = dlopen("libmicrohttpd.so", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return;
-	int missing = 0;
 	struct tp_mhd_api a;
-#define LOAD(field, name) *(void **)&a.field = sym(h, name, &missing)
-	LOAD(start_daemon, "MHD_start_daemon");
-	LOAD(stop_daemon, "MHD_stop_daemon");
-	LOAD(get_daemon_info, "MHD_get_daemon_info");
-	LOAD(lookup_connection_value, "MHD_lookup_connection_value");
-	LOAD(queue_response, "MHD_queue_response");
-	LOAD(create_response_from_buffer, "MHD_create_response_from_buffer");
-	LOAD(create_response_from_callback, "MHD_create_response_from_callback");
-	LOAD(add_response_header, "MHD_add_response_header");
-	LOAD(destroy_response, "MHD_destroy_response");
-	LOAD(suspend_connection, "MHD_suspend_connection");
-	LOAD(resume_connection, "MHD_resume_connection");
-	LOAD(get_connection_values, "MHD_get_connection_values");
-	LOAD(get_connection_info, "MHD_get_connection_info");
-#undef LOAD
-	if (missing) {
-		dlclose(h);
+#define SYM(field, name) { (void **)&a.field, name }
+	const tp_dlib_sym syms[] = {
+		SYM(start_daemon, "MHD_start_daemon"),
+		SYM(stop_daemon, "MHD_stop_daemon"),
+		SYM(get_daemon_info, "MHD_get_daemon_info"),
+		SYM(lookup_connection_value, "MHD_lookup_connection_value"),
+		SYM(queue_response, "MHD_queue_response"),
+		SYM(create_response_from_buffer, "MHD_create_response_from_buffer"),
+		SYM(create_response_from_callback, "MHD_create_response_from_callback"),
+		SYM(add_response_header, "MHD_add_response_header"),
+		SYM(destroy_response, "MHD_destroy_response"),
+		SYM(suspend_connection, "MHD_suspend_connection"),
+		SYM(resume_connection, "MHD_resume_connection"),
+		SYM(get_connection_values, "MHD_get_connection_values"),
+		SYM(get_connection_info, "MHD_get_connection_info"),
+	};
+#undef SYM
+	if (!tp_dlib_open(MCP_MHD_SONAME, "libmicrohttpd.so", syms, sizeof syms / sizeof *syms))
 		return;
-	}
 	tp_mhd = a;
 	load_rc = 0;
 }

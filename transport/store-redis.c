@@ -27,7 +27,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -42,6 +41,7 @@
 #include <hiredis/hiredis.h>
 
 #include "transport/store.h"
+#include "transport/dlib.h"
 #include "transport/sigpipe.h"
 
 #define POOL_MAX 8
@@ -67,33 +67,23 @@ static int load_rc = -1;
 
 static void load(void)
 {
-	void *h = dlopen(MCP_HIREDIS_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		h = dlopen("libhiredis.so", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return;
-	int missing = 0;
-#define LOAD(field, name)                                      \
-	do {                                                   \
-		*(void **)&hr.field = dlsym(h, name);          \
-		missing |= hr.field == NULL;                   \
-	} while (0)
-	LOAD(connect_tcp, "redisConnectWithTimeout");
-	LOAD(connect_unix, "redisConnectUnixWithTimeout");
-	LOAD(set_timeout, "redisSetTimeout");
-	LOAD(free_ctx, "redisFree");
-	LOAD(command_argv, "redisCommandArgv");
-	LOAD(append_argv, "redisAppendCommandArgv");
-	LOAD(buffer_write, "redisBufferWrite");
-	LOAD(buffer_read, "redisBufferRead");
-	LOAD(reply_from_reader, "redisGetReplyFromReader");
-	LOAD(free_reply, "freeReplyObject");
-#undef LOAD
-	if (missing) {
-		dlclose(h);
-		return;
-	}
-	load_rc = 0;
+#define SYM(field, name) { (void **)&hr.field, name }
+	const tp_dlib_sym syms[] = {
+		SYM(connect_tcp, "redisConnectWithTimeout"),
+		SYM(connect_unix, "redisConnectUnixWithTimeout"),
+		SYM(set_timeout, "redisSetTimeout"),
+		SYM(free_ctx, "redisFree"),
+		SYM(command_argv, "redisCommandArgv"),
+		SYM(append_argv, "redisAppendCommandArgv"),
+		SYM(buffer_write, "redisBufferWrite"),
+		SYM(buffer_read, "redisBufferRead"),
+		SYM(reply_from_reader, "redisGetReplyFromReader"),
+		SYM(free_reply, "freeReplyObject"),
+	};
+#undef SYM
+	/* hr is only read once load_rc says it is whole. */
+	if (tp_dlib_open(MCP_HIREDIS_SONAME, "libhiredis.so", syms, sizeof syms / sizeof *syms))
+		load_rc = 0;
 }
 
 /* ---- the backend's state ------------------------------------------------ */
