@@ -1871,8 +1871,10 @@ static void cl_on_notification(eng_session *s, json_object *msg, const char *met
 			       json_object *params)
 {
 	mcp_client *c = s->proto_data;
-	if (atomic_load(&c->closing) == 2) {
-		/* Close has returned or is returning: call nothing. */
+	/* Close has returned or is returning: call nothing.  A notification
+	 * whose method is empty names nothing the host could act on
+	 * (fuzz-client-session): dropped, as an unknown one is by a server. */
+	if (atomic_load(&c->closing) == 2 || !*method) {
 		json_object_put(msg);
 		return;
 	}

@@ -338,7 +338,8 @@ MCP_EXTERN int mcp_client_add_root(mcp_client *c, const char *uri, const char *n
 
 /* Receives the notifications no call claims: tools, prompts and
  * resources list_changed, resources/updated, elicitation/complete,
- * notifications/message not tied to a call, and any other.  Runs on the
+ * notifications/message not tied to a call, and any other (one whose
+ * method is the empty string is dropped: `method` is never "").  Runs on the
  * client's reader thread (the HTTP transport's thread over HTTP), in the
  * order the server sent them; it must return quickly and must not call
  * blocking client functions.  `method` and `params` are borrowed for the

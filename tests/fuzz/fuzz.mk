@@ -229,8 +229,10 @@ tests_fuzz_repro_jwt_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) $(OPENSSL_CFLAGS)
 tests_fuzz_repro_jwt_LDADD = libmcp-internal.la $(JSONC_LIBS) $(PTHREAD_LIBS) \
 	$(MHD_LIBS) $(SODIUM_LIBS) $(OPENSSL_LIBS) $(PCRE2_LIBS) $(YAML_LIBS) $(LIBM)
 
-# A server line with both result and error reached a call as its error
-# (fuzz-client-session): such a line is dropped by the engine.
+# A server line with both result and error reached a call as its error,
+# and a notification with an empty method reached the host's handler
+# (fuzz-client-session): the first is dropped by the engine, the second
+# by the client.
 check_PROGRAMS += tests/fuzz/repro-client-response
 TESTS += tests/fuzz/repro-client-response
 tests_fuzz_repro_client_response_SOURCES = tests/fuzz/repro-client-response.c

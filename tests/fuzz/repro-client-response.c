@@ -13,8 +13,13 @@
  * (the call must fail at once with MCP_EREMOTE and the -32603 "Invalid
  * response ... (from the peer)"; its timeout is a minute), and the last
  * one with a valid error (MCP_EREMOTE with the server's code and
- * message).  Exits 0 on
- * success.
+ * message).
+ *
+ * And a second finding: a notification {"jsonrpc":"2.0","method":""}
+ * reached the host's notification handler with an empty method, which
+ * names nothing.  The server thread sends one before its first answer,
+ * then a notifications/custom; the handler must see the custom one once
+ * and never the empty one.  Exits 0 on success.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -78,6 +83,13 @@ static void *server_main(void *arg)
 	long long id;
 	while ((id = next_request(method, sizeof method)) >= 0) {
 		int n;
+		if (!strcmp(method, "tools/call") && k == 0) {
+			static const char notes[] =
+				"{\"jsonrpc\":\"2.0\",\"method\":\"\"}\n"
+				"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/custom\"}\n";
+			if (write(srv_out, notes, sizeof notes - 1) != (ssize_t)(sizeof notes - 1))
+				break;
+		}
 		if (!strcmp(method, "initialize"))
 			n = snprintf(line, sizeof line,
 				     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":"
@@ -96,6 +108,19 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
+static int seen_custom, seen_empty;
+
+static void on_notify(mcp_client *c, const char *method, json_object *params, void *user)
+{
+	(void)c;
+	(void)params;
+	(void)user;
+	if (!method || !*method)
+		seen_empty++;
+	else if (!strcmp(method, "notifications/custom"))
+		seen_custom++;
+}
+
 int main(void)
 {
 	int to_client[2], to_server[2];
@@ -109,6 +134,7 @@ int main(void)
 		return 99;
 	mcp_client *c = mcp_client_new("repro", "1");
 	if (!c || mcp_client_set_protocol_version(c, "2025-06-18") != MCP_OK ||
+	    mcp_client_set_notification_handler(c, on_notify, NULL) != MCP_OK ||
 	    mcp_client_connect_fds(c, to_client[0], to_server[1]) != MCP_OK) {
 		fprintf(stderr, "FAIL: connect: %s\n", c ? mcp_client_error(c) : "no client");
 		return 1;
@@ -138,6 +164,13 @@ int main(void)
 			failures++;
 		}
 		json_object_put(out);
+	}
+	/* Both notifications came before the first answer, on the same
+	 * reader: handled by now. */
+	if (seen_custom != 1 || seen_empty != 0) {
+		fprintf(stderr, "FAIL: notifications: custom %d (want 1), empty method %d (want 0)\n",
+			seen_custom, seen_empty);
+		failures++;
 	}
 	mcp_client_close(c);
 	close(to_client[0]);
