@@ -753,6 +753,17 @@ static int bind_principal(http_server *h, tp_http_req *rq, eng_session *es, mcp_
 
 /* ---- POST ------------------------------------------------------------------ */
 
+/* Lets go of the session a POST reached when it ends before the feed:
+ * an ephemeral one served only this request and is closed; another is
+ * only unreferenced. */
+static void post_release(http_server *h, eng_session *es, int ephemeral)
+{
+	if (ephemeral)
+		session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 1);
+	else
+		eng_session_unref(es);
+}
+
 /* Feeds `m` (taken) to `es` on a stream of its own and answers the POST
  * from it (the caller's reference of es is the call's). */
 static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, json_object *m,
@@ -768,10 +779,7 @@ static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, js
 		free(id_text);
 		json_object_put(m);
 		reply_internal(rq);
-		if (ephemeral)
-			session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 1);
-		else
-			eng_session_unref(es);
+		post_release(h, es, ephemeral);
 		return;
 	}
 	*c = (http_call){ h, es, ephemeral, modern, batch, 0, id_text, 0 };
@@ -794,10 +802,7 @@ static void post_to_session(http_server *h, tp_http_req *rq, eng_session *es, js
 			reply_session_not_found(rq, id);
 		else
 			reply_internal(rq);
-		if (ephemeral)
-			session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 1);
-		else
-			eng_session_unref(es);
+		post_release(h, es, ephemeral);
 		call_free(c);
 		return;
 	}
@@ -959,10 +964,7 @@ static void post_request(http_server *h, tp_http_req *rq, eng_session *es, json_
 	if (!route) {
 		json_object_put(m);
 		reply_internal(rq);
-		if (ephemeral)
-			session_close(h, es, MCP_CANCEL_TRANSPORT_CLOSED, 1);
-		else
-			eng_session_unref(es);
+		post_release(h, es, ephemeral);
 		return;
 	}
 	/* W3C trace context from the headers when _meta carries none (SEP-414). */

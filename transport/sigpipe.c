@@ -94,18 +94,6 @@ int tp_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void 
 	return rc;
 }
 
-ssize_t tp_write(int fd, const void *buf, size_t len)
-{
-	if (quiet_depth > 0)
-		return write(fd, buf, len);
-	tp_sigpipe s;
-	tp_sigpipe_block(&s);
-	ssize_t w = write(fd, buf, len);
-	s.maybe_raised = w < 0 && errno == EPIPE;
-	tp_sigpipe_restore(&s);
-	return w;
-}
-
 ssize_t tp_writev(int fd, const struct iovec *iov, int cnt)
 {
 	if (quiet_depth > 0)
@@ -116,4 +104,10 @@ ssize_t tp_writev(int fd, const struct iovec *iov, int cnt)
 	s.maybe_raised = w < 0 && errno == EPIPE;
 	tp_sigpipe_restore(&s);
 	return w;
+}
+
+ssize_t tp_write(int fd, const void *buf, size_t len)
+{
+	struct iovec one = { (void *)buf, len };
+	return tp_writev(fd, &one, 1);
 }

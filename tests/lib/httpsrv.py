@@ -34,14 +34,22 @@ def start_server(binary, *args, stderr=subprocess.PIPE, host="127.0.0.1", with_e
     extra = shlex.split(os.environ.get("MCP_EVERYTHING_ARGS", "")) if with_env_args else []
     proc = subprocess.Popen([binary, "--http", addr, *args, *extra],
                             stdout=subprocess.DEVNULL, stderr=stderr)
+    wait_port(host, port, wait_s, proc)
+    return proc, port
+
+
+def wait_port(host, port, wait_s=10.0, proc=None):
+    """Whether `host`:`port` accepts a connection within `wait_s` seconds
+    (giving up early when `proc`, the process that should listen, has
+    exited)."""
     end = time.monotonic() + wait_s
-    while time.monotonic() < end and proc.poll() is None:
+    while time.monotonic() < end and (proc is None or proc.poll() is None):
         try:
             socket.create_connection((host, port), timeout=0.1).close()
-            break
+            return True
         except OSError:
             time.sleep(0.05)
-    return proc, port
+    return False
 
 
 class StderrLines:

@@ -74,7 +74,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import invariants  # noqa: E402
-from httpsrv import free_port  # noqa: E402
+from httpsrv import free_port, start_server, stop_server, wait_port  # noqa: E402
 
 BIN = os.environ.get("MCP_EVERYTHING", "")
 LATEST = "2025-11-25"
@@ -495,13 +495,7 @@ class Redis:
                                    "--dir", self.dir, "--appendonly", "yes",
                                    "--appendfsync", "always", "--save", ""],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        end = time.monotonic() + 10
-        while time.monotonic() < end:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
+        wait_port("127.0.0.1", self.port, 10, self.p)
 
     def kill(self):
         self.p.kill()
@@ -551,18 +545,9 @@ def main():
 
     redis = Redis(work) if shutil.which("redis-server") else None
     store = [f"--store", f"redis://127.0.0.1:{redis.port}/0"] if redis else []
-    port = free_port()
     herr = open(os.path.join(work, "http-err"), "wb")
-    hsrv = subprocess.Popen([BIN, "--http", f"127.0.0.1:{port}", "--trace", "--stats",
-                             "--session-idle-ms", "20000", "--grace-ms", "5000", *store],
-                            stdout=subprocess.DEVNULL, stderr=herr)
-    end = time.monotonic() + 10
-    while time.monotonic() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
+    hsrv, port = start_server(BIN, "--trace", "--stats", "--session-idle-ms", "20000",
+                              "--grace-ms", "5000", *store, stderr=herr)
     print(f"soak: {a.secs} s, work {work}, HTTP pid {hsrv.pid} port {port}, "
           f"store {store[1] if store else 'memory'}", flush=True)
 
@@ -670,12 +655,7 @@ def main():
     for w in workers:
         w.join(300)
 
-    hsrv.send_signal(signal.SIGTERM)
-    try:
-        code = hsrv.wait(30)
-    except subprocess.TimeoutExpired:
-        hsrv.kill()
-        code = "hung"
+    code, _ = stop_server(hsrv, 30)
     herr.close()
     if redis and redis.p.poll() is None:
         redis.kill()
