@@ -73,6 +73,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, os.path.join(HERE, "..", "scenarios"))
+from advlib import proc_state, proc_status  # noqa: E402
 import invariants  # noqa: E402
 from httpsrv import free_port, start_server, stop_server, wait_port  # noqa: E402
 
@@ -187,13 +189,7 @@ def check_stdio_server(outdir, fault, pid):
     # The server outlives a killed peer until it has seen the end of input.
     end = time.monotonic() + 30
     while time.monotonic() < end:
-        st = None
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                st = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            pass
-        if st in (None, "Z", "X"):
+        if proc_state(pid) in (None, "Z", "X"):
             break
         time.sleep(0.05)
     else:
@@ -511,17 +507,6 @@ class Redis:
 
 # ---- the run ------------------------------------------------------------------------
 
-def proc_field(pid, field):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for ln in f:
-                if ln.startswith(field + ":"):
-                    return int(ln.split()[1])
-    except (OSError, ValueError):
-        return None
-    return None
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--secs", type=int, default=int(os.environ.get("SOAK_SECS", "3600")))
@@ -555,9 +540,9 @@ def main():
 
     def sampler():
         while not stop.is_set():
-            samples.append((round(time.monotonic() - t_start), proc_field(hsrv.pid, "VmRSS"),
+            samples.append((round(time.monotonic() - t_start), proc_status(hsrv.pid, "VmRSS"),
                             len(os.listdir(f"/proc/{hsrv.pid}/fd")),
-                            proc_field(hsrv.pid, "Threads")))
+                            proc_status(hsrv.pid, "Threads")))
             stop.wait(10)
 
     def stdio_rounds():
