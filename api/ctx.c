@@ -34,8 +34,27 @@ MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
 	return api_ctx_caps(ctx);
 }
 
+void api_tool_demote(mcp_server *srv, api_tool_entry *t, eng_req *r, const char *event)
+{
+	if (atomic_exchange(&t->demoted, 1))
+		return; /* told once */
+	if (srv->trace)
+		srv->trace(event, eng_req_client_key(r), t->base.key, srv->trace_user);
+}
+
+int api_ctx_here_refuses(mcp_ctx *ctx)
+{
+	mcp_server *srv = ctx->sess->srv;
+	atomic_fetch_add(&srv->stats.ran_here_refused, 1);
+	if (ctx->tool)
+		api_tool_demote(srv, ctx->tool, ctx->req, "nonblocking_refused");
+	return MCP_ESTATE;
+}
+
 MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int64_t ms)
 {
+	if (eng_req_here(ctx->req))
+		return api_ctx_here_refuses(ctx);
 	return eng_token_sleep(&ctx->req->token, ms);
 }
 
@@ -44,6 +63,8 @@ MCP_EXTERN int mcp_ctx_wait(mcp_ctx *ctx, pthread_cond_t *cond, pthread_mutex_t 
 {
 	if (!ctx || !cond || !mutex)
 		return MCP_EINVAL;
+	if (eng_req_here(ctx->req))
+		return api_ctx_here_refuses(ctx);
 	return eng_token_wait_external(&ctx->req->token, cond, mutex, timeout_ms);
 }
 
@@ -202,6 +223,10 @@ static int modern_call(mcp_ctx *ctx, const char *capability, const char *method,
 			api_trace_meta_add(ctx, params);
 		return api_task_ask(ctx, method, params, timeout_ms, result);
 	}
+	if (eng_req_here(ctx->req)) {
+		json_object_put(params);
+		return api_ctx_here_refuses(ctx);
+	}
 	return api_park_call(ctx, method, params, timeout_ms, result);
 }
 
@@ -214,6 +239,10 @@ static int call_client(mcp_ctx *ctx, const char *method, json_object *params,
 	if (atomic_load(&ctx->req->sess->closed)) {
 		json_object_put(params);
 		return eng_req_closed(ctx->req);
+	}
+	if (eng_req_here(ctx->req)) {
+		json_object_put(params);
+		return api_ctx_here_refuses(ctx);
 	}
 	/* MCP lifecycle: no requests to the client before it said
 	 * notifications/initialized. */

@@ -196,6 +196,10 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 		return;
 	}
 	void (*free_v)(void *) = v ? api_view_free : NULL;
+	if (m->run == api_tools_call && api_tools_call_may_run_here(ms->srv, params)) {
+		eng_session_run_here(s, msg, id, api_tools_call_here, v, free_v);
+		return;
+	}
 	if (m->where == ON_WORKER) {
 		eng_session_submit(s, msg, id, m->run, v, free_v);
 		return;
@@ -235,6 +239,10 @@ static void (*raw_route(eng_session *s, const char *name))(eng_req *r)
 		return NULL;
 	const method_row *m = find_method(name, LEGACY);
 	if (!m || m->where != ON_WORKER)
+		return NULL;
+	/* Whether a call may run here depends on its tool's name. */
+	if (m->run == api_tools_call && atomic_load_explicit(&ms->srv->any_nonblocking,
+							     memory_order_relaxed))
 		return NULL;
 	if (!(m->flags & BEFORE_INIT) && atomic_load(&ms->state) == API_SESS_NEW)
 		return NULL;

@@ -97,6 +97,8 @@ typedef struct api_tool_entry {
 	void *user;
 	mcp_task_support task_support;
 	unsigned flags;                  /* MCP_TOOL_* */
+	/* MCP_TOOL_NONBLOCKING broken once: its calls go to the workers. */
+	_Atomic int demoted;
 	struct mcp_server *srv;          /* its server (the UI links: apps.c) */
 } api_tool_entry;
 
@@ -201,6 +203,9 @@ struct mcp_server {
 	int64_t park_ttl_ms;             /* wait for each input at most this */
 	pthread_rwlock_t reg_lock;   /* the registries below */
 	api_registry tools, resources, templates, prompts;
+	/* A tool declared MCP_TOOL_NONBLOCKING was ever registered: tools/call
+	 * is then routed from its tree, never its raw line (dispatch.c). */
+	_Atomic int any_nonblocking;
 
 	eng_pool pool;
 	eng_stats stats;
@@ -788,6 +793,19 @@ int api_tool_outcome(mcp_ctx *ctx, api_tool_entry *t, mcp_result *res, int rc,
 json_object *api_tool_check_args(api_tool_entry *t, json_object *args, int rev, int *oom);
 /* tools/call. */
 void api_tools_call(eng_req *r);
+/* tools/call run on the thread that read it (eng_session_run_here), timed:
+ * see MCP_TOOL_NONBLOCKING. */
+void api_tools_call_here(eng_req *r);
+/* Whether the tools/call of `params` may run where it was read: a tool
+ * declared MCP_TOOL_NONBLOCKING and not demoted, on a server without
+ * request hooks.  On the reader. */
+int api_tools_call_may_run_here(mcp_server *srv, json_object *params);
+/* A handler run where its request was read (eng_req_here) tried to
+ * wait: counted, traced, its tool demoted.  MCP_ESTATE. */
+int api_ctx_here_refuses(mcp_ctx *ctx);
+/* Sends tool t's calls to the workers for good, and tells the trace hook
+ * (`event`, the request of r, the tool's name) the first time. */
+void api_tool_demote(mcp_server *srv, api_tool_entry *t, eng_req *r, const char *event);
 
 json_object *api_prompt_describe(api_entry *e, int rev);
 /* prompts/get. */

@@ -495,7 +495,8 @@ MCP_EXTERN char *mcp_server_stats_json(mcp_server *srv)
 			 "\"responses_dropped\":%llu,\"dropped_queued\":%llu,"
 			 "\"pending_failed\":%llu,\"abandoned\":%llu,\"inflight_left\":%llu,"
 			 "\"pending_left\":%llu,\"rejected\":%llu,\"idle_polls\":%llu,"
-			 "\"idle_poll_hits\":%llu}",
+			 "\"idle_poll_hits\":%llu,\"ran_here\":%llu,\"ran_here_refused\":%llu,"
+			 "\"ran_here_overran\":%llu}",
 			 (unsigned long long)atomic_load(&st->started),
 			 (unsigned long long)atomic_load(&st->completed),
 			 (unsigned long long)atomic_load(&st->cancelled_peer),
@@ -509,6 +510,9 @@ MCP_EXTERN char *mcp_server_stats_json(mcp_server *srv)
 			 (unsigned long long)atomic_load(&st->pending_left),
 			 (unsigned long long)atomic_load(&st->rejected),
 			 (unsigned long long)atomic_load(&srv->pool.polls),
-			 (unsigned long long)atomic_load(&srv->pool.poll_hits));
+			 (unsigned long long)atomic_load(&srv->pool.poll_hits),
+			 (unsigned long long)atomic_load(&st->ran_here),
+			 (unsigned long long)atomic_load(&st->ran_here_refused),
+			 (unsigned long long)atomic_load(&st->ran_here_overran));
 	return n < 0 ? NULL : out;
 }

@@ -122,6 +122,12 @@ static int prepare(const mcp_tool *tool, api_tool_entry *t, char *why, size_t wh
 	if (tool->task_support < MCP_TASKS_FORBIDDEN || tool->task_support > MCP_TASKS_REQUIRED)
 		return refuse(why, whylen, "%s: task_support is not an mcp_task_support value",
 			      tool->name);
+	if ((tool->flags & MCP_TOOL_NONBLOCKING) &&
+	    (tool->task_support != MCP_TASKS_FORBIDDEN || (tool->flags & MCP_TOOL_TASK_BY_HANDLER)))
+		return refuse(why, whylen,
+			      "%s: MCP_TOOL_NONBLOCKING is for tools that never run as a task "
+			      "(task_support MCP_TASKS_FORBIDDEN, no MCP_TOOL_TASK_BY_HANDLER)",
+			      tool->name);
 	api_tool_entry scratch = { 0 };
 	api_tool_entry *e = t ? t : &scratch;
 	int rc = parse_object("input_schema", tool->input_schema, "{\"type\":\"object\"}",
@@ -198,7 +204,49 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *caller)
 		api_entry_unref(&t->base);
 		return rc;
 	}
+	/* Before the tool can be found: its calls must reach the check of
+	 * api_tools_call_may_run_here from the start. */
+	if (t->flags & MCP_TOOL_NONBLOCKING)
+		atomic_store(&srv->any_nonblocking, 1);
 	return api_registry_add(srv, &srv->tools, &t->base);
+}
+
+/* ---- calls run where they were read (MCP_TOOL_NONBLOCKING) ---------------- */
+
+/* Wall time a call run here may take before it counts as having held its
+ * thread (see MCP_TOOL_NONBLOCKING): far above an honest handler's tens of
+ * microseconds, so that a preempted one on a busy machine is not blamed. */
+#define HERE_BUDGET_NS (10 * 1000000LL)
+
+int api_tools_call_may_run_here(mcp_server *srv, json_object *params)
+{
+	if (!atomic_load_explicit(&srv->any_nonblocking, memory_order_relaxed) ||
+	    api_authz_hooked(srv))
+		return 0;
+	const char *name = api_get_str(params, "name");
+	api_tool_entry *t = name ? (api_tool_entry *)api_registry_find(srv, &srv->tools, name)
+				 : NULL;
+	if (!t)
+		return 0;
+	int here = (t->flags & MCP_TOOL_NONBLOCKING) && !atomic_load(&t->demoted);
+	api_entry_unref(&t->base);
+	return here;
+}
+
+void api_tools_call_here(eng_req *r)
+{
+	int64_t t0 = eng_now_ns();
+	api_tools_call(r);
+	if (eng_now_ns() - t0 <= HERE_BUDGET_NS)
+		return;
+	api_sess *ms = api_sess_of(r->sess);
+	atomic_fetch_add(&ms->srv->stats.ran_here_overran, 1);
+	const char *name = api_get_str(api_get(r->msg, "params"), "name");
+	api_tool_entry *t = (api_tool_entry *)api_registry_find(ms->srv, &ms->srv->tools, name);
+	if (t) {
+		api_tool_demote(ms->srv, t, r, "nonblocking_overran");
+		api_entry_unref(&t->base);
+	}
 }
 
 /* ---- checking a call ------------------------------------------------------- */

@@ -386,6 +386,11 @@ if [ "$http" = 1 ]; then
 		start_http "$OURS" --stateless --json
 		lg sl-ours http --stateless -w 64 $tput --pid "$srv_pid" "127.0.0.1:$port"
 		stop_http
+		# The same tool declared MCP_TOOL_NONBLOCKING: run on the HTTP
+		# thread that read the call (issue 29).
+		start_http "$OURS" --stateless --json --nonblocking echo
+		lg sl-here http --stateless -w 64 $tput --pid "$srv_pid" "127.0.0.1:$port"
+		stop_http
 		if [ -x "$FLOOR" ]; then
 			start_floor
 			lg sl-floor http --stateless -w 64 $tput --pid "$srv_pid" "127.0.0.1:$port"
@@ -564,11 +569,18 @@ row "list_changed to $streams_n streams, p50 ms vs floor" "$(get scale-streams b
 	"$(get scale-streams-floor broadcast_p50_ms)" "epoll + send floor" div - - ms
 row "list_changed to $streams_n streams, max ms" "$(get scale-streams broadcast_max_ms)" \
 	"$(get scale-streams-floor broadcast_max_ms)" "epoll + send floor" div - - ms
-row "HTTP stateless echo, 64 connections, req/s vs floor" "$(get sl-ours rps)" \
+row "HTTP stateless echo, non-blocking (inline), req/s vs floor" "$(get sl-here rps)" \
 	"$(get sl-floor rps)" "MHD + json-c floor" div ge 0.8 req/s
+row "HTTP stateless echo, non-blocking (inline), server CPU us/request vs floor" \
+	"$(get sl-here server_cpu_us_per_req)" "$(get sl-floor server_cpu_us_per_req)" \
+	"MHD + json-c floor" div - - us
+# A tool run on a worker: the hand-off stays, and may not cost more than
+# it did before inline calls existed (0.53 of the floor, issue 16).
+row "HTTP stateless echo, on a worker, req/s vs floor" "$(get sl-ours rps)" \
+	"$(get sl-floor rps)" "MHD + json-c floor" div ge 0.53 req/s
 row "HTTP stateless echo, 64 connections, req/s vs TS SDK" "$(get sl-ours rps)" \
 	"$(ts_or_dash sl-ts rps)" "TS SDK stateless" div ge 10 req/s
-row "HTTP stateless echo, server CPU us/request vs floor" "$(get sl-ours server_cpu_us_per_req)" \
+row "HTTP stateless echo, on a worker, server CPU us/request vs floor" "$(get sl-ours server_cpu_us_per_req)" \
 	"$(get sl-floor server_cpu_us_per_req)" "MHD + json-c floor" div - - us
 if [ "$store" = 1 ]; then
 	row "tasks/get, 4 connections, req/s, Redis store / none" "$(get store-get-redis rps)" \
@@ -598,7 +610,8 @@ per_run "stdio echo w=64 req/s, arguments checked / unchecked" ours-w64 unchecke
 [ "$have_ts" = 0 ] || per_run "stdio echo w=64 req/s, libmcp / TS SDK" ours-w64 ts-w64 rps
 per_run "CPU-bound req/s, 2 workers / 1" cpu-2 cpu-1 rps
 [ "$have_ts" = 0 ] || per_run "HTTP JSON req/s, libmcp / TS SDK" http-ours-json http-ts-json rps
-[ "$http" = 0 ] || per_run "HTTP stateless req/s, libmcp / floor" sl-ours sl-floor rps
+[ "$http" = 0 ] || per_run "HTTP stateless req/s, non-blocking (inline) / floor" sl-here sl-floor rps
+[ "$http" = 0 ] || per_run "HTTP stateless req/s, on a worker / floor" sl-ours sl-floor rps
 [ "$store" = 0 ] || per_run "tasks/get req/s, Redis store / none" store-get-redis store-get-none rps
 [ "$have_ts" = 0 ] || [ "$http" = 0 ] || per_run "HTTP stateless req/s, libmcp / TS SDK" sl-ours sl-ts rps
 if [ "$have_ts" = 1 ]; then
@@ -642,7 +655,7 @@ if ! awk '{
 fi
 need="ours-w1 ours-w16 ours-w64 base-w1 base-w16 base-w64 close-sleep close-roots cancel ping-base"
 need="$need cpu-1 cpu-2 mem-ours mem-base"
-[ "$http" = 0 ] || need="$need http-ours-json http-ours-sse scale-idle scale-streams scale-streams-floor sl-ours sl-floor"
+[ "$http" = 0 ] || need="$need http-ours-json http-ours-sse scale-idle scale-streams scale-streams-floor sl-ours sl-here sl-floor"
 for label in $need; do
 	if ! grep -q " label=$label " "$R"; then
 		echo "bench: FAIL: no result for $label" >&2

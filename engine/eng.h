@@ -188,6 +188,8 @@ struct eng_req {
 	int started;              /* handler began (for counters) */
 	int finished;             /* an eng_req_finish_* ran */
 	int kept;                 /* its run handed it over (eng_req_keep) */
+	int here;                 /* runs on the thread that admitted it
+				     (eng_session_run_here), not a worker */
 	int capped;               /* holds a place of its session's cap
 				     (limits.max_running) until it leaves the
 				     pool */
@@ -487,7 +489,12 @@ typedef struct eng_stats {
 		pending_failed, abandoned, rejected, inflight_left, pending_left,
 		/* answers that matched no waiting outbound request (unknown,
 		 * late, duplicate, or not an integer id): dropped */
-		answers_unmatched;
+		answers_unmatched,
+		/* requests run on the thread that read them
+		 * (eng_session_run_here), and of those, the protocol layer's
+		 * count of handlers that broke the promise not to wait: they
+		 * tried (refused), or ran too long (overran) */
+		ran_here, ran_here_refused, ran_here_overran;
 } eng_stats;
 
 /* ---- sessions (engine/session.c) ---------------------------------------- */
@@ -683,6 +690,20 @@ void eng_session_set_transport_features(eng_session *s, unsigned flags);
 int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 		       void (*run)(eng_req *), void *proto_req,
 		       void (*free_proto)(void *));
+/* Like eng_session_submit, but `run` executes at once on the calling
+ * thread (the reader, or the thread feeding a push session, which holds
+ * the session's feed lock meanwhile), with no hand-off to the pool and no
+ * place in the session's cap: for work that never waits (the protocol
+ * layer decides which).  The request is in flight as any other: a
+ * duplicate id is refused, its token fires on a peer cancel or the
+ * close, and its one outcome is decided as on a worker. */
+int eng_session_run_here(eng_session *s, json_object *msg, json_object *id,
+			 void (*run)(eng_req *), void *proto_req, void (*free_proto)(void *));
+/* Whether r runs on the thread that admitted it (eng_session_run_here). */
+static inline int eng_req_here(const eng_req *r)
+{
+	return r->here;
+}
 /* Runs `run` on a worker as a request that no peer sent: the local side's
  * own work that must obey the session's shutdown (a client answering an
  * input_required result with its handlers).  It is in flight under `key`

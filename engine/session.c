@@ -637,8 +637,12 @@ static void submit_held(eng_session *s);
 static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *proto_req,
 		     void (*free_proto)(void *), eng_req **held);
 
-static int admit(eng_session *s, json_object *msg, json_object *id, void (*run)(eng_req *),
-		 void *proto_req, void (*free_proto)(void *), eng_req **held)
+static void dispatch_run(eng_req *r);
+
+/* A new request of msg, or NULL when memory ran out (answered, and what
+ * it was given freed). */
+static eng_req *new_req(eng_session *s, json_object *msg, json_object *id, void *proto_req,
+			void (*free_proto)(void *))
 {
 	eng_req *r = eng_req_new(s, msg, id);
 	if (!r) {
@@ -647,9 +651,15 @@ static int admit(eng_session *s, json_object *msg, json_object *id, void (*run)(
 		eng_session_respond_error(s, id, MCP_JSONRPC_INTERNAL_ERROR,
 					  "out of memory", NULL);
 		json_object_put(msg);
-		return MCP_ENOMEM;
 	}
-	return admit_req(s, r, run, proto_req, free_proto, held);
+	return r;
+}
+
+static int admit(eng_session *s, json_object *msg, json_object *id, void (*run)(eng_req *),
+		 void *proto_req, void (*free_proto)(void *), eng_req **held)
+{
+	eng_req *r = new_req(s, msg, id, proto_req, free_proto);
+	return r ? admit_req(s, r, run, proto_req, free_proto, held) : MCP_ENOMEM;
 }
 
 static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *proto_req,
@@ -694,6 +704,13 @@ static int admit_req(eng_session *s, eng_req *r, void (*run)(eng_req *), void *p
 	if (!run) {
 		s->feed_admitted++;
 		*held = r; /* the caller's reference */
+		return MCP_OK;
+	}
+	if (r->here) {
+		s->feed_admitted++;
+		atomic_fetch_add(&s->stats->ran_here, 1);
+		dispatch_run(r);
+		eng_req_unref(r);
 		return MCP_OK;
 	}
 	keep_raw_when_deep(s, r);
@@ -875,6 +892,16 @@ int eng_session_submit(eng_session *s, json_object *msg, json_object *id,
 		       void (*free_proto)(void *))
 {
 	return admit(s, msg, id, run, proto_req, free_proto, NULL);
+}
+
+int eng_session_run_here(eng_session *s, json_object *msg, json_object *id,
+			 void (*run)(eng_req *), void *proto_req, void (*free_proto)(void *))
+{
+	eng_req *r = new_req(s, msg, id, proto_req, free_proto);
+	if (!r)
+		return MCP_ENOMEM;
+	r->here = 1;
+	return admit_req(s, r, run, proto_req, free_proto, NULL);
 }
 
 int eng_session_submit_local(eng_session *s, const char *key, void (*run)(eng_req *),
@@ -1249,6 +1276,9 @@ int eng_req_emit(eng_req *r, json_object *msg)
 	json_object_put(msg);
 	if (!line)
 		return rc;
+	/* Run where it was read: that thread never waits for the writer. */
+	if (r->here)
+		return eng_writer_push(&r->sess->writer, line, len, r, 0);
 	return eng_writer_push_wait(&r->sess->writer, line, len, r, &r->token, NULL);
 }
 

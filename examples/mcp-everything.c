@@ -517,7 +517,8 @@ static void usage(FILE *f)
 		"                      [--allow-host NAME]... [--allow-origin ORIGIN]...\n"
 		"                      [--bearer TOKEN] [--state-key HEX64 [--state-key-old HEX64]]\n"
 		"                      [--state-ttl-ms N] [--max-parked N] [--park-ttl-ms N]\n"
-		"                      [--unchecked-args] [--instance TAG] [--max-tasks N]\n"
+		"                      [--unchecked-args] [--nonblocking TOOL]...\n"
+		"                      [--instance TAG] [--max-tasks N]\n"
 		"                      [--max-tasks-per-principal N]\n"
 		"                      [--task-ttl-ms N] [--store URL] [--store-timeout-ms N]\n"
 		"                      [--task-lease-ms N]\n"
@@ -532,7 +533,10 @@ static void usage(FILE *f)
 		"                       [--auth-require SCOPES]]\n"
 		"                      [--rate-limit N/SECONDS] [--access-log]\n"
 		"--legacy-sse also serves the HTTP+SSE transport of MCP 2024-11-05 (GET /sse,\n"
-		"POST /messages?sessionId=ID) beside Streamable HTTP on /mcp.\n");
+		"POST /messages?sessionId=ID) beside Streamable HTTP on /mcp.\n"
+		"--nonblocking TOOL declares the tool MCP_TOOL_NONBLOCKING: its calls run on\n"
+		"the thread that read them (echo, add: the benchmark's; spin, roots: the\n"
+		"tests' of a broken promise).\n");
 }
 
 /* The --auth-* options. */
@@ -710,6 +714,9 @@ int main(int argc, char **argv)
 {
 	long workers = 4, grace = 1500, max_message = 16L << 20, max_values = 1048576;
 	int want_trace = 0, want_stats = 0, unchecked = 0;
+	/* --nonblocking: names of tools, and how many of them were found */
+	const char *nonblocking[8];
+	int nnonblocking = 0, nblocking_found = 0;
 	const char *http = NULL;
 	int json_only = 0, stateless = 0, legacy_sse = 0;
 	long max_sessions = 1000;
@@ -855,6 +862,10 @@ int main(int argc, char **argv)
 			want_trace = 1;
 		} else if (strcmp(a, "--unchecked-args") == 0) {
 			unchecked = 1;
+		} else if (strcmp(a, "--nonblocking") == 0 && i + 1 < argc) {
+			if (nnonblocking == sizeof nonblocking / sizeof nonblocking[0])
+				goto bad;
+			nonblocking[nnonblocking++] = argv[++i];
 		} else if (strcmp(a, "--stats") == 0) {
 			want_stats = 1;
 		} else if (strcmp(a, "--workers") == 0 && i + 1 < argc) {
@@ -979,6 +990,11 @@ int main(int argc, char **argv)
 		 * straight to the handlers (which then trust them blindly). */
 		if (unchecked)
 			t.flags |= MCP_TOOL_UNCHECKED_ARGS;
+		for (int k = 0; k < nnonblocking; k++)
+			if (strcmp(nonblocking[k], t.name) == 0) {
+				t.flags |= MCP_TOOL_NONBLOCKING;
+				nblocking_found++;
+			}
 		int rc = mcp_server_add_tool(srv, &t);
 		if (rc != MCP_OK) {
 			char why[256];
@@ -988,6 +1004,10 @@ int main(int argc, char **argv)
 				rc == MCP_EINVAL ? why : "");
 			return 1;
 		}
+	}
+	if (nblocking_found != nnonblocking) {
+		fprintf(stderr, "mcp-everything: --nonblocking names a tool that is not here\n");
+		return 1;
 	}
 
 	struct sigaction sa;

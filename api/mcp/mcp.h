@@ -326,7 +326,11 @@ MCP_EXTERN void mcp_server_shutdown_from_signal(mcp_server *srv);
  * responses_dropped, dropped_queued, pending_failed, abandoned,
  * inflight_left, pending_left, rejected (requests answered with an error
  * before reaching a handler: a duplicate in-flight id, or a full work
- * queue).  Counters cover every session the server has run.  The caller
+ * queue), idle_polls and idle_poll_hits (the workers' polls for work
+ * before sleeping), ran_here (calls of MCP_TOOL_NONBLOCKING tools run
+ * on the thread that read them), ran_here_refused and ran_here_overran
+ * (those that broke the promise; see MCP_TOOL_NONBLOCKING).  Counters
+ * cover every session the server has run.  The caller
  * frees it with free().  NULL when out of memory.  Any thread. */
 MCP_EXTERN char *mcp_server_stats_json(mcp_server *srv);
 
@@ -405,6 +409,30 @@ typedef enum mcp_task_support {
  * MCP_TASKS_FORBIDDEN is made a task before its handler runs, for every
  * request that declares the tasks extension. */
 #define MCP_TOOL_TASK_BY_HANDLER 0x8u
+/* The handler never waits: it computes its answer from its arguments and
+ * memory of its own and returns, in well under a millisecond.  Its calls
+ * then run on the thread that read the request (the connection's reader,
+ * or an HTTP thread) instead of a worker, which saves the hand-off (a
+ * thread wake-up, and over HTTP a suspend and resume of the connection).  The tool must
+ * keep task_support at MCP_TASKS_FORBIDDEN (a task is long work by
+ * definition; mcp_server_add_tool refuses the pair), and with request
+ * hooks installed (mcp_server_set_request_hooks) its calls run on a worker
+ * as any other.
+ *
+ * What the promise excludes, and what breaking it costs:
+ *  - every mcp_ctx_* call that would wait for the client or the clock
+ *    (mcp_ctx_sleep, mcp_ctx_wait, roots, sampling, elicitation, the input
+ *    rounds of a legacy client) returns MCP_ESTATE at once instead;
+ *  - a call that takes longer than 10 ms has held that thread, and every
+ *    connection it serves, for as long.
+ * Either one moves the tool to the workers for the rest of the server's
+ * life, counts in mcp_server_stats_json ("ran_here_refused" or
+ * "ran_here_overran"), and gives the trace hook a line ("nonblocking_
+ * refused" or "nonblocking_overran", naming the tool).  A tool that may
+ * block on a lock, a file, the network or a child must not set it.
+ * mcp_ctx_progress and mcp_ctx_log stay allowed; they queue their line
+ * without waiting for room. */
+#define MCP_TOOL_NONBLOCKING 0x10u
 
 typedef struct mcp_tool {
 	size_t struct_size;        /* MCP_TOOL_INIT */
@@ -1477,7 +1505,10 @@ MCP_EXTERN int mcp_server_set_instance_id(mcp_server *srv, const char *tag);
  * "transport_closed", "shutdown", "timeout").  Between the two, `event`
  * "invalid_output" reports a server fault: the tool's structuredContent
  * broke its output_schema (reason: the one-line error, e.g.
- * "/sum: expected number, got string (type)"; the client gets -32603).
+ * "/sum: expected number, got string (type)"; the client gets -32603),
+ * and "nonblocking_refused" and "nonblocking_overran" a tool declared
+ * MCP_TOOL_NONBLOCKING that tried to wait or ran too long (reason: the
+ * tool's name; see there).
  * Events may be added: a hook ignores those it does not know.  `id_json`
  * is the request id as compact JSON.  All strings are borrowed for the
  * call only.  The hook must be thread-safe and must not block. */

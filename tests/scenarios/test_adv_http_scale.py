@@ -437,6 +437,75 @@ def one_session_cannot_starve_another():
         srv.kill()
 
 
+def nonblocking_tool_that_blocks_stalls_no_one_twice():
+    """Issue 29: a tool declared non-blocking (mcp-everything --nonblocking)
+    runs on the HTTP thread that read its call.  One that breaks the
+    promise (spin, 300 ms) is answered, reported by the trace hook and
+    counted; its later calls run on a worker, so while one of them spins
+    for 5 s the other session's calls of an honest non-blocking tool,
+    and its pings, are answered.  Stateless calls of it run inline too."""
+    srv = HttpServer("--trace", "--workers", "2", "--nonblocking", "spin",
+                     "--nonblocking", "echo")
+    conn = Conn(srv.port)
+    stuck = None
+    try:
+        sid_a = _open_session(conn)
+        sid_b = _open_session(conn)
+        st, _, body = conn.request("POST", _call("a1", "spin", {"ms": 300}), sid_a)
+        if st != 200 or "result" not in json.loads(body):
+            raise Fail(f"the first spin answered {st} {body[:200]}")
+        if not _wait_err(srv, 'nonblocking_overran "a1" spin'):
+            raise Fail(f"no nonblocking_overran trace: {srv.err[-5:]}")
+        stuck = _raw(srv.port, "POST", {"Content-Type": "application/json",
+                                         "Accept": "application/json",
+                                         "Mcp-Session-Id": sid_a},
+                     json.dumps(_call("a2", "spin", {"ms": int(T(5) * 1000)})))
+        end = time.monotonic() + T(10)
+        while time.monotonic() < end and not any('started "a2"' in ln for ln in srv.err):
+            time.sleep(0.01)
+        for i in range(20):
+            st, _, body = conn.request("POST", _call(f"b{i}", "echo", {"text": str(i)}), sid_b)
+            if st != 200 or json.loads(body)["result"]["content"][0]["text"] != str(i):
+                raise Fail(f"session B's echo answered {st} {body[:200]}")
+            st, _, body = conn.request("POST", {"jsonrpc": "2.0", "id": f"p{i}",
+                                                "method": "ping"}, sid_b)
+            if st != 200 or json.loads(body).get("id") != f"p{i}":
+                raise Fail(f"session B's ping answered {st} {body[:200]}")
+        stuck.setblocking(False)
+        try:
+            early = stuck.recv(1)
+        except BlockingIOError:
+            early = None
+        if early is not None:
+            raise Fail("the 5 s spin answered while B was served (it never ran)")
+        stuck.setblocking(True)
+        stuck.settimeout(T(20))
+        st, _, rest = _read_head(stuck)
+        if st != 200:
+            raise Fail(f"the 5 s spin answered {st} {rest[:200]}")
+        sl = Conn(srv.port)
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "scale", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {}}
+        st, _, body = sl.request("POST", _call("s1", "echo", {"text": "sl"}, meta),
+                                 headers={"MCP-Protocol-Version": "2026-07-28",
+                                          "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
+        sl.close()
+        if st != 200 or "result" not in json.loads(body):
+            raise Fail(f"a stateless echo answered {st} {body[:200]}")
+        stats = srv.stop(bound=30)
+        if stats["ran_here_overran"] != 1 or stats["ran_here_refused"] != 0 or \
+                stats["ran_here"] != 22:
+            raise Fail(f"ran_here counters: {stats}")
+        if stats["inflight_left"] or stats["pending_left"]:
+            raise Fail(f"stats at exit {stats}")
+    finally:
+        if stuck:
+            stuck.close()
+        conn.close()
+        srv.kill()
+
+
 def limits_each_with_status():
     """Connections, sessions and streams past their limits get 503 with
     Retry-After and a JSON-RPC body; nesting past the depth limit is 400
@@ -822,7 +891,7 @@ SCENARIOS = [idle_sessions_keep_threads_flat, sse_streams_broadcast_then_delete,
              limits_each_with_status, stateless_requests_race_sigterm,
              ambiguous_framing_refused, unechoable_ids_get_an_answer,
              headers_checked_on_every_method, dropped_connection_seen_at_once,
-             peer_cancel_ends_the_post]
+             peer_cancel_ends_the_post, nonblocking_tool_that_blocks_stalls_no_one_twice]
 
 if __name__ == "__main__":
     sys.exit(run(SCENARIOS, EXPECTED_FAILURES, sys.argv[1:]))

@@ -23,6 +23,7 @@ typedef struct fixture {
 	int rc;
 	_Atomic int cleanups;
 	_Atomic int handler_saw_cancel;
+	char *_Atomic nonblocking_event; /* the last nonblocking_* trace */
 } fixture;
 
 static fixture *current;
@@ -89,13 +90,57 @@ static int t_chatty(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user
 	return mcp_result_add_text(out, "chatty done");
 }
 
+/* MCP_TOOL_NONBLOCKING tools: each notes the thread it ran on; "waits"
+ * also what its sleep returned, "overruns" spins past the 10 ms budget. */
+static _Atomic pthread_t here_thread;
+static _Atomic int here_sleep_rc;
+
+static int t_here(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	atomic_store(&here_thread, pthread_self());
+	return mcp_result_add_text(out, "here");
+}
+
+static int t_here_waits(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)args;
+	(void)user;
+	atomic_store(&here_thread, pthread_self());
+	atomic_store(&here_sleep_rc, mcp_ctx_sleep(ctx, 1));
+	return mcp_result_add_text(out, "woke");
+}
+
+static int t_here_overruns(mcp_ctx *ctx, json_object *args, mcp_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	atomic_store(&here_thread, pthread_self());
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) < 30000000LL);
+	return mcp_result_add_text(out, "spun");
+}
+
 static void on_trace(const char *event, const char *id, const char *reason, void *user)
 {
 	(void)id;
-	(void)reason;
 	fixture *f = user;
 	if (strcmp(event, "cleanup") == 0)
 		atomic_fetch_add(&f->cleanups, 1);
+	if (strncmp(event, "nonblocking_", 12) == 0) {
+		/* The event and the tool it names, once each. */
+		char *line = NULL;
+		if (asprintf(&line, "%s %s", event, reason) >= 0) {
+			char *old = atomic_exchange(&f->nonblocking_event, line);
+			ck_assert_ptr_null(old);
+		}
+	}
 }
 
 static void *run_server(void *arg)
@@ -105,7 +150,22 @@ static void *run_server(void *arg)
 	return NULL;
 }
 
+/* A fixture's server, running; with `hooked`, request hooks that let all through. */
+static fixture *start_hooked(int workers, int hooked);
+
 static fixture *start(int workers)
+{
+	return start_hooked(workers, 0);
+}
+
+static int allow_all(mcp_ctx *ctx, void *user)
+{
+	(void)ctx;
+	(void)user;
+	return MCP_OK;
+}
+
+static fixture *start_hooked(int workers, int hooked)
 {
 	fixture *f = calloc(1, sizeof *f);
 	current = f;
@@ -114,8 +174,12 @@ static fixture *start(int workers)
 	mcp_server_set_workers(f->srv, workers);
 	mcp_server_set_grace_ms(f->srv, 5000);
 	mcp_server_set_trace(f->srv, on_trace, f);
+	if (hooked)
+		ck_assert_int_eq(mcp_server_set_request_hooks(f->srv, allow_all, NULL, NULL),
+				 MCP_OK);
 	mcp_tool tools[] = {
 		{ MCP_TOOL_INIT, .name = "echo", .fn = t_echo },
+		{ MCP_TOOL_INIT, .name = "here", .fn = t_here, .flags = MCP_TOOL_NONBLOCKING },
 		{ MCP_TOOL_INIT, .name = "sleep", .fn = t_sleep },
 		{ MCP_TOOL_INIT, .name = "roots", .fn = t_roots },
 		{ MCP_TOOL_INIT, .name = "roots_timeout", .fn = t_roots_timeout },
@@ -268,6 +332,98 @@ START_TEST(version_negotiation)
 	int answers = 0;
 	drain_to_end(f, &answers);
 	ck_assert_int_eq(answers, 0);
+	finish(f);
+}
+END_TEST
+
+/* Calls `tool` with id `id` and checks it answered with `text`; the
+ * thread it ran on is then in here_thread. */
+static void call_here(fixture *f, int id, const char *tool, const char *text)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf,
+		 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+		 "{\"name\":\"%s\"}}",
+		 id, tool);
+	atomic_store(&here_thread, (pthread_t)0);
+	send_line(f, buf);
+	json_object *m = recv_msg(f);
+	ck_assert_int_eq(json_object_get_int(field(m, "id")), id);
+	json_object *c = json_object_array_get_idx(field(field(m, "result"), "content"), 0);
+	ck_assert_str_eq(json_object_get_string(field(c, "text")), text);
+	json_object_put(m);
+}
+
+/* MCP_TOOL_NONBLOCKING (issue 29): the call runs on the thread that read
+ * it (here the run_server thread, the memory connection's reader), in
+ * flight like any other; a handler that tries to wait is refused
+ * MCP_ESTATE, one that runs past the budget is reported, and either
+ * loses the privilege for good; request hooks send every call to a
+ * worker; registration refuses the flag on a tool that may be a task. */
+START_TEST(nonblocking_tools_run_where_read_until_they_wait)
+{
+	fixture *f = start(2);
+	mcp_tool tools[] = {
+		{ MCP_TOOL_INIT, .name = "waits", .fn = t_here_waits,
+		  .flags = MCP_TOOL_NONBLOCKING },
+		{ MCP_TOOL_INIT, .name = "overruns", .fn = t_here_overruns,
+		  .flags = MCP_TOOL_NONBLOCKING },
+	};
+	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+		ck_assert_int_eq(mcp_server_add_tool(f->srv, &tools[i]), MCP_OK);
+	mcp_tool task = { MCP_TOOL_INIT, .name = "task", .fn = t_here,
+			  .flags = MCP_TOOL_NONBLOCKING, .task_support = MCP_TASKS_OPTIONAL };
+	char why[256];
+	ck_assert_int_eq(mcp_server_add_tool(f->srv, &task), MCP_EINVAL);
+	ck_assert_int_eq(mcp_tool_check(&task, why, sizeof why), MCP_EINVAL);
+	ck_assert_msg(strstr(why, "MCP_TOOL_NONBLOCKING"), "%s", why);
+	initialize(f, "{}");
+	eng_stats *st = &f->srv->stats;
+
+	call_here(f, 1, "here", "here");
+	ck_assert(pthread_equal(atomic_load(&here_thread), f->thread));
+	ck_assert_uint_eq(atomic_load(&st->ran_here), 1);
+	call_here(f, 2, "echo", ""); /* not declared: a worker */
+	ck_assert(!pthread_equal(atomic_load(&here_thread), f->thread));
+
+	/* Tries to sleep: refused at once, reported, demoted. */
+	call_here(f, 3, "waits", "woke");
+	ck_assert(pthread_equal(atomic_load(&here_thread), f->thread));
+	ck_assert_int_eq(atomic_load(&here_sleep_rc), MCP_ESTATE);
+	ck_assert_uint_eq(atomic_load(&st->ran_here_refused), 1);
+	char *ev = atomic_exchange(&f->nonblocking_event, NULL);
+	ck_assert_str_eq(ev, "nonblocking_refused waits");
+	free(ev);
+	call_here(f, 4, "waits", "woke");
+	ck_assert(!pthread_equal(atomic_load(&here_thread), f->thread));
+	ck_assert_int_eq(atomic_load(&here_sleep_rc), MCP_OK);
+
+	/* Runs 30 ms: answered, reported, demoted. */
+	call_here(f, 5, "overruns", "spun");
+	ck_assert(pthread_equal(atomic_load(&here_thread), f->thread));
+	ck_assert_uint_eq(atomic_load(&st->ran_here_overran), 1);
+	ev = atomic_exchange(&f->nonblocking_event, NULL);
+	ck_assert_str_eq(ev, "nonblocking_overran overruns");
+	free(ev);
+	call_here(f, 6, "overruns", "spun");
+	ck_assert(!pthread_equal(atomic_load(&here_thread), f->thread));
+	ck_assert_uint_eq(atomic_load(&st->ran_here), 3);
+
+	ck_assert_ptr_null(atomic_load(&f->nonblocking_event));
+	tp_mem_client_close(f->mem);
+	int answers = 0;
+	drain_to_end(f, &answers);
+	ck_assert_int_eq(answers, 0);
+	finish(f);
+
+	/* Hooks are application code that may wait: a worker runs them. */
+	f = start_hooked(2, 1);
+	initialize(f, "{}");
+	call_here(f, 1, "here", "here");
+	ck_assert(!pthread_equal(atomic_load(&here_thread), f->thread));
+	ck_assert_uint_eq(atomic_load(&f->srv->stats.ran_here), 0);
+	tp_mem_client_close(f->mem);
+	drain_to_end(f, &answers);
 	finish(f);
 }
 END_TEST
@@ -971,6 +1127,7 @@ Suite *unit_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, version_negotiation);
+	tcase_add_test(tc, nonblocking_tools_run_where_read_until_they_wait);
 	tcase_add_test(tc, peer_cancel_running_writes_nothing);
 	tcase_add_test(tc, eof_answers_queued_work_and_drops_cancelled);
 	tcase_add_test(tc, eof_wakes_handlers_blocked_on_roots);
