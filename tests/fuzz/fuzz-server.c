@@ -166,6 +166,10 @@ static const mcp_tool tools[] = {
 	{ MCP_TOOL_INIT, .name = "progress", .fn = tool_progress },
 	{ MCP_TOOL_INIT, .name = "ask", .fn = tool_ask },
 	{ MCP_TOOL_INIT, .name = "task_only", .fn = tool_sleep, .task_support = MCP_TASKS_REQUIRED },
+	/* Run on the thread that fed their call (issue 29). */
+	{ MCP_TOOL_INIT, .name = "here", .fn = tool_echo, .flags = MCP_TOOL_NONBLOCKING },
+	{ MCP_TOOL_INIT, .name = "here_progress", .fn = tool_progress,
+	  .flags = MCP_TOOL_NONBLOCKING },
 };
 
 static int read_body(const char *uri, json_object *vars, mcp_contents *out)
