@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "api/internal.h"
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 MCP_EXTERN mcp_cancel_reason mcp_ctx_cancelled(const mcp_ctx *ctx)
 {

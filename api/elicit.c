@@ -12,7 +12,7 @@
 
 #include "api/desc.h"
 #include "api/internal.h"
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 struct mcp_form {
 	char *message;

@@ -90,7 +90,7 @@ typedef struct api_tool_entry {
 	json_object *input_schema;       /* owned; read-only after registration */
 	json_object *output_schema;      /* owned or NULL */
 	json_object *annotations;        /* owned or NULL */
-	/* The schemas compiled (api/jschema.h): immutable, shared by every
+	/* The schemas compiled (api/jschema/jschema.h): immutable, shared by every
 	 * worker; NULL when the check is off (or, for output, no schema). */
 	struct jschema *in_check, *out_check;
 	mcp_tool_fn fn;

@@ -9,7 +9,7 @@
 
 #include "api/desc.h"
 #include "api/internal.h"
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 static void prompt_destroy(api_entry *e)
 {

@@ -13,7 +13,7 @@
 
 #include "api/desc.h"
 #include "api/internal.h"
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 static void tool_destroy(api_entry *e)
 {

@@ -1,6 +1,6 @@
 /*
  * fuzz-schema.c - libFuzzer target: the JSON Schema validator
- * (api/jschema.c) on a random schema and a random instance.
+ * (api/jschema/jschema.c) on a random schema and a random instance.
  *
  * Input: byte 0 chooses the options (bit 0: formats assert; bit 1: a
  * second document, the instance text, is handed over as
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 static json_object *parse(const char *text, size_t len)
 {

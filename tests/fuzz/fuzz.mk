@@ -41,7 +41,7 @@ FUZZ_STAMP = tests/fuzz/probe.result
 # The library, instrumented for coverage (no main: libFuzzer brings it),
 # with the sources libmcp-internal.la adds by configuration that the
 # fuzzers need to link (no HTTP server: api/http-none.c).
-FUZZ_LIB_SRC = $(MCP_SOURCES) api/http-none.c
+FUZZ_LIB_SRC = $(MCP_SOURCES) $(JSCHEMA_SOURCES) api/http-none.c
 if HAVE_HIREDIS
 FUZZ_LIB_SRC += transport/store-redis.c
 endif

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 #include "tests/fuzz/failmalloc.h"
 
 #if defined(__has_feature)

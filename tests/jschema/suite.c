@@ -1,6 +1,6 @@
 /*
  * suite.c - the official JSON Schema Test Suite (draft 2020-12) against
- * libmcp's validator (api/jschema.c), in make check.
+ * libmcp's validator (api/jschema/jschema.c), in make check.
  *
  *   suite [SUITE_DIR]      (default: $JSON_SCHEMA_SUITE_DIR)
  *
@@ -27,7 +27,7 @@
 
 #include <json-c/json.h>
 
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 #define REMOTE_BASE "http://localhost:1234/"
 

@@ -1,5 +1,5 @@
 /*
- * test_jschema.c - unit tests of the JSON Schema validator (api/jschema.c)
+ * test_jschema.c - unit tests of the JSON Schema validator (api/jschema/jschema.c)
  * beyond the official suite: the words of its errors (instance pointer,
  * keyword, schema location, message), its bounds (schema depth, $ref
  * loops, remote references, evaluation depth and steps, a catastrophic
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 #include "tests/unit/runner.h"
 
 static json_object *parse(const char *text)

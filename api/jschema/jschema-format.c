@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 enum {
 	F_NONE = 0,

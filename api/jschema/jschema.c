@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 #define DEFAULT_BASE "urn:libmcp:schema"
 #define DEFAULT_SCHEMA_DEPTH 128

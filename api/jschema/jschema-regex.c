@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 /* Longest pattern accepted, in bytes of its ECMA source. */
 #define MAX_PATTERN (64 * 1024)

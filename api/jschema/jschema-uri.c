@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/jschema.h"
+#include "api/jschema/jschema.h"
 
 /* The five components of a URI reference; a NULL start means absent (an
  * empty path is present with length 0). */
