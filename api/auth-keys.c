@@ -6,7 +6,7 @@
  *
  * The HTTP threads never fetch: they ask this thread and wait, bounded,
  * for the fetch to end (auth_keysrc_kid_miss).  The set itself lives in
- * the verifier (api/auth.c), which keeps the old set whenever a new
+ * the verifier (api/jwt/jwt.c), which keeps the old set whenever a new
  * document is refused, so a failed fetch changes nothing but the reason
  * reported.
  */
@@ -24,7 +24,7 @@
 #include "api/internal.h"
 #include "transport/sigpipe.h"
 
-/* The key set file limit of api/auth.c holds for a fetched document too. */
+/* The key set file limit of api/jwt/jwt.c holds for a fetched document too. */
 #define JWKS_FETCH_MAX (1u << 20)
 /* Metadata documents are small; this is far above any real one. */
 #define METADATA_MAX (256u << 10)

@@ -8,7 +8,7 @@
  * first setter and never moved, so readers on any thread need no lock for
  * what is fixed before a run; the scope table changes while serving and is
  * guarded by the registries' lock, which every list and call already
- * takes; the key set swaps inside the verifier (api/auth.c), which the
+ * takes; the key set swaps inside the verifier (api/jwt/jwt.c), which the
  * key fetcher (api/auth-keys.c) feeds from its own thread; the
  * introspection cache (api/auth-introspect.c) has its own lock.
  */

@@ -19,15 +19,11 @@
 #include <strings.h>
 #include <time.h>
 
-#include <openssl/bn.h>
-#include <openssl/ec.h>
-#include <openssl/ecdsa.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <sodium.h>
 
 #include "config.h"
 #include "api/client-oauth.h"
+#include "api/jwt/jwt.h"
 #include "engine/eng.h"
 #include "mcp/client.h"
 
@@ -158,15 +154,8 @@ int client_oauth_set_private_key(client_oauth **slot, const char *pem)
 	client_oauth *o = settings(slot, &rc);
 	if (!o)
 		return rc;
-	if (pem) {
-		BIO *b = BIO_new_mem_buf(pem, -1);
-		EVP_PKEY *k = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
-		BIO_free(b);
-		int ok = k && (EVP_PKEY_id(k) == EVP_PKEY_EC || EVP_PKEY_id(k) == EVP_PKEY_RSA);
-		EVP_PKEY_free(k);
-		if (!ok)
-			return MCP_EINVAL;
-	}
+	if (pem && !auth_pem_key_alg(pem))
+		return MCP_EINVAL;
 	char *copy = pem ? strdup(pem) : NULL;
 	if (pem && !copy)
 		return MCP_ENOMEM;
@@ -1046,73 +1035,28 @@ static char *sign_assertion(client_oauth *o, char *why, size_t whysz)
 				     "(mcp_client_set_oauth_private_key)");
 		return NULL;
 	}
-	BIO *bio = BIO_new_mem_buf(o->private_key, -1);
-	EVP_PKEY *k = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
-	BIO_free(bio);
-	if (!k) {
+	if (!auth_pem_key_alg(o->private_key)) {
 		snprintf(why, whysz, "the client's private key does not parse");
 		return NULL;
 	}
-	int ec = EVP_PKEY_id(k) == EVP_PKEY_EC;
 	unsigned char rnd[16];
 	char jti[32];
 	randombytes_buf(rnd, sizeof rnd);
 	b64url(rnd, sizeof rnd, jti, sizeof jti);
 	int64_t now = (int64_t)time(NULL);
-	json_object *hdr = json_object_new_object();
-	json_object_object_add(hdr, "alg", json_object_new_string(ec ? "ES256" : "RS256"));
-	json_object_object_add(hdr, "typ", json_object_new_string("JWT"));
 	json_object *cl = json_object_new_object();
-	json_object_object_add(cl, "iss", json_object_new_string(o->reg_id));
-	json_object_object_add(cl, "sub", json_object_new_string(o->reg_id));
-	json_object_object_add(cl, "aud", json_object_new_string(o->issuer));
-	json_object_object_add(cl, "iat", json_object_new_int64(now));
-	json_object_object_add(cl, "exp", json_object_new_int64(now + 300));
-	json_object_object_add(cl, "jti", json_object_new_string(jti));
-	const char *hs = json_object_to_json_string_ext(hdr, JSON_C_TO_STRING_PLAIN);
-	const char *cs = json_object_to_json_string_ext(cl, JSON_C_TO_STRING_PLAIN);
-	size_t hl = strlen(hs), cll = strlen(cs);
-	size_t cap = (hl + cll) * 2 + 800;
-	char *jwt = malloc(cap);
-	unsigned char sig[1024];
-	size_t siglen = sizeof sig;
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	int ok = jwt && md;
-	if (ok) {
-		b64url((const unsigned char *)hs, hl, jwt, cap);
-		size_t n = strlen(jwt);
-		jwt[n++] = '.';
-		b64url((const unsigned char *)cs, cll, jwt + n, cap - n);
-		ok = EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, k) == 1 &&
-		     EVP_DigestSign(md, sig, &siglen, (unsigned char *)jwt, strlen(jwt)) == 1;
+	if (cl) {
+		json_object_object_add(cl, "iss", json_object_new_string(o->reg_id));
+		json_object_object_add(cl, "sub", json_object_new_string(o->reg_id));
+		json_object_object_add(cl, "aud", json_object_new_string(o->issuer));
+		json_object_object_add(cl, "iat", json_object_new_int64(now));
+		json_object_object_add(cl, "exp", json_object_new_int64(now + 300));
+		json_object_object_add(cl, "jti", json_object_new_string(jti));
 	}
-	if (ok && ec) {
-		/* JWS (RFC 7518 3.4): r and s, 32 bytes each, not DER. */
-		const unsigned char *p = sig;
-		ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)siglen);
-		const BIGNUM *r, *s;
-		ok = es != NULL;
-		if (ok) {
-			ECDSA_SIG_get0(es, &r, &s);
-			ok = BN_bn2binpad(r, sig, 32) == 32 && BN_bn2binpad(s, sig + 32, 32) == 32;
-			siglen = 64;
-			ECDSA_SIG_free(es);
-		}
-	}
-	if (ok) {
-		size_t n = strlen(jwt);
-		jwt[n++] = '.';
-		b64url(sig, siglen, jwt + n, cap - n);
-	}
-	EVP_MD_CTX_free(md);
-	EVP_PKEY_free(k);
-	json_object_put(hdr);
+	char *jwt = cl ? auth_jws_sign_pem(o->private_key, cl) : NULL;
 	json_object_put(cl);
-	if (!ok) {
-		free(jwt);
+	if (!jwt)
 		snprintf(why, whysz, "cannot sign the client assertion with the client's key");
-		return NULL;
-	}
 	return jwt;
 }
 

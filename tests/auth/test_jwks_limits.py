@@ -5,7 +5,7 @@ names the limit and its value (it used to say only "--auth-jwks: invalid
 argument").  At the limits themselves the set is taken.
 
 A key set is at most 1 MiB (1048576 bytes) and 256 keys
-(mcp_server_auth_keys_error, api/auth.c).
+(mcp_server_auth_keys_error, api/jwt/jwt.c).
 """
 import json
 import os

@@ -1,7 +1,7 @@
 /*
  * fuzz-jwt.c - libFuzzer target: a request's Authorization header through
  * to the verdict (api/authz.c api_authz_http: the Bearer scheme, the query
- * token check, then the built-in JWT verifier of api/auth.c: base64url,
+ * token check, then the built-in JWT verifier of api/jwt/jwt.c: base64url,
  * the JSON header and claims, alg, kid, the signature, exp/nbf/iat, iss,
  * aud, the scopes), with a fixed key set and a fixed clock (the `now`
  * argument).

@@ -41,7 +41,7 @@ FUZZ_STAMP = tests/fuzz/probe.result
 # The library, instrumented for coverage (no main: libFuzzer brings it),
 # with the sources libmcp-internal.la adds by configuration that the
 # fuzzers need to link (no HTTP server: api/http-none.c).
-FUZZ_LIB_SRC = $(MCP_SOURCES) $(JSCHEMA_SOURCES) api/http-none.c
+FUZZ_LIB_SRC = $(MCP_SOURCES) $(JSCHEMA_SOURCES) $(JWT_SOURCES) api/http-none.c
 if HAVE_HIREDIS
 FUZZ_LIB_SRC += transport/store-redis.c
 endif
@@ -92,7 +92,7 @@ tests/fuzz/fuzz-schema: tests/fuzz/fuzz-schema.c $(FUZZ_LIB)
 	  $(FUZZ_LIBS) -o $@
 
 # The Authorization header through to the verdict (api/authz.c, the JWT
-# verifier of api/auth.c), with a fixed key set and clock.
+# verifier of api/jwt/jwt.c), with a fixed key set and clock.
 tests/fuzz/fuzz-jwt: tests/fuzz/fuzz-jwt.c $(FUZZ_LIB)
 	@echo "  FUZZLD   $@"
 	@$(FUZZ_COMPILE) -fsanitize=fuzzer $(srcdir)/tests/fuzz/fuzz-jwt.c $(FUZZ_LIB) \

@@ -1,6 +1,6 @@
 /*
  * repro-jwt.c - regression tests for what fuzz-jwt found.  First: the JWT
- * verifier (api/auth.c) compared the claims and header members as C
+ * verifier (api/jwt/jwt.c) compared the claims and header members as C
  * strings, so a validly signed token whose "aud" was
  * "https://mcp.example.test/mcp\u0000.evil" was accepted by the server
  * whose resource is https://mcp.example.test/mcp, and a "sub" of

@@ -1,5 +1,5 @@
 /*
- * auth.c - who a request comes from: the principal, and the built-in
+ * jwt.c - who a request comes from: the principal, and the built-in
  * verifier of JWT access tokens signed with keys from a JWKS document.
  *
  * Every cryptographic step is OpenSSL's (libcrypto 3): keys are built from
@@ -44,8 +44,23 @@
 #include <openssl/rsa.h>
 #include <sodium.h>
 
-#include "api/auth.h"
-#include "api/internal.h"
+#include "api/jwt/jwt.h"
+
+/* The member `key` of object o, or NULL (also when o is not an object). */
+static json_object *member(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+/* A copy of s, or NULL for NULL; *failed set when memory ran out. */
+static char *dup_opt(const char *s, int *failed)
+{
+	char *d = s ? strdup(s) : NULL;
+	if (s && !d)
+		*failed = 1;
+	return d;
+}
 
 /* ---- the principal ------------------------------------------------------ */
 
@@ -329,14 +344,14 @@ static int key_fits(const jwk *k, const jws_alg *a)
 
 static const char *get_s(json_object *o, const char *key)
 {
-	json_object *v = api_get(o, key);
+	json_object *v = member(o, key);
 	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 /* The decoded bytes of a base64url JWK member, or NULL. */
 static unsigned char *jwk_bytes(json_object *o, const char *key, size_t *n)
 {
-	json_object *v = api_get(o, key);
+	json_object *v = member(o, key);
 	if (!json_object_is_type(v, json_type_string))
 		return NULL;
 	return auth_b64url_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v),
@@ -448,10 +463,10 @@ static int jwk_parse(json_object *o, jwk *k)
 		return 1;
 	const char *kty = get_s(o, "kty");
 	const char *use = get_s(o, "use");
-	json_object *ops = api_get(o, "key_ops");
-	json_object *jalg = api_get(o, "alg");
-	json_object *jkid = api_get(o, "kid");
-	if (!kty || (api_get(o, "use") && (!use || strcmp(use, "sig") != 0)))
+	json_object *ops = member(o, "key_ops");
+	json_object *jalg = member(o, "alg");
+	json_object *jkid = member(o, "kid");
+	if (!kty || (member(o, "use") && (!use || strcmp(use, "sig") != 0)))
 		return 1;
 	if (ops) {
 		int verify = 0;
@@ -534,7 +549,7 @@ static int keyset_parse(const char *text, size_t len, keyset **out, char *why, s
 	json_tokener_free(tok);
 	if (!doc && errno == ENOMEM)
 		return MCP_ENOMEM;
-	json_object *keys = api_get(doc, "keys");
+	json_object *keys = member(doc, "keys");
 	size_t n = json_object_is_type(keys, json_type_array) ? json_object_array_length(keys) : 0;
 	if (!complete || n == 0 || n > JWKS_MAX_KEYS) {
 		if (!complete)
@@ -779,7 +794,7 @@ static int signature_ok(const jws_alg *a, EVP_PKEY *pkey, const unsigned char *s
  * "exp":9223372036854775807 overflowed exp + skew (fuzz-jwt, UBSan). */
 static int numeric_date(json_object *claims, const char *key, int64_t *out)
 {
-	json_object *v = api_get(claims, key);
+	json_object *v = member(claims, key);
 	if (!v)
 		return 0;
 	if (json_object_is_type(v, json_type_int)) {
@@ -822,10 +837,10 @@ const char auth_reason_no_keys[] = "the server has no key set loaded";
 static int principal_from_claims(json_object *claims, mcp_principal *p)
 {
 	int failed = 0;
-	p->subject = api_strdup_opt(get_s(claims, "sub"), &failed);
+	p->subject = dup_opt(get_s(claims, "sub"), &failed);
 	const char *client = get_s(claims, "client_id");
-	p->client_id = api_strdup_opt(client ? client : get_s(claims, "azp"), &failed);
-	p->issuer = api_strdup_opt(get_s(claims, "iss"), &failed);
+	p->client_id = dup_opt(client ? client : get_s(claims, "azp"), &failed);
+	p->issuer = dup_opt(get_s(claims, "iss"), &failed);
 	if (failed)
 		return MCP_ENOMEM;
 	int rc = MCP_OK;
@@ -840,14 +855,14 @@ static int principal_from_claims(json_object *claims, mcp_principal *p)
 		scope += n;
 		scope += strspn(scope, " ");
 	}
-	json_object *scp = api_get(claims, "scp");
+	json_object *scp = member(claims, "scp");
 	size_t ns = json_object_is_type(scp, json_type_array) ? json_object_array_length(scp) : 0;
 	for (size_t i = 0; i < ns && rc == MCP_OK; i++) {
 		json_object *s = json_object_array_get_idx(scp, i);
 		if (json_object_is_type(s, json_type_string) && *json_object_get_string(s))
 			rc = auth_principal_add_scope(p, json_object_get_string(s));
 	}
-	json_object *aud = api_get(claims, "aud");
+	json_object *aud = member(claims, "aud");
 	if (json_object_is_type(aud, json_type_string)) {
 		if (rc == MCP_OK)
 			rc = auth_principal_add_audience(p, json_object_get_string(aud));
@@ -876,14 +891,14 @@ static const char *header_problem(json_object *hdr, const auth_jwt_rules *rules,
 		return "HMAC-signed tokens are refused: the keys here are public";
 	if (!(*alg = find_alg(alg_name)))
 		return "the token's algorithm is not supported";
-	if (api_get(hdr, "crit") || api_get(hdr, "b64"))
+	if (member(hdr, "crit") || member(hdr, "b64"))
 		return "the token header has critical extensions";
-	json_object *jtyp = api_get(hdr, "typ");
+	json_object *jtyp = member(hdr, "typ");
 	if (jtyp && !json_object_is_type(jtyp, json_type_string))
 		return "the token header's typ is not a string";
 	if (!typ_ok(jtyp ? json_object_get_string(jtyp) : NULL, rules->require_at_jwt))
 		return "the token is not an access token (typ)";
-	json_object *jkid = api_get(hdr, "kid");
+	json_object *jkid = member(hdr, "kid");
 	if (jkid && !json_object_is_type(jkid, json_type_string))
 		return "the token header's kid is not a string";
 	*kid = jkid ? json_object_get_string(jkid) : NULL;
@@ -938,12 +953,12 @@ static const char *claims_problem(json_object *claims, const auth_jwt_rules *rul
 		return "the token is not valid yet (nbf)";
 	if (has_iat && now + rules->skew_s < iat)
 		return "the token was issued in the future (iat)";
-	json_object *iss = api_get(claims, "iss");
+	json_object *iss = member(claims, "iss");
 	if (iss && !json_object_is_type(iss, json_type_string))
 		return "the token's issuer is not a string";
 	if (rules->issuer && (!iss || strcmp(json_object_get_string(iss), rules->issuer) != 0))
 		return "the token was not issued by the expected issuer";
-	json_object *aud = api_get(claims, "aud");
+	json_object *aud = member(claims, "aud");
 	int aud_ok = 0;
 	if (json_object_is_type(aud, json_type_string)) {
 		aud_ok = auth_audience_matches(json_object_get_string(aud), rules->audience);
@@ -958,8 +973,8 @@ static const char *claims_problem(json_object *claims, const auth_jwt_rules *rul
 	}
 	if (!aud_ok)
 		return "the token is not meant for this resource (aud)";
-	json_object *scope = api_get(claims, "scope"), *scp = api_get(claims, "scp");
-	json_object *sub = api_get(claims, "sub"), *cid = api_get(claims, "client_id");
+	json_object *scope = member(claims, "scope"), *scp = member(claims, "scp");
+	json_object *sub = member(claims, "sub"), *cid = member(claims, "client_id");
 	if ((scope && !json_object_is_type(scope, json_type_string)) ||
 	    (scp && !json_object_is_type(scp, json_type_array)) ||
 	    (sub && !json_object_is_type(sub, json_type_string)) ||
