@@ -34,20 +34,20 @@ MCP_EXTERN json_object *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
 	return api_ctx_caps(ctx);
 }
 
-void api_tool_demote(mcp_server *srv, api_tool_entry *t, eng_req *r, const char *event)
+void api_entry_demote(mcp_server *srv, api_entry *e, eng_req *r, const char *event)
 {
-	if (atomic_exchange(&t->demoted, 1))
+	if (atomic_exchange(&e->demoted, 1))
 		return; /* told once */
 	if (srv->trace)
-		srv->trace(event, eng_req_client_key(r), t->base.key, srv->trace_user);
+		srv->trace(event, eng_req_client_key(r), e->key, srv->trace_user);
 }
 
 int api_ctx_here_refuses(mcp_ctx *ctx)
 {
 	mcp_server *srv = ctx->sess->srv;
 	atomic_fetch_add(&srv->stats.ran_here_refused, 1);
-	if (ctx->tool)
-		api_tool_demote(srv, ctx->tool, ctx->req, "nonblocking_refused");
+	if (ctx->item)
+		api_entry_demote(srv, ctx->item, ctx->req, "nonblocking_refused");
 	return MCP_ESTATE;
 }
 

@@ -152,6 +152,104 @@ static void run_hooked(eng_req *r)
 	api_ctx_end_answer(&ctx, &a);
 }
 
+/* ---- calls run where they were read (MCP_*_NONBLOCKING) ----------------------------
+ *
+ * A tool, prompt or resource declared non-blocking runs on the thread that
+ * read its request (eng_session_run_here): no hand-off to the pool.  The
+ * library holds it to the promise: a wait it tries is refused (ctx.c,
+ * api_ctx_here_refuses), a run past HERE_BUDGET_NS is reported here, and
+ * either sends the item to the workers for good (api_entry_demote).  With
+ * request hooks (application code, which may wait) nothing runs here. */
+
+/* Wall time a call run here may take before it counts as having held its
+ * thread: far above an honest handler's tens of microseconds, so that a
+ * preempted one on a busy machine is not blamed. */
+#define HERE_BUDGET_NS (10 * 1000000LL)
+
+enum { HERE_NONE, HERE_TOOL, HERE_PROMPT, HERE_RESOURCE };
+
+/* Which kind of item the method of row m runs, if any. */
+static int here_kind(const method_row *m)
+{
+	if (m->run == api_tools_call)
+		return HERE_TOOL;
+	if (m->run == api_prompts_get)
+		return HERE_PROMPT;
+	return m->run == api_resources_read ? HERE_RESOURCE : HERE_NONE;
+}
+
+/* The item a request of kind `kind` names in `params` (a counted
+ * reference), or NULL. */
+static api_entry *here_item(mcp_server *srv, int kind, json_object *params)
+{
+	if (kind == HERE_TOOL || kind == HERE_PROMPT) {
+		const char *name = api_get_str(params, "name");
+		return name ? api_registry_find(srv, kind == HERE_TOOL ? &srv->tools : &srv->prompts,
+						name)
+			    : NULL;
+	}
+	const char *uri = api_get_str(params, "uri");
+	if (!uri)
+		return NULL;
+	api_entry *e = api_registry_find(srv, &srv->resources, uri);
+	if (!e) {
+		json_object *vars = NULL;
+		api_resource_entry *t = api_template_match(srv, uri, &vars);
+		json_object_put(vars);
+		e = t ? &t->base : NULL;
+	}
+	return e;
+}
+
+/* Runs r with `run` and reports a run past the budget. */
+static void run_timed(eng_req *r, void (*run)(eng_req *), int kind)
+{
+	int64_t t0 = eng_now_ns();
+	run(r);
+	if (eng_now_ns() - t0 <= HERE_BUDGET_NS)
+		return;
+	mcp_server *srv = api_sess_of(r->sess)->srv;
+	atomic_fetch_add(&srv->stats.ran_here_overran, 1);
+	api_entry *e = here_item(srv, kind, api_get(r->msg, "params"));
+	if (e) {
+		api_entry_demote(srv, e, r, "nonblocking_overran");
+		api_entry_unref(e);
+	}
+}
+
+static void tools_call_here(eng_req *r)
+{
+	run_timed(r, api_tools_call, HERE_TOOL);
+}
+
+static void prompts_get_here(eng_req *r)
+{
+	run_timed(r, api_prompts_get, HERE_PROMPT);
+}
+
+static void resources_read_here(eng_req *r)
+{
+	run_timed(r, api_resources_read, HERE_RESOURCE);
+}
+
+/* The run of a request of row m that may run where it was read, or NULL
+ * when it goes to a worker.  On the reader. */
+static void (*run_here_fn(mcp_server *srv, const method_row *m, json_object *params))(eng_req *)
+{
+	int kind = here_kind(m);
+	if (!kind || !atomic_load_explicit(&srv->any_nonblocking, memory_order_relaxed) ||
+	    api_authz_hooked(srv))
+		return NULL;
+	api_entry *e = here_item(srv, kind, params);
+	int here = e && e->nonblocking && !atomic_load(&e->demoted);
+	if (e)
+		api_entry_unref(e);
+	if (!here)
+		return NULL;
+	return kind == HERE_TOOL ? tools_call_here
+	       : kind == HERE_PROMPT ? prompts_get_here : resources_read_here;
+}
+
 /* ---- the engine's hooks ---------------------------------------------------------- */
 
 static int is_modern(eng_session *s, json_object *params)
@@ -196,8 +294,9 @@ static void on_request(eng_session *s, json_object *msg, json_object *id, const 
 		return;
 	}
 	void (*free_v)(void *) = v ? api_view_free : NULL;
-	if (m->run == api_tools_call && api_tools_call_may_run_here(ms->srv, params)) {
-		eng_session_run_here(s, msg, id, api_tools_call_here, v, free_v);
+	void (*here)(eng_req *) = run_here_fn(ms->srv, m, params);
+	if (here) {
+		eng_session_run_here(s, msg, id, here, v, free_v);
 		return;
 	}
 	if (m->where == ON_WORKER) {
@@ -240,9 +339,8 @@ static void (*raw_route(eng_session *s, const char *name))(eng_req *r)
 	const method_row *m = find_method(name, LEGACY);
 	if (!m || m->where != ON_WORKER)
 		return NULL;
-	/* Whether a call may run here depends on its tool's name. */
-	if (m->run == api_tools_call && atomic_load_explicit(&ms->srv->any_nonblocking,
-							     memory_order_relaxed))
+	/* Whether a call may run here depends on its item's name. */
+	if (here_kind(m) && atomic_load_explicit(&ms->srv->any_nonblocking, memory_order_relaxed))
 		return NULL;
 	if (!(m->flags & BEFORE_INIT) && atomic_load(&ms->state) == API_SESS_NEW)
 		return NULL;

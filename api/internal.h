@@ -71,6 +71,11 @@ typedef struct api_entry {
 	_Atomic int refs;
 	char *key;                       /* name, URI or URI template */
 	void (*destroy)(struct api_entry *e);
+	/* A tool, prompt or resource declared *_NONBLOCKING: its calls run
+	 * where they were read (dispatch.c), until it breaks the promise
+	 * and is `demoted` to the workers for good (api_entry_demote). */
+	int nonblocking;
+	_Atomic int demoted;
 } api_entry;
 
 /* Entries in registration order, under the server's reg_lock.  Adding or
@@ -97,8 +102,6 @@ typedef struct api_tool_entry {
 	void *user;
 	mcp_task_support task_support;
 	unsigned flags;                  /* MCP_TOOL_* */
-	/* MCP_TOOL_NONBLOCKING broken once: its calls go to the workers. */
-	_Atomic int demoted;
 	struct mcp_server *srv;          /* its server (the UI links: apps.c) */
 } api_tool_entry;
 
@@ -203,8 +206,9 @@ struct mcp_server {
 	int64_t park_ttl_ms;             /* wait for each input at most this */
 	pthread_rwlock_t reg_lock;   /* the registries below */
 	api_registry tools, resources, templates, prompts;
-	/* A tool declared MCP_TOOL_NONBLOCKING was ever registered: tools/call
-	 * is then routed from its tree, never its raw line (dispatch.c). */
+	/* A tool, prompt or resource declared non-blocking was ever
+	 * registered: its methods are then routed from their tree, never
+	 * their raw line (dispatch.c). */
 	_Atomic int any_nonblocking;
 
 	eng_pool pool;
@@ -280,6 +284,8 @@ struct mcp_ctx {
 	struct api_task *task;       /* the task this handler runs for, or NULL */
 	char task_refusal[200];      /* why a task was refused busy (which limit) */
 	struct api_tool_entry *tool; /* tools/call: the tool (borrowed) */
+	/* The tool, prompt or resource it runs (borrowed), or NULL. */
+	api_entry *item;
 	struct api_park *park;       /* 2026-07-28: this handler is parked */
 	json_object *progress_token; /* borrowed from the request, or NULL */
 	/* Its W3C trace context, checked (api/common.c); borrowed from the
@@ -793,19 +799,12 @@ int api_tool_outcome(mcp_ctx *ctx, api_tool_entry *t, mcp_result *res, int rc,
 json_object *api_tool_check_args(api_tool_entry *t, json_object *args, int rev, int *oom);
 /* tools/call. */
 void api_tools_call(eng_req *r);
-/* tools/call run on the thread that read it (eng_session_run_here), timed:
- * see MCP_TOOL_NONBLOCKING. */
-void api_tools_call_here(eng_req *r);
-/* Whether the tools/call of `params` may run where it was read: a tool
- * declared MCP_TOOL_NONBLOCKING and not demoted, on a server without
- * request hooks.  On the reader. */
-int api_tools_call_may_run_here(mcp_server *srv, json_object *params);
 /* A handler run where its request was read (eng_req_here) tried to
- * wait: counted, traced, its tool demoted.  MCP_ESTATE. */
+ * wait: counted, traced, its item demoted.  MCP_ESTATE. */
 int api_ctx_here_refuses(mcp_ctx *ctx);
-/* Sends tool t's calls to the workers for good, and tells the trace hook
- * (`event`, the request of r, the tool's name) the first time. */
-void api_tool_demote(mcp_server *srv, api_tool_entry *t, eng_req *r, const char *event);
+/* Sends item e's calls to the workers for good, and tells the trace hook
+ * (`event`, the request of r, the item's name or URI) the first time. */
+void api_entry_demote(mcp_server *srv, api_entry *e, eng_req *r, const char *event);
 
 json_object *api_prompt_describe(api_entry *e, int rev);
 /* prompts/get. */

@@ -81,7 +81,8 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *caller)
 	if (drc != MCP_OK)
 		return drc;
 	const mcp_prompt *prompt = &desc;
-	if (!prompt->name || !*prompt->name || !prompt->get || (prompt->nargs && !prompt->args))
+	if (!prompt->name || !*prompt->name || !prompt->get || (prompt->nargs && !prompt->args) ||
+	    (prompt->flags & ~MCP_PROMPT_NONBLOCKING))
 		return MCP_EINVAL;
 	for (size_t i = 0; i < prompt->nargs; i++) {
 		mcp_prompt_arg a;
@@ -124,6 +125,9 @@ MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt *caller)
 		api_entry_unref(&p->base);
 		return rc;
 	}
+	p->base.nonblocking = (prompt->flags & MCP_PROMPT_NONBLOCKING) != 0;
+	if (p->base.nonblocking)
+		atomic_store(&srv->any_nonblocking, 1);
 	return api_registry_add(srv, &srv->prompts, &p->base);
 }
 
@@ -319,6 +323,7 @@ void api_prompts_get(eng_req *r)
 	}
 	mcp_ctx ctx;
 	api_ctx_begin(&ctx, r, params);
+	ctx.item = &p->base;
 	if (api_ctx_admit(&ctx, MCP_ITEM_PROMPT, name)) {
 		json_object_put(own_args);
 		api_entry_unref(&p->base);

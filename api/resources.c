@@ -80,6 +80,14 @@ static api_resource_entry *entry_new(const char *key, const char *name, const ch
 	return r;
 }
 
+/* MCP_RESOURCE_NONBLOCKING, before the entry can be found. */
+static void set_nonblocking(mcp_server *srv, api_resource_entry *r, unsigned flags)
+{
+	r->base.nonblocking = (flags & MCP_RESOURCE_NONBLOCKING) != 0;
+	if (r->base.nonblocking)
+		atomic_store(&srv->any_nonblocking, 1);
+}
+
 MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *caller)
 {
 	mcp_resource desc;
@@ -89,13 +97,15 @@ MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource *call
 	if (drc != MCP_OK)
 		return drc;
 	const mcp_resource *res = &desc;
-	if (!res->uri || !*res->uri || !res->name || !res->read || res->size < 0)
+	if (!res->uri || !*res->uri || !res->name || !res->read || res->size < 0 ||
+	    (res->flags & ~MCP_RESOURCE_NONBLOCKING))
 		return MCP_EINVAL;
 	api_resource_entry *r = entry_new(res->uri, res->name, res->title, res->description,
 					  res->mime_type, res->read, res->user);
 	if (!r)
 		return MCP_ENOMEM;
 	r->size = res->size;
+	set_nonblocking(srv, r, res->flags);
 	return api_registry_add(srv, &srv->resources, &r->base);
 }
 
@@ -128,7 +138,7 @@ MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
 		return drc;
 	const mcp_resource_template *tpl = &desc;
 	if (!tpl->uri_template || !tpl->name || !tpl->read ||
-	    !template_valid(tpl->uri_template))
+	    !template_valid(tpl->uri_template) || (tpl->flags & ~MCP_RESOURCE_NONBLOCKING))
 		return MCP_EINVAL;
 	api_resource_entry *r = entry_new(tpl->uri_template, tpl->name, tpl->title,
 					  tpl->description, tpl->mime_type, tpl->read, tpl->user);
@@ -136,6 +146,7 @@ MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
 		return MCP_ENOMEM;
 	r->is_template = 1;
 	r->complete = tpl->complete;
+	set_nonblocking(srv, r, tpl->flags);
 	return api_registry_add(srv, &srv->templates, &r->base);
 }
 
@@ -358,6 +369,7 @@ void api_resources_read(eng_req *r)
 	mcp_ctx ctx;
 	api_ctx_begin(&ctx, r, params);
 	ctx.target = uri; /* the URI read, not the template it matched */
+	ctx.item = &res->base;
 	if (api_ctx_admit(&ctx, res->is_template ? MCP_ITEM_TEMPLATE : MCP_ITEM_RESOURCE,
 			  res->base.key)) {
 		json_object_put(vars);

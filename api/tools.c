@@ -204,49 +204,12 @@ MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const mcp_tool *caller)
 		api_entry_unref(&t->base);
 		return rc;
 	}
-	/* Before the tool can be found: its calls must reach the check of
-	 * api_tools_call_may_run_here from the start. */
-	if (t->flags & MCP_TOOL_NONBLOCKING)
+	/* Before the tool can be found: its calls must be routed from their
+	 * tree from the start (dispatch.c). */
+	t->base.nonblocking = (t->flags & MCP_TOOL_NONBLOCKING) != 0;
+	if (t->base.nonblocking)
 		atomic_store(&srv->any_nonblocking, 1);
 	return api_registry_add(srv, &srv->tools, &t->base);
-}
-
-/* ---- calls run where they were read (MCP_TOOL_NONBLOCKING) ---------------- */
-
-/* Wall time a call run here may take before it counts as having held its
- * thread (see MCP_TOOL_NONBLOCKING): far above an honest handler's tens of
- * microseconds, so that a preempted one on a busy machine is not blamed. */
-#define HERE_BUDGET_NS (10 * 1000000LL)
-
-int api_tools_call_may_run_here(mcp_server *srv, json_object *params)
-{
-	if (!atomic_load_explicit(&srv->any_nonblocking, memory_order_relaxed) ||
-	    api_authz_hooked(srv))
-		return 0;
-	const char *name = api_get_str(params, "name");
-	api_tool_entry *t = name ? (api_tool_entry *)api_registry_find(srv, &srv->tools, name)
-				 : NULL;
-	if (!t)
-		return 0;
-	int here = (t->flags & MCP_TOOL_NONBLOCKING) && !atomic_load(&t->demoted);
-	api_entry_unref(&t->base);
-	return here;
-}
-
-void api_tools_call_here(eng_req *r)
-{
-	int64_t t0 = eng_now_ns();
-	api_tools_call(r);
-	if (eng_now_ns() - t0 <= HERE_BUDGET_NS)
-		return;
-	api_sess *ms = api_sess_of(r->sess);
-	atomic_fetch_add(&ms->srv->stats.ran_here_overran, 1);
-	const char *name = api_get_str(api_get(r->msg, "params"), "name");
-	api_tool_entry *t = (api_tool_entry *)api_registry_find(ms->srv, &ms->srv->tools, name);
-	if (t) {
-		api_tool_demote(ms->srv, t, r, "nonblocking_overran");
-		api_entry_unref(&t->base);
-	}
 }
 
 /* ---- checking a call ------------------------------------------------------- */
@@ -485,6 +448,7 @@ void api_tools_call(eng_req *r)
 	mcp_ctx ctx;
 	api_ctx_begin(&ctx, r, params);
 	ctx.tool = tool;
+	ctx.item = &tool->base;
 	if (api_ctx_admit(&ctx, MCP_ITEM_TOOL, name)) {
 		json_object_put(own_args);
 		api_entry_unref(&tool->base);

@@ -565,7 +565,12 @@ typedef struct mcp_resource {
 	int64_t size;             /* size in bytes if known; 0: not advertised */
 	mcp_resource_fn read;     /* required */
 	void *user;               /* passed to read */
+	unsigned flags;           /* MCP_RESOURCE_NONBLOCKING, or 0 */
 } mcp_resource;
+/* mcp_resource.flags and mcp_resource_template.flags: `read` never waits,
+ * and runs on the thread that read the request; the promise, what
+ * breaking it costs and how it shows are MCP_TOOL_NONBLOCKING's. */
+#define MCP_RESOURCE_NONBLOCKING 0x1u
 #define MCP_RESOURCE_INIT .struct_size = sizeof(mcp_resource)
 
 /* A resource template (RFC 6570 level 1: `{name}` expressions, each
@@ -580,6 +585,7 @@ typedef struct mcp_resource_template {
 	mcp_resource_fn read;     /* required */
 	mcp_complete_fn complete; /* optional: completes the variables */
 	void *user;
+	unsigned flags;           /* MCP_RESOURCE_NONBLOCKING, or 0 */
 } mcp_resource_template;
 #define MCP_RESOURCE_TEMPLATE_INIT .struct_size = sizeof(mcp_resource_template)
 
@@ -809,7 +815,12 @@ typedef struct mcp_prompt {
 	mcp_prompt_fn get;            /* required */
 	mcp_complete_fn complete;     /* optional: completes the arguments */
 	void *user;
+	unsigned flags;               /* MCP_PROMPT_NONBLOCKING, or 0 */
 } mcp_prompt;
+/* mcp_prompt.flags: `get` never waits, and runs on the thread that read
+ * the request; the promise, what breaking it costs and how it shows are
+ * MCP_TOOL_NONBLOCKING's. */
+#define MCP_PROMPT_NONBLOCKING 0x1u
 #define MCP_PROMPT_INIT .struct_size = sizeof(mcp_prompt)
 
 /* Registers or removes a prompt; as mcp_server_add_resource().  Every

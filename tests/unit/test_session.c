@@ -127,6 +127,26 @@ static int t_here_overruns(mcp_ctx *ctx, json_object *args, mcp_result *out, voi
 	return mcp_result_add_text(out, "spun");
 }
 
+/* A non-blocking prompt, and a resource template that tries to sleep. */
+static int p_here(mcp_ctx *ctx, json_object *args, mcp_prompt_result *out, void *user)
+{
+	(void)ctx;
+	(void)args;
+	(void)user;
+	atomic_store(&here_thread, pthread_self());
+	return mcp_prompt_add_text(out, MCP_ROLE_USER, "here");
+}
+
+static int r_here_waits(mcp_ctx *ctx, const char *uri, json_object *vars, mcp_contents *out,
+			void *user)
+{
+	(void)vars;
+	(void)user;
+	atomic_store(&here_thread, pthread_self());
+	atomic_store(&here_sleep_rc, mcp_ctx_sleep(ctx, 1));
+	return mcp_contents_add_text(out, uri, "text/plain", "woke");
+}
+
 static void on_trace(const char *event, const char *id, const char *reason, void *user)
 {
 	(void)id;
@@ -428,6 +448,64 @@ START_TEST(nonblocking_tools_run_where_read_until_they_wait)
 	ck_assert_uint_eq(atomic_load(&f->srv->stats.ran_here), 0);
 	tp_mem_client_close(f->mem);
 	drain_to_end(f, &answers);
+	finish(f);
+}
+END_TEST
+
+/* The same for a prompt (MCP_PROMPT_NONBLOCKING) and a resource template
+ * (MCP_RESOURCE_NONBLOCKING): run on the reader; the template's read tries
+ * to sleep, is refused, and its next read runs on a worker.  Flags the
+ * library does not know are refused at registration. */
+START_TEST(nonblocking_prompts_and_resources_too)
+{
+	fixture *f = start(2);
+	mcp_prompt p = { MCP_PROMPT_INIT, .name = "here_prompt", .get = p_here,
+			 .flags = MCP_PROMPT_NONBLOCKING };
+	ck_assert_int_eq(mcp_server_add_prompt(f->srv, &p), MCP_OK);
+	mcp_resource_template t = { MCP_RESOURCE_TEMPLATE_INIT, .uri_template = "mem://here/{x}",
+				    .name = "here", .read = r_here_waits,
+				    .flags = MCP_RESOURCE_NONBLOCKING };
+	ck_assert_int_eq(mcp_server_add_resource_template(f->srv, &t), MCP_OK);
+	mcp_prompt bad = p;
+	bad.name = "bad";
+	bad.flags = 0x2;
+	ck_assert_int_eq(mcp_server_add_prompt(f->srv, &bad), MCP_EINVAL);
+	mcp_resource badr = { MCP_RESOURCE_INIT, .uri = "mem://bad", .name = "bad",
+			      .read = r_here_waits, .flags = 0x80 };
+	ck_assert_int_eq(mcp_server_add_resource(f->srv, &badr), MCP_EINVAL);
+	initialize(f, "{}");
+
+	send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/get\","
+		     "\"params\":{\"name\":\"here_prompt\"}}");
+	json_object *m = recv_msg(f);
+	ck_assert_ptr_nonnull(field(m, "result"));
+	json_object_put(m);
+	ck_assert(pthread_equal(atomic_load(&here_thread), f->thread));
+
+	for (int i = 2; i <= 3; i++) {
+		char buf[160];
+		snprintf(buf, sizeof buf,
+			 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\","
+			 "\"params\":{\"uri\":\"mem://here/%d\"}}",
+			 i, i);
+		send_line(f, buf);
+		m = recv_msg(f);
+		json_object *c = json_object_array_get_idx(field(field(m, "result"), "contents"), 0);
+		ck_assert_str_eq(json_object_get_string(field(c, "text")), "woke");
+		json_object_put(m);
+		/* First where read and refused; then a worker, where it sleeps. */
+		ck_assert(pthread_equal(atomic_load(&here_thread), f->thread) == (i == 2));
+		ck_assert_int_eq(atomic_load(&here_sleep_rc), i == 2 ? MCP_ESTATE : MCP_OK);
+	}
+	char *ev = atomic_exchange(&f->nonblocking_event, NULL);
+	ck_assert_str_eq(ev, "nonblocking_refused mem://here/{x}");
+	free(ev);
+	ck_assert_uint_eq(atomic_load(&f->srv->stats.ran_here), 2);
+	ck_assert_uint_eq(atomic_load(&f->srv->stats.ran_here_refused), 1);
+	tp_mem_client_close(f->mem);
+	int answers = 0;
+	drain_to_end(f, &answers);
+	ck_assert_int_eq(answers, 0);
 	finish(f);
 }
 END_TEST
@@ -1132,6 +1210,7 @@ Suite *unit_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, version_negotiation);
 	tcase_add_test(tc, nonblocking_tools_run_where_read_until_they_wait);
+	tcase_add_test(tc, nonblocking_prompts_and_resources_too);
 	tcase_add_test(tc, peer_cancel_running_writes_nothing);
 	tcase_add_test(tc, eof_answers_queued_work_and_drops_cancelled);
 	tcase_add_test(tc, eof_wakes_handlers_blocked_on_roots);
