@@ -157,14 +157,11 @@ static void run_hooked(eng_req *r)
  * A tool, prompt or resource declared non-blocking runs on the thread that
  * read its request (eng_session_run_here): no hand-off to the pool.  The
  * library holds it to the promise: a wait it tries is refused (ctx.c,
- * api_ctx_here_refuses), a run past HERE_BUDGET_NS is reported here, and
+ * api_ctx_here_refuses), a run past the server's budget is reported here
+ * (10 ms by default: far above an honest handler's tens of microseconds,
+ * so that a preempted one on a busy machine is not blamed), and
  * either sends the item to the workers for good (api_entry_demote).  With
  * request hooks (application code, which may wait) nothing runs here. */
-
-/* Wall time a call run here may take before it counts as having held its
- * thread: far above an honest handler's tens of microseconds, so that a
- * preempted one on a busy machine is not blamed. */
-#define HERE_BUDGET_NS (10 * 1000000LL)
 
 enum { HERE_NONE, HERE_TOOL, HERE_PROMPT, HERE_RESOURCE };
 
@@ -204,11 +201,11 @@ static api_entry *here_item(mcp_server *srv, int kind, json_object *params)
 /* Runs r with `run` and reports a run past the budget. */
 static void run_timed(eng_req *r, void (*run)(eng_req *), int kind)
 {
+	mcp_server *srv = api_sess_of(r->sess)->srv;
 	int64_t t0 = eng_now_ns();
 	run(r);
-	if (eng_now_ns() - t0 <= HERE_BUDGET_NS)
+	if (eng_now_ns() - t0 <= srv->nonblocking_budget_ms * 1000000)
 		return;
-	mcp_server *srv = api_sess_of(r->sess)->srv;
 	atomic_fetch_add(&srv->stats.ran_here_overran, 1);
 	api_entry *e = here_item(srv, kind, api_get(r->msg, "params"));
 	if (e) {

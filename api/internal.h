@@ -137,6 +137,8 @@ struct mcp_server {
 	const eng_proto *proto;      /* what its connections speak (dispatch.c) */
 	int workers;
 	int grace_ms;
+	/* What a call run where it was read may take (MCP_TOOL_NONBLOCKING). */
+	int64_t nonblocking_budget_ms;
 	size_t max_message;
 	int max_depth;
 	size_t max_values;

@@ -31,6 +31,7 @@ MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version)
 	srv->proto = &api_protocol;
 	srv->workers = 4;
 	srv->grace_ms = 1500;
+	srv->nonblocking_budget_ms = 10;
 	srv->max_message = 16u << 20;
 	srv->max_depth = 128;
 	srv->max_values = ENG_DEFAULT_MAX_VALUES;
@@ -145,6 +146,7 @@ MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *text)
 
 RANGE_SETTER(mcp_server_set_workers, workers, int, 1, 1024)
 RANGE_SETTER(mcp_server_set_grace_ms, grace_ms, int64_t, 0, 600000)
+RANGE_SETTER(mcp_server_set_nonblocking_budget_ms, nonblocking_budget_ms, int64_t, 1, 60000)
 RANGE_SETTER(mcp_server_set_max_message, max_message, size_t, 1024, (size_t)1 << 30)
 RANGE_SETTER(mcp_server_set_max_depth, max_depth, int, 2, 10000)
 RANGE_SETTER(mcp_server_set_max_values, max_values, size_t, 16, 100000000)

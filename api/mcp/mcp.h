@@ -423,8 +423,9 @@ typedef enum mcp_task_support {
  *  - every mcp_ctx_* call that would wait for the client or the clock
  *    (mcp_ctx_sleep, mcp_ctx_wait, roots, sampling, elicitation, the input
  *    rounds of a legacy client) returns MCP_ESTATE at once instead;
- *  - a call that takes longer than 10 ms has held that thread, and every
- *    connection it serves, for as long.
+ *  - a call that takes longer than its budget (10 ms of wall time unless
+ *    mcp_server_set_nonblocking_budget_ms says otherwise) has held that
+ *    thread, and every connection it serves, for as long.
  * Either one moves the tool to the workers for the rest of the server's
  * life, counts in mcp_server_stats_json ("ran_here_refused" or
  * "ran_here_overran"), and gives the trace hook a line ("nonblocking_
@@ -1460,6 +1461,12 @@ MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int n);
 /* Shutdown grace period in milliseconds (0..600000; default 1500): how long
  * the shutdown waits for running handlers before abandoning them. */
 MCP_EXTERN int mcp_server_set_grace_ms(mcp_server *srv, int64_t ms);
+/* How long, in milliseconds of wall time, a call of a tool, prompt or
+ * resource declared non-blocking (MCP_TOOL_NONBLOCKING) may run on the
+ * thread that read it before it counts as having broken its promise
+ * (1..60000; default 10).  Raise it where every call is slow for reasons
+ * of the place, not the handler: under valgrind, say. */
+MCP_EXTERN int mcp_server_set_nonblocking_budget_ms(mcp_server *srv, int64_t ms);
 /* Maximum size of one inbound message in bytes (1024..1 GiB; default
  * 16 MiB).  A longer line gets -32600 and the reader resumes after it; over
  * HTTP, a longer POST body gets 413. */
