@@ -80,57 +80,23 @@ failed=0
 here="$src/bench"
 prefix="$build/.bench-node"
 node="$prefix/node_modules/.bin/node"
-pin() {
-	sed -n "s|^[ 	]*\"$1\"[ 	]*:[ 	]*\"\([^\"]*\)\".*|\1|p" "$here/package.json" | head -n 1
-}
-sdk_pin=$(pin '@modelcontextprotocol/sdk')
-node_pin=$(pin node)
-ts_installed() {
-	[ -x "$node" ] || return 1
-	[ "$("$node" --version 2>/dev/null || :)" = "v$node_pin" ] || return 1
-	sdk_json="$prefix/node_modules/@modelcontextprotocol/sdk/package.json"
-	[ -f "$sdk_json" ] || return 1
-	have=$(sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' "$sdk_json" | head -n 1)
-	[ "$have" = "$sdk_pin" ] || return 1
-	cmp -s "$here/package.json" "$prefix/package.json" || return 1
-	cmp -s "$here/package-lock.json" "$prefix/package-lock.json.pinned" || return 1
-}
-limited() {
-	if command -v timeout >/dev/null 2>&1; then timeout "$@"; else shift; "$@"; fi
-}
+. "$src/tests/lib/npm-prefix.sh"
+ts_marks="node_modules/.bin/node node_modules/@modelcontextprotocol/sdk/package.json"
 ts_note=""
 ts_setup() {
 	if [ "${BENCH_TS:-auto}" = 0 ]; then
 		ts_note="BENCH_TS=0"
 		return 1
 	fi
-	if ts_installed; then
-		cp "$here/ts-server.mjs" "$here/ts-client.mjs" "$prefix/"
-		return 0
-	fi
-	if [ "$quick" = 1 ] && [ "${BENCH_TS:-auto}" != 1 ]; then
+	# shellcheck disable=SC2086 # two markers, split on purpose
+	if ! npm_prefix_ready "$prefix" "$here" $ts_marks &&
+		[ "$quick" = 1 ] && [ "${BENCH_TS:-auto}" != 1 ]; then
 		ts_note="a smoke run does not install it"
 		return 1
 	fi
-	if ! command -v npm >/dev/null 2>&1; then
-		ts_note="npm is not installed"
-		return 1
-	fi
-	if ! limited 120 npm view "@modelcontextprotocol/sdk@$sdk_pin" version >/dev/null 2>&1; then
-		ts_note="the npm registry is not reachable"
-		return 1
-	fi
-	echo "bench: installing Node $node_pin and @modelcontextprotocol/sdk $sdk_pin into $prefix"
-	rm -rf "$prefix"
-	mkdir -p "$prefix"
-	cp "$here/package.json" "$here/package-lock.json" "$prefix/"
-	if ! (cd "$prefix" && limited 900 npm ci --no-audit --no-fund --loglevel=error); then
-		ts_note="npm ci failed"
-		return 1
-	fi
-	cp "$here/package-lock.json" "$prefix/package-lock.json.pinned"
-	if ! ts_installed; then
-		ts_note="npm ci did not install the pinned versions"
+	# shellcheck disable=SC2086
+	if ! npm_prefix bench "$prefix" "$here" $ts_marks; then
+		ts_note=$npm_prefix_why
 		return 1
 	fi
 	cp "$here/ts-server.mjs" "$here/ts-client.mjs" "$prefix/"

@@ -24,7 +24,6 @@ http=${3:-no}
 here="$src/tests/auth"
 prefix="$build/.auth-node"
 node="$prefix/node_modules/.bin/node"
-jose_json="$prefix/node_modules/jose/package.json"
 test_bin="$build/tests/unit/test_auth"
 
 pin() {
@@ -41,48 +40,9 @@ if [ ! -x "$test_bin" ]; then
 	exit 2
 fi
 
-installed() {
-	[ -x "$node" ] || return 1
-	[ "$("$node" --version 2>/dev/null || :)" = "v$node_pin" ] || return 1
-	[ -f "$jose_json" ] || return 1
-	have=$(sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' "$jose_json" | head -n 1)
-	[ "$have" = "$jose_pin" ] || return 1
-	cmp -s "$here/package.json" "$prefix/package.json" || return 1
-	cmp -s "$here/package-lock.json" "$prefix/package-lock.json.pinned" || return 1
-}
-
-limited() {
-	if command -v timeout >/dev/null 2>&1; then
-		timeout "$@"
-	else
-		shift
-		"$@"
-	fi
-}
-
-if ! installed; then
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "check-auth: SKIP: npm is not installed (needed to install Node $node_pin and jose $jose_pin)"
-		exit 77
-	fi
-	if ! limited 120 npm view "jose@$jose_pin" version >/dev/null 2>&1; then
-		echo "check-auth: SKIP: the npm registry is not reachable (npm view jose@$jose_pin failed)"
-		exit 77
-	fi
-	echo "check-auth: installing Node $node_pin and jose $jose_pin into $prefix"
-	rm -rf "$prefix"
-	mkdir -p "$prefix"
-	cp "$here/package.json" "$here/package-lock.json" "$prefix/"
-	if ! (cd "$prefix" && limited 900 npm ci --no-audit --no-fund --loglevel=error); then
-		echo "check-auth: FAIL: npm ci into $prefix failed" >&2
-		exit 1
-	fi
-	cp "$here/package-lock.json" "$prefix/package-lock.json.pinned"
-	if ! installed; then
-		echo "check-auth: FAIL: $prefix does not hold Node $node_pin and jose $jose_pin after npm ci" >&2
-		exit 1
-	fi
-fi
+. "$src/tests/lib/npm-prefix.sh"
+npm_prefix_or_exit check-auth "$prefix" "$here" node_modules/.bin/node \
+	node_modules/jose/package.json
 
 # The script resolves jose from its own location.
 cp "$here/make-tokens.mjs" "$prefix/"

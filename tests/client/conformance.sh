@@ -19,20 +19,10 @@ set -eu
 build=$1
 src=$2
 prefix="$build/.conformance-alpha-node"
-pins="$src/tests/conformance/alpha/package.json"
 baseline="$src/tests/client/expected-failures.yml"
-if [ ! -x "$prefix/node_modules/.bin/conformance" ] || ! cmp -s "$pins" "$prefix/package.json"; then
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "client-conformance: SKIP: npm is needed to install the suite"
-		exit 77
-	fi
-	mkdir -p "$prefix"
-	cp "$pins" "$prefix/package.json"
-	if ! (cd "$prefix" && npm install --no-audit --no-fund --loglevel=error >/dev/null 2>&1); then
-		echo "client-conformance: SKIP: npm install failed (is the registry reachable?)"
-		exit 77
-	fi
-fi
+. "$src/tests/lib/npm-prefix.sh"
+npm_prefix_or_exit client-conformance "$prefix" "$src/tests/conformance/alpha" \
+	node_modules/.bin/conformance
 PATH="$prefix/node_modules/.bin:$PATH"
 export PATH
 client="$build/tests/client/conformance-client"

@@ -38,18 +38,8 @@ fi
 # The TypeScript client v2, installed as make check-modern installs it.
 prefix="$build/.modern-node"
 here="$src/tests/modern"
-if [ ! -x "$prefix/node_modules/.bin/node" ] || ! cmp -s "$here/package.json" "$prefix/package.json"; then
-	if ! command -v npm >/dev/null 2>&1; then
-		say "SKIP: npm is needed to install the client"
-		exit 77
-	fi
-	mkdir -p "$prefix"
-	cp "$here/package.json" "$here/package-lock.json" "$prefix/"
-	if ! (cd "$prefix" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1); then
-		say "SKIP: npm install failed (is the registry reachable?)"
-		exit 77
-	fi
-fi
+. "$src/tests/lib/npm-prefix.sh"
+npm_prefix_or_exit check-cluster "$prefix" "$here" node_modules/.bin/node
 cp "$here/client.mjs" "$prefix/client.mjs"
 
 passed=0

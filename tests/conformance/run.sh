@@ -21,21 +21,10 @@ set -eu
 build=$1
 src=$2
 
-if ! command -v npm >/dev/null 2>&1; then
-	echo "check-conformance: npm is needed to install the suite"
-	exit 77
-fi
-
-# install PACKAGE_JSON PREFIX: npm install of the pins, redone when they change.
+. "$src/tests/lib/npm-prefix.sh"
+# install PKGDIR PREFIX: the suite pinned in PKGDIR/package.json.
 install() {
-	if [ ! -x "$2/node_modules/.bin/conformance" ] || ! cmp -s "$1" "$2/package.json"; then
-		mkdir -p "$2"
-		cp "$1" "$2/package.json"
-		if ! (cd "$2" && npm install --no-audit --no-fund --loglevel=error >/dev/null 2>&1); then
-			echo "check-conformance: npm install failed (is the registry reachable?)"
-			exit 77
-		fi
-	fi
+	npm_prefix_or_exit check-conformance "$2" "$1" node_modules/.bin/conformance
 }
 
 # suite NAME PREFIX ARGS...: one run against a fresh server.
@@ -134,8 +123,8 @@ byname() {
 	[ $bad -eq 0 ] || { echo "check-conformance: extension scenarios failed"; exit 1; }
 }
 
-install "$src/tests/conformance/package.json" "$build/.conformance-node"
-install "$src/tests/conformance/alpha/package.json" "$build/.conformance-alpha-node"
+install "$src/tests/conformance" "$build/.conformance-node"
+install "$src/tests/conformance/alpha" "$build/.conformance-alpha-node"
 suite stable "$build/.conformance-node" --suite all
 suite alpha "$build/.conformance-alpha-node" --requirements 2025-11-25
 baseline=1 suite alpha-2026 "$build/.conformance-alpha-node" --requirements 2026-07-28 \

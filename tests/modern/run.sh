@@ -11,18 +11,8 @@ build=$1
 src=$2
 here="$src/tests/modern"
 prefix="$build/.modern-node"
-if ! command -v npm >/dev/null 2>&1; then
-	echo "check-modern: npm is needed to install the client"
-	exit 77
-fi
-if [ ! -x "$prefix/node_modules/.bin/node" ] || ! cmp -s "$here/package.json" "$prefix/package.json"; then
-	mkdir -p "$prefix"
-	cp "$here/package.json" "$here/package-lock.json" "$prefix/"
-	if ! (cd "$prefix" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1); then
-		echo "check-modern: npm install failed (is the registry reachable?)"
-		exit 77
-	fi
-fi
+. "$src/tests/lib/npm-prefix.sh"
+npm_prefix_or_exit check-modern "$prefix" "$here" node_modules/.bin/node
 # The script runs from the prefix so that its imports resolve there.
 cp "$here/client.mjs" "$prefix/client.mjs"
 cd "$prefix"

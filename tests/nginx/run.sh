@@ -82,25 +82,13 @@ node="$interop/node_modules/.bin/node"
 # The conformance suites: the pins of tests/conformance/package.json (0.1.16)
 # and tests/conformance/alpha/package.json (the 0.2.0 alpha), in the
 # prefixes make check-conformance uses, installed the same way.
-install_suite() {
-	if [ ! -x "$2/node_modules/.bin/conformance" ] || ! cmp -s "$1" "$2/package.json"; then
-		if ! command -v npm >/dev/null 2>&1; then
-			say "SKIP: npm is needed to install the conformance suite"
-			exit 77
-		fi
-		say "installing the conformance suite of $1 into $2"
-		mkdir -p "$2"
-		cp "$1" "$2/package.json"
-		if ! (cd "$2" && npm install --no-audit --no-fund --loglevel=error >/dev/null 2>&1); then
-			say "SKIP: npm install of the conformance suite failed (is the registry reachable?)"
-			exit 77
-		fi
-	fi
-}
+. "$src/tests/lib/npm-prefix.sh"
 stable_prefix="$build/.conformance-node"
 alpha_prefix="$build/.conformance-alpha-node"
-install_suite "$src/tests/conformance/package.json" "$stable_prefix"
-install_suite "$src/tests/conformance/alpha/package.json" "$alpha_prefix"
+npm_prefix_or_exit check-nginx "$stable_prefix" "$src/tests/conformance" \
+	node_modules/.bin/conformance
+npm_prefix_or_exit check-nginx "$alpha_prefix" "$src/tests/conformance/alpha" \
+	node_modules/.bin/conformance
 stable_version=$(sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' \
 	"$stable_prefix/node_modules/@modelcontextprotocol/conformance/package.json" | head -n 1)
 alpha_version=$(sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' \

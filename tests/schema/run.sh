@@ -12,21 +12,14 @@ if [ ! -f "$schemas/2025-11-25/schema.json" ]; then
 	echo "check-schema: no MCP schemas at $schemas (configure --with-mcp-schema=DIR)"
 	exit 77
 fi
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-	echo "check-schema: node and npm are needed for the JSON Schema validator"
+if ! command -v node >/dev/null 2>&1; then
+	echo "check-schema: node is needed for the JSON Schema validator"
 	exit 77
 fi
 
 prefix="$build/.schema-node"
-want=$(cat "$src/tests/schema/package.json")
-if [ ! -d "$prefix/node_modules/ajv-formats" ] || [ "$(cat "$prefix/package.json" 2>/dev/null)" != "$want" ]; then
-	mkdir -p "$prefix"
-	cp "$src/tests/schema/package.json" "$prefix/package.json"
-	if ! (cd "$prefix" && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
-		echo "check-schema: npm install failed (is the registry reachable?)"
-		exit 77
-	fi
-fi
+. "$src/tests/lib/npm-prefix.sh"
+npm_prefix_or_exit check-schema "$prefix" "$src/tests/schema" node_modules/ajv-formats
 
 rec="$build/schema-record"
 rm -rf "$rec"

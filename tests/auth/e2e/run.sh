@@ -42,50 +42,10 @@ if [ ! -x "$bin" ]; then
 	exit 2
 fi
 
-version_of() {
-	sed -n 's|^[ 	]*"version"[ 	]*:[ 	]*"\([^"]*\)".*|\1|p' "$1" 2>/dev/null | head -n 1
-}
-installed() {
-	[ -x "$node" ] || return 1
-	[ "$("$node" --version 2>/dev/null || :)" = "v$node_pin" ] || return 1
-	[ "$(version_of "$prefix/node_modules/@modelcontextprotocol/sdk/package.json")" = "$sdk_pin" ] || return 1
-	[ "$(version_of "$prefix/node_modules/oauth2-mock-server/package.json")" = "$mock_pin" ] || return 1
-	cmp -s "$here/package.json" "$prefix/package.json" || return 1
-	cmp -s "$here/package-lock.json" "$prefix/package-lock.json.pinned" || return 1
-}
-
-limited() {
-	if command -v timeout >/dev/null 2>&1; then
-		timeout "$@"
-	else
-		shift
-		"$@"
-	fi
-}
-
-if ! installed; then
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "check-auth-e2e: SKIP: npm is not installed (needed to install Node $node_pin, the SDK $sdk_pin and oauth2-mock-server $mock_pin)"
-		exit 77
-	fi
-	if ! limited 120 npm view "oauth2-mock-server@$mock_pin" version >/dev/null 2>&1; then
-		echo "check-auth-e2e: SKIP: the npm registry is not reachable (npm view oauth2-mock-server@$mock_pin failed)"
-		exit 77
-	fi
-	echo "check-auth-e2e: installing Node $node_pin, @modelcontextprotocol/sdk $sdk_pin and oauth2-mock-server $mock_pin into $prefix"
-	rm -rf "$prefix"
-	mkdir -p "$prefix"
-	cp "$here/package.json" "$here/package-lock.json" "$prefix/"
-	if ! (cd "$prefix" && limited 900 npm ci --no-audit --no-fund --loglevel=error); then
-		echo "check-auth-e2e: FAIL: npm ci into $prefix failed" >&2
-		exit 1
-	fi
-	cp "$here/package-lock.json" "$prefix/package-lock.json.pinned"
-	if ! installed; then
-		echo "check-auth-e2e: FAIL: $prefix does not hold the pinned versions after npm ci" >&2
-		exit 1
-	fi
-fi
+. "$src/tests/lib/npm-prefix.sh"
+npm_prefix_or_exit check-auth-e2e "$prefix" "$here" node_modules/.bin/node \
+	node_modules/@modelcontextprotocol/sdk/package.json \
+	node_modules/oauth2-mock-server/package.json
 
 # The scripts resolve their packages from their own location.
 cp "$here/common.mjs" "$here/client.mjs" "$here/rotation.mjs" "$here/mcp-call.mjs" "$prefix/"
@@ -93,12 +53,12 @@ log="$build/tests/auth/e2e-server.log"
 mkdir -p "$build/tests/auth"
 # Bounded: every wait inside is bounded too; this is the backstop.
 rc=0
-limited 300 "$node" "$prefix/client.mjs" --server "$bin" --log "$log" || rc=$?
+npm_prefix_limited 300 "$node" "$prefix/client.mjs" --server "$bin" --log "$log" || rc=$?
 # The key rotation at the authorization server, seen with no reload
 # (mcp-everything --auth-jwks-discover).
 echo
 echo "check-auth-e2e: key rotation (rotation.mjs)"
-limited 300 "$node" "$prefix/rotation.mjs" --server "$bin" || rc=$?
+npm_prefix_limited 300 "$node" "$prefix/rotation.mjs" --server "$bin" || rc=$?
 # mcp-call --oauth itself, the person played by the script.  It waits for
 # tokens to expire twice (about 110 s in all), hence the larger backstop.
 echo
@@ -109,7 +69,7 @@ elif [ ! -x "$call" ]; then
 	echo "check-auth-e2e: FAIL: $call is not built" >&2
 	rc=1
 else
-	limited 400 "$node" "$prefix/mcp-call.mjs" --server "$bin" --mcp-call "$call" \
+	npm_prefix_limited 400 "$node" "$prefix/mcp-call.mjs" --server "$bin" --mcp-call "$call" \
 		--log "$build/tests/auth/e2e-mcp-call-server.log" || rc=$?
 fi
 exit $rc
